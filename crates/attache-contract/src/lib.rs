@@ -1,0 +1,248 @@
+//! The schema-1 document: what the `attache` generator writes and the Envoy
+//! filter reads (SEMANTICS.md section 5).
+//!
+//! Both halves use these very types, so the writer and the reader cannot
+//! drift. Rules that keep old filters working with newer generators:
+//! - unknown fields are ignored on read (no `deny_unknown_fields` anywhere);
+//! - a field that nothing sets is absent on write (`skip_serializing_if`);
+//! - new fields are optional.
+//!
+//! This crate holds data only: no validation beyond what serde enforces, so
+//! that it stays tiny inside the `.wasm`. The filter validates values when it
+//! compiles the document; the generator never writes an invalid one.
+
+#![forbid(unsafe_code)]
+
+use serde::{Deserialize, Serialize};
+
+/// The only schema version this crate reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One resolved Gateway: every (listener, route, rule) that attaches to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    pub schema_version: u32,
+    /// `<namespace>/<name>` of the Gateway.
+    pub gateway: String,
+    /// How the filter treats the request; absent means the strict defaults.
+    #[serde(default, skip_serializing_if = "Options::is_default")]
+    pub options: Options,
+    pub routes: Vec<RouteEntry>,
+}
+
+/// Document-wide switches for the data plane.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Options {
+    /// When false (the default), the filter strips client-supplied Envoy
+    /// control headers (`x-envoy-max-retries`, `x-envoy-upstream-rq-timeout-ms`,
+    /// ...) from every request so that clients cannot lengthen or multiply
+    /// what the policy says. Set true only behind a trusted internal mesh.
+    #[serde(default)]
+    pub trust_client_control_headers: bool,
+}
+
+impl Options {
+    pub fn is_default(&self) -> bool {
+        *self == Options::default()
+    }
+}
+
+/// The effective settings of one route rule on one listener.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteEntry {
+    /// `<listener>/<route namespace>/<route name>/<rule>`; also the Envoy
+    /// route name in configs the project renders.
+    pub name: String,
+    pub listener: String,
+    pub route_namespace: String,
+    pub route_name: String,
+    /// The rule's `name`, or its zero-based index when it has none.
+    pub rule: String,
+    /// Effective hostnames (listener and route intersected); empty means any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hostnames: Vec<String>,
+    /// Gateway API `HTTPRouteMatch`es of the rule, with Gateway API defaults
+    /// filled in by the generator. Empty means "match everything".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<HttpRouteMatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Timeouts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Retry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_headers: Option<HeaderChanges>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<HeaderChanges>,
+    /// Provenance: effective field path (`timeouts.requestMs`,
+    /// `requestHeaders.set.x-a`, ...) to the supplier. Informational only;
+    /// the filter ignores it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sources: std::collections::BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeouts {
+    /// Whole-request timeout; 0 means no timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_ms: Option<u64>,
+    /// Per-attempt timeout; 0 means no per-attempt timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_request_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retry {
+    /// Retries after the first try (Envoy's `num_retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// HTTP status codes (400-599) that are retried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codes: Option<Vec<u16>>,
+    /// Base interval of Envoy's retry back-off. Envoy has no request header
+    /// for it: it is carried in the rendered route configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
+    /// Envoy `retry_on` triggers named by the winning settings. The data
+    /// plane adds `retriable-status-codes` itself when `codes` is non-empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_on: Option<Vec<String>>,
+}
+
+/// Header changes in the order the filter applies them: remove, then set,
+/// then add (docs/filter.md explains why).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderChanges {
+    #[serde(default)]
+    pub set: Vec<Header>,
+    #[serde(default)]
+    pub add: Vec<Header>,
+    /// Lower-case header names.
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+impl HeaderChanges {
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.add.is_empty() && self.remove.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Lower-case.
+    pub name: String,
+    pub value: String,
+}
+
+/// Gateway API `HTTPRouteMatch`. All conditions must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpRouteMatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathMatch>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<HeaderMatch>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query_params: Vec<QueryParamMatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathMatch {
+    #[serde(rename = "type", default)]
+    pub kind: PathMatchType,
+    #[serde(default = "root_path")]
+    pub value: String,
+}
+
+fn root_path() -> String {
+    "/".to_string()
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PathMatchType {
+    Exact,
+    #[default]
+    PathPrefix,
+    RegularExpression,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StringMatchType {
+    #[default]
+    Exact,
+    RegularExpression,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderMatch {
+    #[serde(rename = "type", default)]
+    pub kind: StringMatchType,
+    /// Compared case-insensitively.
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueryParamMatch {
+    #[serde(rename = "type", default)]
+    pub kind: StringMatchType,
+    /// Compared case-sensitively (Gateway API).
+    pub name: String,
+    pub value: String,
+}
+
+/// `<listener>/<route namespace>/<route name>/<rule>`.
+pub fn route_entry_name(listener: &str, namespace: &str, route: &str, rule: &str) -> String {
+    format!("{listener}/{namespace}/{route}/{rule}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_are_ignored_and_absent_fields_default() {
+        let doc: Document = serde_json::from_str(
+            r#"{"schemaVersion":1,"gateway":"infra/edge","future":{"x":1},
+                "routes":[{"name":"http/shop/a/0","listener":"http","routeNamespace":"shop",
+                "routeName":"a","rule":"0","newThing":true,"retry":{"codes":[503],"jitter":"2ms"}}]}"#,
+        )
+        .unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(doc.routes.len(), 1);
+        assert_eq!(doc.routes[0].retry.as_ref().and_then(|r| r.codes.clone()), Some(vec![503]));
+        assert!(doc.routes[0].timeouts.is_none());
+        assert!(!doc.options.trust_client_control_headers);
+    }
+
+    #[test]
+    fn unset_fields_are_absent_on_write() {
+        let entry = RouteEntry {
+            name: route_entry_name("http", "shop", "a", "0"),
+            listener: "http".into(),
+            route_namespace: "shop".into(),
+            route_name: "a".into(),
+            rule: "0".into(),
+            timeouts: Some(Timeouts { request_ms: Some(0), backend_request_ms: None }),
+            ..RouteEntry::default()
+        };
+        let json = serde_json::to_string(&entry).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"name":"http/shop/a/0","listener":"http","routeNamespace":"shop","routeName":"a","rule":"0","timeouts":{"requestMs":0}}"#
+        );
+    }
+
+    #[test]
+    fn path_match_defaults_follow_gateway_api() {
+        let m: HttpRouteMatch = serde_json::from_str(r#"{"path":{}}"#).unwrap_or_default();
+        assert_eq!(m.path, Some(PathMatch { kind: PathMatchType::PathPrefix, value: "/".into() }));
+    }
+}

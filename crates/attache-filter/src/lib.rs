@@ -1,0 +1,1 @@
+//! proxy-wasm filter (placeholder until issue 3 lands).
