@@ -1,1 +1,21 @@
-fn main() {}
+//! `attache`: resolve Gateway API policy attachment for the Attaché filter.
+//! A thin shell: argument parsing, file I/O and printing; decisions live in
+//! `attache-core`.
+
+mod cmd;
+mod input;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cmd::Cli::parse();
+    match cmd::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

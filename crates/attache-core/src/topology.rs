@@ -1,0 +1,49 @@
+//! What a data-plane renderer needs beyond the schema-1 document: the
+//! Gateway's listeners and each route entry's backends.
+
+use std::collections::BTreeMap;
+
+use attache_contract::Document;
+
+/// `<namespace>/<name>` of a namespaced object.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerInfo {
+    pub name: String,
+    pub port: u16,
+    /// `HTTP`, `HTTPS`, ...
+    pub protocol: String,
+    pub hostname: Option<String>,
+}
+
+/// One `backendRef` of a rule that points at a Service (not a child route).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendTarget {
+    pub namespace: String,
+    pub name: String,
+    pub port: Option<u16>,
+    /// Gateway API default 1.
+    pub weight: u32,
+}
+
+/// Everything resolved for one Gateway.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayResolution {
+    pub gateway: ObjectKey,
+    pub gateway_class: String,
+    pub listeners: Vec<ListenerInfo>,
+    pub document: Document,
+    /// Route entry name to the backends of the (leaf) rule it came from.
+    pub backends: BTreeMap<String, Vec<BackendTarget>>,
+}

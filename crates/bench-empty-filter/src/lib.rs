@@ -1,0 +1,1 @@
+//! Empty filter (being built).

@@ -1,0 +1,73 @@
+//! Subcommands, one module each.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes: 0 success, 1 error in the input or the environment, 2 usage
+/// (clap), 3 `--strict` found policy problems.
+#[derive(Debug, Parser)]
+#[command(
+    name = "attache",
+    version,
+    about = "Resolve Gateway API policy attachment (GEP-713/GEP-2649) into per-route settings for Envoy",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Input selection shared by every subcommand.
+#[derive(Debug, clap::Args, Clone)]
+pub struct InputArgs {
+    /// Manifest files or directories (recursive; .yaml, .yml, .json), or '-'
+    /// for standard input. Repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write the schema-1 JSON document for one Gateway.
+    Resolve(resolve::Args),
+    /// Show why every effective field of one route rule has its value.
+    Explain(explain::Args),
+    /// Print the status conditions of every policy.
+    Status(status::Args),
+    /// Render data-plane configuration (Envoy bootstrap, Istio WasmPlugin).
+    #[command(subcommand)]
+    Render(render::Command),
+    /// Re-resolve whenever an input changes; swap the output atomically.
+    Watch(watch::Args),
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Resolve(args) => resolve::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Render(command) => render::run(command),
+        Command::Watch(args) => watch::run(args),
+    }
+}
+
+/// Every error a subcommand can end with; each names what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{path}: cannot write: {source}")]
+    Write { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Resolve(String),
+}
+
+pub mod explain;
+pub mod render;
+pub mod resolve;
+pub mod status;
+pub mod watch;
