@@ -1,0 +1,23 @@
+# Shared by the project's scripts (sourced, not run): where things live.
+# Every path honours CARGO_TARGET_DIR and ENVOY_BIN when they are set.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+ENVOY_VERSION="1.40.0"
+VENV="$ROOT/.venv"
+
+case "${CARGO_TARGET_DIR:-}" in
+  "") TARGET_DIR="$ROOT/target" ;;
+  /*) TARGET_DIR="$CARGO_TARGET_DIR" ;;
+  *) TARGET_DIR="$ROOT/$CARGO_TARGET_DIR" ;;
+esac
+
+ENVOY_BIN="${ENVOY_BIN:-$VENV/bin/envoy}"
+ATTACHE_BIN="$TARGET_DIR/release/attache"
+TESTBACKEND_BIN="$TARGET_DIR/release/attache-testbackend"
+WASM="$TARGET_DIR/wasm32-wasip1/release/attache_filter.wasm"
+export ENVOY_BIN ATTACHE_BIN TESTBACKEND_BIN WASM
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }

