@@ -1,0 +1,1 @@
+"""Attaché load benchmark: Envoy variants driven by hey, CPU per request from /proc."""

@@ -1,0 +1,163 @@
+"""Schema-1 documents for N routes: from the real generator when it works, else built here.
+
+The hand-built document has the shape of crates/attache-contract (Document/RouteEntry),
+field for field; the report records which source produced each document.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+from . import policy
+
+
+def manifests_yaml(routes: int) -> str:
+    """Gateway API manifests for one Gateway, `routes` HTTPRoutes and one RoutePolicy.
+
+    Written as JSON flow documents (valid YAML), so no YAML library is needed.
+    """
+    docs = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": policy.NAMESPACE}},
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "GatewayClass",
+            "metadata": {"name": "attache"},
+            "spec": {"controllerName": "attache.dev/gateway-controller"},
+        },
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": "edge", "namespace": policy.NAMESPACE},
+            "spec": {
+                "gatewayClassName": "attache",
+                "listeners": [
+                    {
+                        "name": policy.LISTENER,
+                        "protocol": "HTTP",
+                        "port": 80,
+                        "hostname": policy.HOSTNAME,
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "policy.attache.dev/v1alpha1",
+            "kind": "RoutePolicy",
+            "metadata": {"name": "edge-defaults", "namespace": policy.NAMESPACE},
+            "spec": {
+                "targetRefs": [
+                    {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}
+                ],
+                "defaults": {
+                    "timeouts": {
+                        "request": f"{policy.REQUEST_TIMEOUT_MS}ms",
+                        "backendRequest": f"{policy.PER_TRY_TIMEOUT_MS}ms",
+                    },
+                    "retry": {"attempts": policy.RETRY_ATTEMPTS, "codes": policy.RETRY_CODES},
+                    "requestHeaderModifier": {
+                        "set": [{"name": n, "value": v} for n, v in policy.REQUEST_SET],
+                        "remove": policy.REQUEST_REMOVE,
+                    },
+                    "responseHeaderModifier": {
+                        "set": [{"name": n, "value": v} for n, v in policy.RESPONSE_SET],
+                    },
+                },
+            },
+        },
+    ]
+    for i in range(routes):
+        docs.append(
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "HTTPRoute",
+                "metadata": {"name": policy.route_name(i), "namespace": policy.NAMESPACE},
+                "spec": {
+                    "parentRefs": [{"name": "edge"}],
+                    "rules": [
+                        {
+                            "matches": [
+                                {"path": {"type": "PathPrefix", "value": policy.path_prefix(i)}}
+                            ],
+                            "backendRefs": [{"name": "upstream", "port": 80}],
+                        }
+                    ],
+                },
+            }
+        )
+    return "\n---\n".join(json.dumps(d) for d in docs) + "\n"
+
+
+def entry(index: int) -> dict:
+    return {
+        "name": policy.entry_name(index),
+        "listener": policy.LISTENER,
+        "routeNamespace": policy.NAMESPACE,
+        "routeName": policy.route_name(index),
+        "rule": "0",
+        "hostnames": [policy.HOSTNAME],
+        "matches": [{"path": {"type": "PathPrefix", "value": policy.path_prefix(index)}}],
+        "timeouts": {
+            "requestMs": policy.REQUEST_TIMEOUT_MS,
+            "backendRequestMs": policy.PER_TRY_TIMEOUT_MS,
+        },
+        "retry": {"attempts": policy.RETRY_ATTEMPTS, "codes": policy.RETRY_CODES},
+        "requestHeaders": {
+            "set": [{"name": n, "value": v} for n, v in policy.REQUEST_SET],
+            "add": [],
+            "remove": policy.REQUEST_REMOVE,
+        },
+        "responseHeaders": {
+            "set": [{"name": n, "value": v} for n, v in policy.RESPONSE_SET],
+            "add": [],
+            "remove": [],
+        },
+    }
+
+
+def built_here(routes: int) -> dict:
+    return {
+        "schemaVersion": 1,
+        "gateway": policy.GATEWAY,
+        "routes": [entry(i) for i in range(routes)],
+    }
+
+
+class DocumentSource:
+    """Produces documents, preferring `attache resolve`; remembers why it fell back."""
+
+    def __init__(self, attache_bin: Path | None, work: Path):
+        self.attache_bin = attache_bin
+        self.work = work
+        self.notes: dict[int, str] = {}
+
+    def document(self, routes: int) -> dict:
+        if self.attache_bin is not None:
+            resolved, why = self._resolve(routes)
+            if resolved is not None:
+                self.notes[routes] = "attache resolve"
+                return resolved
+            self.notes[routes] = f"built by bench (attache resolve unavailable: {why})"
+        else:
+            self.notes[routes] = "built by bench (no attache binary)"
+        return built_here(routes)
+
+    def _resolve(self, routes: int) -> tuple[dict | None, str]:
+        manifests = self.work / f"manifests-{routes}.yaml"
+        manifests.write_text(manifests_yaml(routes))
+        out = self.work / f"resolved-{routes}.json"
+        cmd = [str(self.attache_bin), "resolve", "-f", str(manifests),
+               "--gateway", policy.GATEWAY, "-o", str(out)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return None, str(err)
+        if proc.returncode != 0:
+            return None, (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
+        try:
+            doc = json.loads(out.read_text())
+        except (OSError, ValueError) as err:
+            return None, f"unreadable output: {err}"
+        names = {r.get("name") for r in doc.get("routes", [])}
+        if policy.entry_name(policy.target_index(routes)) not in names or len(names) != routes:
+            return None, f"unexpected document: {len(names)} routes"
+        return doc, ""

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Attaché load benchmark. Usually started by bench/run.sh, which builds what it needs.
+
+Envoy under test: --concurrency 1, pinned to CPU 0. hey and the upstream Envoy
+(direct_response): pinned to CPU 1. Every variant runs at once on its own ports; rounds
+interleave them (the start rotates each round) so drift on a shared machine spreads
+evenly. Reports medians over rounds; raw figures go to the JSON.
+"""
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from attache_bench import config_load, documents, envoy_configs, load, report, variants, verify  # noqa: E402
+from attache_bench.envoy_proc import Envoy, EnvoyError, version  # noqa: E402
+
+UPSTREAM_PORT, UPSTREAM_ADMIN = 10099, 10199
+FIRST_PORT, FIRST_ADMIN = 10100, 10200
+ECDS_PORT, ECDS_ADMIN = 10150, 10250
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--envoy", type=Path, required=True)
+    p.add_argument("--empty-wasm", type=Path, required=True)
+    p.add_argument("--attache-wasm", type=Path, help="the filter; without it attache variants are skipped")
+    p.add_argument("--attache", type=Path, help="the attache CLI, for `attache resolve`")
+    p.add_argument("--work", type=Path, required=True, help="scratch directory (configs, logs)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--seconds", type=float, default=5.0)
+    p.add_argument("--warmup-seconds", type=float, default=2.0)
+    p.add_argument("--connections", type=int, default=8)
+    p.add_argument("--variants", nargs="*", help="subset of variant keys")
+    p.add_argument("--load-repeats", type=int, default=5, help="ECDS load steps per document size")
+    p.add_argument("--quick", action="store_true", help="smoke run: 1 round, 1 s, few variants")
+    p.add_argument("--out-md", type=Path)
+    p.add_argument("--out-json", type=Path)
+    p.add_argument("--command", default="", help="the command line to record in the report")
+    args = p.parse_args()
+    if args.quick:
+        args.rounds, args.seconds, args.warmup_seconds, args.load_repeats = 1, 1.0, 0.5, 1
+        if not args.variants:
+            args.variants = variants.QUICK
+    return args
+
+
+def start(binary: Path, config: Path, admin: int, cpu: str, log: Path, base_id: int) -> Envoy:
+    envoy = Envoy(binary, config, admin, cpu, log, base_id)
+    envoy.wait_ready()
+    return envoy
+
+
+def main() -> int:
+    args = parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    chosen = variants.select(args.variants)
+    skipped = {}
+    if args.attache_wasm is None or not args.attache_wasm.exists():
+        skipped = {v.key: "the attache .wasm is not built" for v in chosen if v.kind == "attache"}
+        chosen = [v for v in chosen if v.kind != "attache"]
+    wasm = {"empty": args.empty_wasm.resolve()}
+    if args.attache_wasm is not None:
+        wasm["attache"] = args.attache_wasm.resolve()
+
+    source = documents.DocumentSource(args.attache, args.work)
+    sizes = sorted({v.routes for v in chosen if v.kind == "attache"})
+    if args.attache_wasm is not None and args.attache_wasm.exists() and not args.quick:
+        sizes = sorted(set(sizes) | {10, 10_000})  # the configuration-load step needs both
+    docs = {n: source.document(n) for n in sizes}
+    doc_text = {n: json.dumps(d) for n, d in docs.items()}
+
+    running: list[Envoy] = []
+    results = {"variants": {}, "skipped": skipped}
+    try:
+        upstream_cfg = envoy_configs.write(args.work / "upstream.json",
+                                           envoy_configs.upstream_bootstrap(UPSTREAM_PORT, UPSTREAM_ADMIN))
+        running.append(start(args.envoy, upstream_cfg, UPSTREAM_ADMIN, "1", args.work / "upstream.log", 90))
+        under_test = {}
+        for i, v in enumerate(chosen):
+            cfg = envoy_configs.bootstrap(v, FIRST_PORT + i, FIRST_ADMIN + i, UPSTREAM_PORT, wasm,
+                                          doc_text.get(v.routes))
+            path = envoy_configs.write(args.work / f"{v.key}.json", cfg)
+            envoy = start(args.envoy, path, FIRST_ADMIN + i, "0", args.work / f"{v.key}.log", 100 + i)
+            running.append(envoy)
+            under_test[v.key] = (v, envoy, FIRST_PORT + i)
+            verify.check(envoy, FIRST_PORT + i, v.path, v.enforces_policy, v.label)
+            print(f"ready and verified: {v.label}", flush=True)
+
+        for v, envoy, port in under_test.values():
+            load.run(envoy, port, v.path, args.warmup_seconds, args.connections)
+
+        rounds: dict[str, list[dict]] = {k: [] for k in under_test}
+        keys = list(under_test)
+        for r in range(args.rounds):
+            order = keys[r % len(keys):] + keys[:r % len(keys)]
+            for key in order:
+                v, envoy, port = under_test[key]
+                m = load.run(envoy, port, v.path, args.seconds, args.connections)
+                rounds[key].append(m.as_dict())
+                print(f"round {r + 1}/{args.rounds} {key:22s} {m.rps:9.0f} rps  p50 {m.p50_ms:6.3f} ms  "
+                      f"p99 {m.p99_ms:6.3f} ms  {m.cpu_us_per_req:6.2f} us/req (sched {m.sched_us_per_req:6.2f})",
+                      flush=True)
+
+        for key, (v, envoy, port) in under_test.items():
+            results["variants"][key] = {
+                "label": v.label, "kind": v.kind, "routes": v.routes, "by_name": v.by_name,
+                "envoy_route_name": v.envoy_route_name, "path": v.path,
+                "rounds": rounds[key],
+                "median": {f: statistics.median(x[f] for x in rounds[key])
+                           for f in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "sched_us_per_req")},
+                "rss_kib": envoy.rss_kib(),
+                "wasm_vms_active": envoy.counters("wasm.envoy.wasm.runtime.v8.active").get(
+                    "wasm.envoy.wasm.runtime.v8.active"),
+            }
+
+        if "attache" in wasm and wasm["attache"].exists() and not args.quick:
+            results["config_load"] = measure_config_load(args, wasm["attache"], docs)
+    finally:
+        for envoy in reversed(running):
+            envoy.stop()
+
+    results["meta"] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "envoy_version": version(args.envoy),
+        "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs, "
+                   f"{platform.release()}",
+        "cpu_model": report.cpu_model(),
+        "command": args.command or " ".join(sys.argv),
+        "rounds": args.rounds, "seconds": args.seconds, "connections": args.connections,
+        "wasm_bytes": {k: p.stat().st_size for k, p in wasm.items() if p.exists()},
+        "documents": {str(n): source.notes.get(n, "") for n in docs},
+        "quick": args.quick,
+    }
+    if args.out_json:
+        args.out_json.write_text(json.dumps(results, indent=1) + "\n")
+    if args.out_md:
+        args.out_md.write_text(report.markdown(results))
+    print(report.table(results))
+    return 0
+
+
+def measure_config_load(args: argparse.Namespace, attache_wasm: Path, docs: dict) -> dict:
+    ecds_dir = args.work / "ecds"
+    ecds_dir.mkdir(exist_ok=True)
+    ecds = ecds_dir / "attache.json"
+    ecds.write_text(json.dumps(config_load.ecds_response(attache_wasm, docs[10], 0)))
+    v = variants.Variant("ecds", "attache via ECDS", "attache", routes=10)
+    cfg = envoy_configs.bootstrap(v, ECDS_PORT, ECDS_ADMIN, UPSTREAM_PORT, {},
+                                  None, filters_override=[config_load.ecds_filter(ecds)])
+    path = envoy_configs.write(args.work / "ecds-bootstrap.json", cfg)
+    envoy = start(args.envoy, path, ECDS_ADMIN, "0", args.work / "ecds.log", 150)
+    try:
+        time.sleep(0.5)
+        out = config_load.measure(ECDS_PORT, ecds, attache_wasm, docs[10], docs[10_000],
+                                  args.load_repeats, generation_start=0)
+        out["ecds_stats"] = envoy.counters("extension_config_discovery")
+        return out
+    finally:
+        envoy.stop()
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (EnvoyError, verify.PolicyNotEnforced, load.LoadError) as err:
+        print(f"bench: {err}", file=sys.stderr)
+        sys.exit(1)

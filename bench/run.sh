@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The load benchmark (issue 5): builds the filters and the CLI, then runs bench/bench.py.
+#
+#   bench/run.sh            full run; writes docs/benchmarks.md and docs/benchmarks.json
+#   bench/run.sh --quick    smoke run (1 round, 1 s, fewer variants); writes under .run/bench/
+#   bench/run.sh --variants empty-wasm attache-name --rounds 3    any bench.py option
+#
+# Envoy: $ENVOY_BIN if set; otherwise scripts/setup.sh (if present) installs it into .venv.
+# Honours CARGO_TARGET_DIR. Needs hey, taskset and 2 CPUs (Envoy on CPU 0, load on CPU 1).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+case "${CARGO_TARGET_DIR:-}" in
+    "") target_dir=$root/target ;;
+    /*) target_dir=$CARGO_TARGET_DIR ;;
+    *) target_dir=$root/$CARGO_TARGET_DIR ;;
+esac
+
+for tool in hey taskset python3 cargo; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is not installed" >&2; exit 1; }
+done
+
+if [[ -x scripts/setup.sh ]]; then
+    # Installs Envoy into .venv (or checks $ENVOY_BIN) and builds the CLI and the filter.
+    scripts/setup.sh >&2
+else
+    cargo build --release --target wasm32-wasip1 -p attache-filter >&2
+    cargo build --release -p attache --bin attache >&2
+fi
+envoy=${ENVOY_BIN:-$root/.venv/bin/envoy}
+if [[ ! -x $envoy ]]; then
+    echo "bench: no Envoy at $envoy; run scripts/setup.sh or set ENVOY_BIN" >&2
+    exit 1
+fi
+cargo build --release --target wasm32-wasip1 -p bench-empty-filter >&2
+
+wasm_dir=$target_dir/wasm32-wasip1/release
+quick=false
+for arg in "$@"; do [[ $arg == --quick ]] && quick=true; done
+if $quick; then
+    work=$root/.run/bench-quick
+    out=(--out-md "$work/benchmarks.md" --out-json "$work/benchmarks.json")
+else
+    work=$root/.run/bench
+    out=(--out-md docs/benchmarks.md --out-json docs/benchmarks.json)
+fi
+mkdir -p "$work"
+
+exec python3 bench/bench.py \
+    --envoy "$envoy" \
+    --empty-wasm "$wasm_dir/bench_empty_filter.wasm" \
+    --attache-wasm "$wasm_dir/attache_filter.wasm" \
+    --attache "$target_dir/release/attache" \
+    --work "$work" \
+    --command "bench/run.sh${*:+ $*}" \
+    "${out[@]}" "$@"
