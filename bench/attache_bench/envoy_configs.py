@@ -195,6 +195,9 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
     if variant.kind == "empty-wasm":
         return [{"name": "envoy.filters.http.wasm",
                  "typed_config": wasm_filter_config("bench_empty", wasm["empty"], "")}]
+    if variant.kind == "probe":
+        return [{"name": "envoy.filters.http.wasm",
+                 "typed_config": wasm_filter_config("bench_probe", wasm["probe"], variant.extra["steps"])}]
     if variant.kind == "attache":
         return [{"name": "envoy.filters.http.wasm",
                  "typed_config": wasm_filter_config("attache", wasm["attache"], document or "")}]

@@ -16,13 +16,29 @@ ALL = [
             routes=10_000, by_name=False),
 ]
 
+# --profile: the empty filter plus, cumulatively, each kind of host call the Attaché filter
+# makes per request (crates/bench-empty-filter/examples/probe.rs); differences between
+# neighbours are the marginal cost of one step.
+PROFILE = [
+    Variant("empty-wasm", "empty Wasm (floor)", "empty-wasm"),
+    Variant("probe-property", "probe: read xds.route_name", "probe", extra={"steps": "property"}),
+    Variant("probe-remove", "probe: + remove 10 request headers", "probe",
+            extra={"steps": "property,remove:10"}),
+    Variant("probe-set", "probe: + set 8 request headers", "probe",
+            extra={"steps": "property,remove:10,set:8"}),
+    Variant("probe-response", "probe: + set 2 response headers", "probe",
+            extra={"steps": "property,remove:10,set:8,response:2"}),
+    Variant("attache-name", "attache, by route name (10 routes)", "attache", routes=10),
+]
+
 QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback"]
 
 
-def select(keys: list[str] | None) -> list[Variant]:
+def select(keys: list[str] | None, profile: bool = False) -> list[Variant]:
+    pool = PROFILE if profile else ALL
     if not keys:
-        return list(ALL)
-    known = {v.key: v for v in ALL}
+        return list(pool)
+    known = {v.key: v for v in pool}
     unknown = [k for k in keys if k not in known]
     if unknown:
         raise SystemExit(f"unknown variant(s) {unknown}; known: {sorted(known)}")

@@ -1,0 +1,121 @@
+//! A probe for profiling the cost of each kind of host call the Attaché
+//! filter makes per request, on top of the empty filter.
+//!
+//! The plugin configuration is a comma-separated list of steps, parsed once:
+//! `property` reads `xds.route_name`; `remove:N` removes N request headers
+//! (the client control headers the filter strips); `set:N` sets N request
+//! headers; `response:N` sets N response headers. The benchmark runs one
+//! Envoy per prefix of the filter's per-request work and reads the marginal
+//! CPU of each step from the differences.
+
+#![forbid(unsafe_code)]
+
+#[cfg(target_arch = "wasm32")]
+mod probe {
+    use proxy_wasm::hostcalls;
+    use proxy_wasm::traits::{Context, HttpContext, RootContext};
+    use proxy_wasm::types::{Action, ContextType, LogLevel, MapType};
+    use std::rc::Rc;
+
+    /// Names of the Envoy control headers a strict filter strips; longer lists repeat them.
+    const CONTROL: [&str; 10] = [
+        "x-envoy-max-retries",
+        "x-envoy-retry-on",
+        "x-envoy-retry-grpc-on",
+        "x-envoy-retriable-status-codes",
+        "x-envoy-retriable-header-names",
+        "x-envoy-upstream-rq-timeout-ms",
+        "x-envoy-upstream-rq-per-try-timeout-ms",
+        "x-envoy-expected-rq-timeout-ms",
+        "x-envoy-hedge-on-per-try-timeout",
+        "x-envoy-upstream-rq-timeout-alt-response",
+    ];
+
+    proxy_wasm::main! {{
+        proxy_wasm::set_log_level(LogLevel::Warn);
+        proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(ProbeRoot::default()) });
+    }}
+
+    #[derive(Default, Clone)]
+    struct Steps {
+        property: bool,
+        remove: usize,
+        set: Vec<String>,
+        response: Vec<String>,
+    }
+
+    fn parse(text: &str) -> Option<Steps> {
+        let mut steps = Steps::default();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, count) = match item.split_once(':') {
+                Some((name, n)) => (name, n.parse::<usize>().ok()?),
+                None => (item, 1),
+            };
+            let names = |prefix: &str| (0..count).map(|i| format!("{prefix}-{i}")).collect();
+            match name {
+                "property" => steps.property = true,
+                "remove" => steps.remove = count,
+                "set" => steps.set = names("x-probe-req"),
+                "response" => steps.response = names("x-probe-resp"),
+                _ => return None,
+            }
+        }
+        Some(steps)
+    }
+
+    #[derive(Default)]
+    struct ProbeRoot {
+        steps: Rc<Steps>,
+    }
+
+    impl Context for ProbeRoot {}
+
+    impl RootContext for ProbeRoot {
+        fn on_configure(&mut self, _size: usize) -> bool {
+            let bytes = self.get_plugin_configuration().unwrap_or_default();
+            match parse(&String::from_utf8_lossy(&bytes)) {
+                Some(steps) => {
+                    self.steps = Rc::new(steps);
+                    true
+                }
+                None => false,
+            }
+        }
+
+        fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
+            Some(Box::new(ProbeHttp { steps: Rc::clone(&self.steps) }))
+        }
+
+        fn get_type(&self) -> Option<ContextType> {
+            Some(ContextType::HttpContext)
+        }
+    }
+
+    struct ProbeHttp {
+        steps: Rc<Steps>,
+    }
+
+    impl Context for ProbeHttp {}
+
+    impl HttpContext for ProbeHttp {
+        fn on_http_request_headers(&mut self, _n: usize, _eos: bool) -> Action {
+            if self.steps.property {
+                let _ = hostcalls::get_property(vec!["xds", "route_name"]);
+            }
+            for name in CONTROL.iter().cycle().take(self.steps.remove) {
+                let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, None);
+            }
+            for name in &self.steps.set {
+                let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, Some(b"1"));
+            }
+            Action::Continue
+        }
+
+        fn on_http_response_headers(&mut self, _n: usize, _eos: bool) -> Action {
+            for name in &self.steps.response {
+                let _ = hostcalls::set_map_value_bytes(MapType::HttpResponseHeaders, name, Some(b"1"));
+            }
+            Action::Continue
+        }
+    }
+}
