@@ -1,8 +1,32 @@
 //! Pure resolver: model, attachment, the fold, validation, status. No I/O and
 //! no proxy-wasm; the CLI and the filter are thin shells around it.
+//!
+//! ```text
+//! let inputs = attache_core::parse(&docs);            // never fails; see inputs.diagnostics
+//! let gw = attache_core::select_gateway(&inputs, None)?;
+//! let resolved = attache_core::resolve(&inputs, &gw)?; // resolved.resolution.document is schema-1
+//! let status = attache_core::policy_status(&inputs);   // GEP-713 conditions per policy
+//! ```
 #![forbid(unsafe_code)]
 
 pub use attache_contract as contract;
 
+pub mod attach;
+pub mod diagnostic;
+pub mod duration;
+pub mod explain;
+pub mod field;
+pub mod fold;
+pub mod hostname;
+pub mod model;
+pub mod parse;
+pub mod resolve;
+pub mod settings;
 pub mod source;
+pub mod supplier;
 pub mod topology;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use explain::Explanation;
+pub use parse::{parse, Inputs};
+pub use resolve::{resolve, select_gateway, Resolved, ResolveError};

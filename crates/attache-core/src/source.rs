@@ -6,7 +6,7 @@ use std::fmt;
 /// A document's place in the input: file path (or `-` for stdin) and its
 /// 1-based position among the file's YAML documents (items of a `kind: List`
 /// get `item`, 0-based, too).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Origin {
     pub file: String,
     pub document: usize,

@@ -1,0 +1,194 @@
+//! Which (listener, route rule) pairs a Gateway serves: parentRefs,
+//! allowedRoutes, hostname intersection and delegation to child routes.
+//!
+//! A child route is reached through the parent rule that delegates to it
+//! and inherits that rule's levels. A child that also names the Gateway in
+//! its own parentRefs attaches directly as well; when the same
+//! (listener, route, rule) is reachable several ways, the direct attachment
+//! wins, then the delegation path that sorts first, and the others are
+//! reported (the schema-1 entry name must be unique).
+
+use std::collections::BTreeSet;
+
+use crate::diagnostic::Diagnostic;
+use crate::hostname::intersect_lists;
+use crate::model::route::GATEWAY_GROUP;
+use crate::model::{Gateway, HttpRoute, Listener, NamespaceFrom, Rule};
+use crate::parse::Inputs;
+
+/// One rule served on one listener, with the delegation chain that led to it.
+#[derive(Debug, Clone)]
+pub struct Attachment<'a> {
+    pub listener: &'a Listener,
+    /// Outermost first; the last pair is the leaf route and its rule.
+    pub chain: Vec<(&'a HttpRoute, &'a Rule)>,
+    /// Effective hostnames (empty = any).
+    pub hostnames: Vec<String>,
+}
+
+impl<'a> Attachment<'a> {
+    pub fn leaf(&self) -> Option<(&'a HttpRoute, &'a Rule)> {
+        self.chain.last().copied()
+    }
+
+    pub fn entry_name(&self) -> String {
+        match self.leaf() {
+            Some((route, rule)) => crate::contract::route_entry_name(
+                &self.listener.name,
+                &route.key.namespace,
+                &route.key.name,
+                &rule.label(),
+            ),
+            None => String::new(),
+        }
+    }
+}
+
+/// Every rule the Gateway serves, in no particular order yet.
+pub fn attach<'a>(inputs: &'a Inputs, gateway: &'a Gateway, diags: &mut Vec<Diagnostic>) -> Vec<Attachment<'a>> {
+    let mut out = Vec::new();
+    for listener in &gateway.listeners {
+        for route in inputs.routes.values() {
+            if !attaches(inputs, gateway, listener, route) {
+                continue;
+            }
+            let listener_hosts: Vec<String> = listener.hostname.iter().cloned().collect();
+            let Some(hostnames) = intersect_lists(&listener_hosts, &route.hostnames) else {
+                diags.push(
+                    Diagnostic::note(format!(
+                        "no hostname in common with listener {} of Gateway {}; not attached there",
+                        listener.name, gateway.key
+                    ))
+                    .at(&route.meta.origin)
+                    .on(format!("HTTPRoute {}", route.key))
+                    .field("spec.hostnames"),
+                );
+                continue;
+            };
+            let mut chain = Vec::new();
+            walk(inputs, listener, route, hostnames, &mut chain, &mut out, diags);
+        }
+    }
+    dedupe(out, diags)
+}
+
+/// Whether `route` names this listener in a parentRef and the listener
+/// admits it.
+fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &HttpRoute) -> bool {
+    let named = route.parent_refs.iter().any(|p| {
+        p.group == GATEWAY_GROUP
+            && p.kind == "Gateway"
+            && p.namespace == gateway.key.namespace
+            && p.name == gateway.key.name
+            && p.section_name.as_ref().is_none_or(|s| *s == listener.name)
+            && p.port.is_none_or(|port| port == listener.port)
+    });
+    if !named {
+        return false;
+    }
+    let ns = &route.key.namespace;
+    let ns_ok = match &listener.allowed.from {
+        NamespaceFrom::Same => *ns == gateway.key.namespace,
+        NamespaceFrom::All => true,
+        NamespaceFrom::Selector(sel) => sel.matches(&inputs.namespace_labels(ns)),
+    };
+    let kind_ok = match &listener.allowed.kinds {
+        Some(kinds) => kinds.iter().any(|(g, k)| g == GATEWAY_GROUP && k == "HTTPRoute"),
+        None => matches!(listener.protocol.as_str(), "HTTP" | "HTTPS"),
+    };
+    ns_ok && kind_ok
+}
+
+fn walk<'a>(
+    inputs: &'a Inputs,
+    listener: &'a Listener,
+    route: &'a HttpRoute,
+    hostnames: Vec<String>,
+    chain: &mut Vec<(&'a HttpRoute, &'a Rule)>,
+    out: &mut Vec<Attachment<'a>>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for rule in &route.rules {
+        chain.push((route, rule));
+        if rule.delegates.is_empty() {
+            out.push(Attachment { listener, chain: chain.clone(), hostnames: hostnames.clone() });
+        }
+        for (i, child_key) in rule.delegates.iter().enumerate() {
+            let field = format!("spec.rules[{}].backendRefs", rule.index);
+            let Some(child) = inputs.routes.get(child_key) else {
+                diags.push(
+                    Diagnostic::warning(format!("delegates to HTTPRoute {child_key}, which does not exist"))
+                        .at(&route.meta.origin)
+                        .on(format!("HTTPRoute {}", route.key))
+                        .field(format!("{field}[{i}]"))
+                        .hint("create the child route, or fix name/namespace of the backendRef"),
+                );
+                continue;
+            };
+            if chain.iter().any(|(r, _)| r.key == child.key) {
+                let path: Vec<String> = chain.iter().map(|(r, _)| r.key.to_string()).collect();
+                diags.push(
+                    Diagnostic::error(format!(
+                        "delegation cycle {} -> {}; this delegation is skipped",
+                        path.join(" -> "),
+                        child.key
+                    ))
+                    .at(&route.meta.origin)
+                    .on(format!("HTTPRoute {}", route.key))
+                    .field(format!("{field}[{i}]"))
+                    .hint("a route may not delegate (directly or through children) back to itself"),
+                );
+                continue;
+            }
+            let Some(child_hosts) = intersect_lists(&hostnames, &child.hostnames) else {
+                diags.push(
+                    Diagnostic::note(format!(
+                        "no hostname in common with its delegating parent HTTPRoute {}; not attached through it",
+                        route.key
+                    ))
+                    .at(&child.meta.origin)
+                    .on(format!("HTTPRoute {}", child.key))
+                    .field("spec.hostnames"),
+                );
+                continue;
+            };
+            walk(inputs, listener, child, child_hosts, chain, out, diags);
+        }
+        chain.pop();
+    }
+}
+
+/// Keeps one attachment per entry name: direct first, then the delegation
+/// path that sorts first.
+fn dedupe<'a>(mut all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<Attachment<'a>> {
+    let path_key = |a: &Attachment<'a>| -> (usize, Vec<(String, String, usize)>) {
+        (
+            a.chain.len(),
+            a.chain.iter().map(|(r, rule)| (r.key.namespace.clone(), r.key.name.clone(), rule.index)).collect(),
+        )
+    };
+    all.sort_by_cached_key(|a| (a.entry_name(), path_key(a)));
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(all.len());
+    for a in all {
+        let name = a.entry_name();
+        if seen.contains(&name) {
+            if let Some((route, _)) = a.leaf() {
+                let via: Vec<String> = a.chain.iter().map(|(r, _)| r.key.to_string()).collect();
+                diags.push(
+                    Diagnostic::warning(format!(
+                        "{name} is also reachable via {}; only the first path is used",
+                        via.join(" -> ")
+                    ))
+                    .at(&route.meta.origin)
+                    .on(format!("HTTPRoute {}", route.key))
+                    .hint("attach each route to a listener one way only"),
+                );
+            }
+            continue;
+        }
+        seen.insert(name);
+        out.push(a);
+    }
+    out
+}

@@ -1,0 +1,103 @@
+//! The settings as a flat map of leaf fields. The fold works field by field
+//! and provenance is kept per field, so the shape here is what makes
+//! "which policy set this?" answerable.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Request or response header changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    Request,
+    Response,
+}
+
+/// The four top-level fields; the unit of a shallow merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Group {
+    Timeouts,
+    Retry,
+    Headers(Direction),
+}
+
+/// One leaf of the settings. Header `set`/`add` entries are keyed by their
+/// lower-cased name (GEP-2649 list-maps); `remove` is one list.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FieldKey {
+    RequestTimeout,
+    BackendRequestTimeout,
+    RetryAttempts,
+    RetryCodes,
+    RetryBackoff,
+    RetryOn,
+    HeaderSet(Direction, String),
+    HeaderAdd(Direction, String),
+    HeaderRemove(Direction),
+}
+
+impl FieldKey {
+    pub fn group(&self) -> Group {
+        match self {
+            FieldKey::RequestTimeout | FieldKey::BackendRequestTimeout => Group::Timeouts,
+            FieldKey::RetryAttempts | FieldKey::RetryCodes | FieldKey::RetryBackoff | FieldKey::RetryOn => Group::Retry,
+            FieldKey::HeaderSet(d, _) | FieldKey::HeaderAdd(d, _) | FieldKey::HeaderRemove(d) => Group::Headers(*d),
+        }
+    }
+
+    /// Header entries whose values a deep merge joins.
+    pub fn is_header_entry(&self) -> bool {
+        matches!(self, FieldKey::HeaderSet(..) | FieldKey::HeaderAdd(..))
+    }
+}
+
+impl fmt::Display for FieldKey {
+    /// The path in the schema-1 document (`timeouts.requestMs`,
+    /// `requestHeaders.set.x-a`): the keys of `RouteEntry.sources`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = |d: &Direction| match d {
+            Direction::Request => "requestHeaders",
+            Direction::Response => "responseHeaders",
+        };
+        match self {
+            FieldKey::RequestTimeout => f.write_str("timeouts.requestMs"),
+            FieldKey::BackendRequestTimeout => f.write_str("timeouts.backendRequestMs"),
+            FieldKey::RetryAttempts => f.write_str("retry.attempts"),
+            FieldKey::RetryCodes => f.write_str("retry.codes"),
+            FieldKey::RetryBackoff => f.write_str("retry.backoffMs"),
+            FieldKey::RetryOn => f.write_str("retry.retryOn"),
+            FieldKey::HeaderSet(d, name) => write!(f, "{}.set.{name}", dir(d)),
+            FieldKey::HeaderAdd(d, name) => write!(f, "{}.add.{name}", dir(d)),
+            FieldKey::HeaderRemove(d) => write!(f, "{}.remove", dir(d)),
+        }
+    }
+}
+
+/// A validated leaf value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FieldValue {
+    Millis(u64),
+    Count(u32),
+    Codes(Vec<u16>),
+    /// Retry triggers or removed header names.
+    Words(Vec<String>),
+    /// A header value.
+    Text(String),
+}
+
+impl fmt::Display for FieldValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldValue::Millis(ms) => write!(f, "{ms}ms"),
+            FieldValue::Count(n) => write!(f, "{n}"),
+            FieldValue::Codes(codes) => {
+                let texts: Vec<String> = codes.iter().map(u16::to_string).collect();
+                write!(f, "[{}]", texts.join(", "))
+            }
+            FieldValue::Words(words) => write!(f, "[{}]", words.join(", ")),
+            FieldValue::Text(text) => write!(f, "{text:?}"),
+        }
+    }
+}
+
+/// Settings as leaves. An empty map sets nothing.
+pub type FieldMap = BTreeMap<FieldKey, FieldValue>;

@@ -1,0 +1,183 @@
+//! GatewayClass, Namespace, Gateway and listeners.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::meta::{Meta, RawMeta};
+use crate::topology::ObjectKey;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayClass {
+    pub meta: Meta,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    pub meta: Meta,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gateway {
+    pub meta: Meta,
+    pub key: ObjectKey,
+    pub class: String,
+    pub listeners: Vec<Listener>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    pub name: String,
+    pub port: u16,
+    pub protocol: String,
+    /// Lower-cased.
+    pub hostname: Option<String>,
+    pub allowed: AllowedRoutes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedRoutes {
+    pub from: NamespaceFrom,
+    /// `(group, kind)` pairs; `None` means the protocol's default (HTTPRoute
+    /// for HTTP and HTTPS).
+    pub kinds: Option<Vec<(String, String)>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamespaceFrom {
+    Same,
+    All,
+    Selector(LabelSelector),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LabelSelector {
+    #[serde(default)]
+    pub match_labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub match_expressions: Vec<LabelRequirement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelRequirement {
+    pub key: String,
+    pub operator: LabelOperator,
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum LabelOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl LabelSelector {
+    /// Kubernetes semantics: every label and every expression must hold; an
+    /// empty selector matches everything.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && self.match_expressions.iter().all(|req| {
+                let value = labels.get(&req.key);
+                match req.operator {
+                    LabelOperator::In => value.is_some_and(|v| req.values.contains(v)),
+                    LabelOperator::NotIn => value.is_none_or(|v| !req.values.contains(v)),
+                    LabelOperator::Exists => value.is_some(),
+                    LabelOperator::DoesNotExist => value.is_none(),
+                }
+            })
+    }
+}
+
+// ---- raw shapes (only the fields the resolver reads; others are ignored) ----
+
+#[derive(Debug, Deserialize)]
+pub struct RawGatewayClass {
+    #[serde(default)]
+    pub metadata: RawMeta,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RawNamespace {
+    #[serde(default)]
+    pub metadata: RawMeta,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RawGateway {
+    #[serde(default)]
+    pub metadata: RawMeta,
+    pub spec: RawGatewaySpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawGatewaySpec {
+    pub gateway_class_name: String,
+    pub listeners: Vec<RawListener>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawListener {
+    pub name: String,
+    pub hostname: Option<String>,
+    pub port: u16,
+    pub protocol: String,
+    pub allowed_routes: Option<RawAllowedRoutes>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawAllowedRoutes {
+    pub namespaces: Option<RawRouteNamespaces>,
+    pub kinds: Option<Vec<RawRouteGroupKind>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawRouteNamespaces {
+    pub from: Option<RawFrom>,
+    pub selector: Option<LabelSelector>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub enum RawFrom {
+    All,
+    Same,
+    Selector,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RawRouteGroupKind {
+    pub group: Option<String>,
+    pub kind: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn selectors_follow_kubernetes_semantics() {
+        let sel: LabelSelector = serde_json::from_value(serde_json::json!({
+            "matchLabels": {"team": "shop"},
+            "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod", "stage"]},
+                                 {"key": "legacy", "operator": "DoesNotExist"}]
+        }))
+        .unwrap();
+        assert!(sel.matches(&labels(&[("team", "shop"), ("env", "prod")])));
+        assert!(!sel.matches(&labels(&[("team", "shop"), ("env", "dev")])));
+        assert!(!sel.matches(&labels(&[("team", "shop"), ("env", "prod"), ("legacy", "y")])));
+        assert!(!sel.matches(&labels(&[("env", "prod")])));
+        assert!(LabelSelector::default().matches(&labels(&[])));
+    }
+}

@@ -1,0 +1,13 @@
+//! The input model: the Kubernetes objects the resolver reads, validated.
+//! Raw serde shapes live next to each kind; `crate::parse` turns
+//! [`crate::source::SourceDoc`]s into these.
+
+pub mod gateway;
+pub mod meta;
+pub mod policy;
+pub mod route;
+
+pub use gateway::{AllowedRoutes, Gateway, GatewayClass, LabelSelector, Listener, Namespace, NamespaceFrom};
+pub use meta::{Meta, Priority};
+pub use policy::{Policy, PolicyKind, Target, TargetRef};
+pub use route::{HttpRoute, ParentRef, Rule};

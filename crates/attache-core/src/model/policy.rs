@@ -1,0 +1,156 @@
+//! RoutePolicy (namespaced) and ClusterRoutePolicy (cluster-scoped).
+
+use std::fmt;
+
+use serde::Deserialize;
+
+use super::meta::{Meta, RawMeta};
+use crate::field::FieldMap;
+use crate::settings::{RawHeaderModifier, RawRetry, RawSettings, RawTimeouts};
+use crate::topology::ObjectKey;
+
+pub const POLICY_GROUP: &str = "policy.attache.dev";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PolicyKind {
+    RoutePolicy,
+    ClusterRoutePolicy,
+}
+
+impl fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PolicyKind::RoutePolicy => "RoutePolicy",
+            PolicyKind::ClusterRoutePolicy => "ClusterRoutePolicy",
+        })
+    }
+}
+
+/// A validated policy. An invalid one is kept (with `invalid` reasons) so
+/// that `status` can report it; the fold never sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub kind: PolicyKind,
+    pub meta: Meta,
+    /// `policy-weight` annotation; higher ranks first inside a level.
+    pub weight: i64,
+    pub targets: Vec<TargetRef>,
+    pub defaults: Option<FieldMap>,
+    pub overrides: Option<FieldMap>,
+    /// Settings directly under `spec`, governed by `inherited-policy-priority`.
+    pub plain: Option<FieldMap>,
+    /// Why the policy was rejected; empty when valid.
+    pub invalid: Vec<String>,
+}
+
+impl Policy {
+    /// `RoutePolicy shop/fast` or `ClusterRoutePolicy global`.
+    pub fn display_name(&self) -> String {
+        match &self.meta.namespace {
+            Some(ns) => format!("{} {ns}/{}", self.kind, self.meta.name),
+            None => format!("{} {}", self.kind, self.meta.name),
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.invalid.is_empty()
+    }
+
+    /// Precedence inside a level (smaller ranks first): higher weight, then
+    /// older, then `namespace/name` alphabetically.
+    pub fn rank_key(&self) -> (i64, Option<&str>, &str, &str) {
+        (
+            -self.weight,
+            self.meta.created.as_deref(),
+            self.meta.namespace.as_deref().unwrap_or(""),
+            self.meta.name.as_str(),
+        )
+    }
+}
+
+/// One `targetRef` as written, and what it resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRef {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    pub section_name: Option<String>,
+    /// Where it was written (`spec.targetRefs[1]`), for messages.
+    pub path: String,
+    /// `None`: the target does not exist (`TargetNotFound`).
+    pub resolved: Option<Target>,
+}
+
+/// An object a policy attaches to; `Option<String>` is the sectionName
+/// (listener of a Gateway, rule name of an HTTPRoute).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Target {
+    GatewayClass(String),
+    Namespace(String),
+    Gateway(ObjectKey, Option<String>),
+    Route(ObjectKey, Option<String>),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::GatewayClass(name) => write!(f, "GatewayClass {name}"),
+            Target::Namespace(name) => write!(f, "Namespace {name}"),
+            Target::Gateway(key, None) => write!(f, "Gateway {key}"),
+            Target::Gateway(key, Some(listener)) => write!(f, "Gateway {key} listener {listener}"),
+            Target::Route(key, None) => write!(f, "HTTPRoute {key}"),
+            Target::Route(key, Some(rule)) => write!(f, "HTTPRoute {key} rule {rule}"),
+        }
+    }
+}
+
+// ---- raw shapes ----
+
+#[derive(Debug, Deserialize)]
+pub struct RawPolicy {
+    #[serde(default)]
+    pub metadata: RawMeta,
+    pub spec: RawPolicySpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawPolicySpec {
+    pub target_ref: Option<RawTargetRef>,
+    pub target_refs: Option<Vec<RawTargetRef>>,
+    #[serde(alias = "default")]
+    pub defaults: Option<RawSettings>,
+    #[serde(alias = "override")]
+    pub overrides: Option<RawSettings>,
+    pub timeouts: Option<RawTimeouts>,
+    pub retry: Option<RawRetry>,
+    pub request_header_modifier: Option<RawHeaderModifier>,
+    pub response_header_modifier: Option<RawHeaderModifier>,
+}
+
+impl RawPolicySpec {
+    pub fn plain(&self) -> Option<RawSettings> {
+        let plain = RawSettings {
+            timeouts: self.timeouts.clone(),
+            retry: self.retry.clone(),
+            request_header_modifier: self.request_header_modifier.clone(),
+            response_header_modifier: self.response_header_modifier.clone(),
+        };
+        let any = plain.timeouts.is_some()
+            || plain.retry.is_some()
+            || plain.request_header_modifier.is_some()
+            || plain.response_header_modifier.is_some();
+        any.then_some(plain)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawTargetRef {
+    #[serde(default)]
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub section_name: Option<String>,
+}

@@ -1,0 +1,118 @@
+//! HTTPRoute: parent references, rules, delegation and backends.
+
+use serde::Deserialize;
+
+use super::meta::{Meta, RawMeta};
+use crate::contract::HttpRouteMatch;
+use crate::field::FieldMap;
+use crate::settings::{RawHeaderModifier, RawRetry, RawTimeouts};
+use crate::topology::{BackendTarget, ObjectKey};
+
+pub const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRoute {
+    pub meta: Meta,
+    pub key: ObjectKey,
+    pub parent_refs: Vec<ParentRef>,
+    /// Lower-cased; empty means any.
+    pub hostnames: Vec<String>,
+    pub rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentRef {
+    pub group: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub section_name: Option<String>,
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub index: usize,
+    pub name: Option<String>,
+    /// Normalised: never empty, every match has a path.
+    pub matches: Vec<HttpRouteMatch>,
+    /// The rule's own timeouts, retry and header filters ("the object's values").
+    pub inline: FieldMap,
+    /// Child routes this rule delegates to (backendRefs of kind HTTPRoute).
+    pub delegates: Vec<ObjectKey>,
+    /// Service backends.
+    pub backends: Vec<BackendTarget>,
+}
+
+impl Rule {
+    /// The rule's name, or its zero-based index: the `rule` of schema-1.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.index.to_string())
+    }
+}
+
+// ---- raw shapes ----
+
+#[derive(Debug, Deserialize)]
+pub struct RawHttpRoute {
+    #[serde(default)]
+    pub metadata: RawMeta,
+    #[serde(default)]
+    pub spec: RawRouteSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawRouteSpec {
+    #[serde(default)]
+    pub parent_refs: Vec<RawParentRef>,
+    #[serde(default)]
+    pub hostnames: Vec<String>,
+    #[serde(default)]
+    pub rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawParentRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub section_name: Option<String>,
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawRule {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub matches: Vec<HttpRouteMatch>,
+    #[serde(default)]
+    pub filters: Vec<RawFilter>,
+    #[serde(default)]
+    pub backend_refs: Vec<RawBackendRef>,
+    pub timeouts: Option<RawTimeouts>,
+    pub retry: Option<RawRetry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawFilter {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub request_header_modifier: Option<RawHeaderModifier>,
+    pub response_header_modifier: Option<RawHeaderModifier>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawBackendRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub port: Option<u16>,
+    pub weight: Option<u32>,
+}

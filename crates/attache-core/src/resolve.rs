@@ -1,0 +1,371 @@
+//! `resolve`: one Gateway's schema-1 document, with provenance, explain
+//! data and the per-policy results that status is built from.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::attach::{attach, Attachment};
+use crate::contract::{Document, Header, HeaderChanges, Retry, RouteEntry, Timeouts, SCHEMA_VERSION};
+use crate::diagnostic::Diagnostic;
+use crate::explain::{explain, Explanation};
+use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
+use crate::fold::{Folded, Op};
+use crate::model::{Gateway, Target};
+use crate::parse::Inputs;
+use crate::supplier::{Role, Source, Supplier};
+use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("the input has no Gateway")]
+    NoGateway,
+    #[error("Gateway {wanted} is not in the input; Gateways found: {available}")]
+    GatewayNotFound { wanted: ObjectKey, available: String },
+    #[error("the input has {count} Gateways, so one must be chosen: {available}")]
+    GatewayRequired { count: usize, available: String },
+}
+
+/// Picks the Gateway to resolve: the one asked for, or the only one.
+pub fn select_gateway(inputs: &Inputs, wanted: Option<&ObjectKey>) -> Result<ObjectKey, ResolveError> {
+    let available = || inputs.gateways.keys().map(ObjectKey::to_string).collect::<Vec<_>>().join(", ");
+    match wanted {
+        Some(key) if inputs.gateways.contains_key(key) => Ok(key.clone()),
+        Some(key) if inputs.gateways.is_empty() => {
+            let _ = key;
+            Err(ResolveError::NoGateway)
+        }
+        Some(key) => Err(ResolveError::GatewayNotFound { wanted: key.clone(), available: available() }),
+        None => {
+            let mut keys = inputs.gateways.keys();
+            match (keys.next(), keys.next()) {
+                (None, _) => Err(ResolveError::NoGateway),
+                (Some(only), None) => Ok(only.clone()),
+                _ => Err(ResolveError::GatewayRequired { count: inputs.gateways.len(), available: available() }),
+            }
+        }
+    }
+}
+
+/// What one policy, through one target, did across the entries it reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContributionStats {
+    /// Route entries the policy reached through this target.
+    pub entries: usize,
+    /// Fields it set, summed over entries.
+    pub fields_set: usize,
+    /// Fields that did not end up in the result, summed over entries.
+    pub fields_lost: usize,
+    /// Who took the fields it lost.
+    pub winners: BTreeSet<String>,
+    /// Policies at the same level and with the same operation that beat it
+    /// on precedence with a different value.
+    pub conflicts_with: BTreeSet<String>,
+}
+
+/// One Gateway, resolved.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub resolution: GatewayResolution,
+    /// Parallel to `resolution.document.routes`.
+    pub explanations: Vec<Explanation>,
+    /// Attachment and fold findings (reading findings are in `Inputs`).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Keyed by (index into `Inputs::policies`, target).
+    pub contributions: BTreeMap<(usize, Target), ContributionStats>,
+}
+
+/// Resolves one Gateway. Entries are sorted by listener name, then route
+/// creationTimestamp (absent first), then route namespace/name, then rule
+/// index: the filter uses document order as the last tie-break of Gateway
+/// API match precedence, which ranks older routes first.
+pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, ResolveError> {
+    let Some(gw) = inputs.gateways.get(gateway) else {
+        return Err(select_gateway(inputs, Some(gateway)).err().unwrap_or(ResolveError::NoGateway));
+    };
+    let mut diagnostics = Vec::new();
+    if !inputs.classes.contains_key(&gw.class) {
+        diagnostics.push(
+            Diagnostic::warning(format!("GatewayClass {} is not in the input; no GatewayClass-level policy applies", gw.class))
+                .at(&gw.meta.origin)
+                .on(format!("Gateway {}", gw.key))
+                .field("spec.gatewayClassName"),
+        );
+    }
+    let mut attachments = attach(inputs, gw, &mut diagnostics);
+    attachments.sort_by_cached_key(|a| {
+        let (route, rule) = a.leaf().map(|(r, rule)| (r, rule.index)).unzip();
+        (
+            a.listener.name.clone(),
+            route.and_then(|r| r.meta.created.clone()),
+            route.map(|r| r.key.clone()),
+            rule,
+        )
+    });
+    let mut routes = Vec::with_capacity(attachments.len());
+    let mut explanations = Vec::with_capacity(attachments.len());
+    let mut backends = BTreeMap::new();
+    let mut contributions: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
+    for att in &attachments {
+        let Some((leaf_route, leaf_rule)) = att.leaf() else { continue };
+        let (mut folded, suppliers, maps) = fold_attachment(inputs, gw, att);
+        let name = att.entry_name();
+        let mut notes = Vec::new();
+        if let Some(note) = clamp(&mut folded) {
+            diagnostics.push(
+                Diagnostic::warning(format!("{note} (entry {name})"))
+                    .at(&leaf_route.meta.origin)
+                    .on(format!("HTTPRoute {}", leaf_route.key))
+                    .field(format!("spec.rules[{}]", leaf_rule.index))
+                    .hint("set backendRequest no larger than request"),
+            );
+            notes.push(note);
+        }
+        record_stats(&folded, &suppliers, &maps, &mut contributions);
+        let mut entry = to_entry(att, &name, &folded, &suppliers);
+        if !notes.is_empty() {
+            if let Some(source) = entry.sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
+                source.push_str(", clamped to timeouts.requestMs");
+            }
+        }
+        let head = Explanation {
+            entry: name.clone(),
+            listener: att.listener.name.clone(),
+            route: leaf_route.key.to_string(),
+            rule: leaf_rule.label(),
+            via: att.chain[..att.chain.len() - 1]
+                .iter()
+                .map(|(r, rule)| format!("HTTPRoute {} rule {}", r.key, rule.label()))
+                .collect(),
+            fields: Vec::new(),
+            lost: Vec::new(),
+            notes,
+        };
+        explanations.push(explain(&folded, &suppliers, head));
+        backends.insert(name, leaf_rule.backends.clone());
+        routes.push(entry);
+    }
+    let document = Document {
+        schema_version: SCHEMA_VERSION,
+        gateway: gw.key.to_string(),
+        options: Default::default(),
+        routes,
+    };
+    let listeners = gw
+        .listeners
+        .iter()
+        .map(|l| ListenerInfo { name: l.name.clone(), port: l.port, protocol: l.protocol.clone(), hostname: l.hostname.clone() })
+        .collect();
+    diagnostics.sort();
+    diagnostics.dedup();
+    Ok(Resolved {
+        resolution: GatewayResolution {
+            gateway: gw.key.clone(),
+            gateway_class: gw.class.clone(),
+            listeners,
+            document,
+            backends,
+        },
+        explanations,
+        diagnostics,
+        contributions,
+    })
+}
+
+/// The fold of SEMANTICS.md section 3 for one attachment: start from the
+/// leaf rule's own values, then fold each level from most to least specific.
+fn fold_attachment<'a>(
+    inputs: &'a Inputs,
+    gw: &Gateway,
+    att: &Attachment<'a>,
+) -> (Folded, Vec<Supplier>, Vec<&'a FieldMap>) {
+    let mut f = Fold { inputs, folded: Folded::default(), suppliers: Vec::new(), maps: Vec::new() };
+    let Some((leaf_route, leaf_rule)) = att.leaf() else { return (f.folded, f.suppliers, f.maps) };
+    let inline = |route: &crate::model::HttpRoute, rule: &crate::model::Rule, leaf: bool| Supplier {
+        source: Source::Inline { route: route.key.clone(), rule: rule.label() },
+        role: Role::Inline(route.meta.priority),
+        level: format!("HTTPRoute {} rule {} (inline)", route.key, rule.label()),
+        leaf,
+    };
+    // The leaf rule's own values are the starting point (a fill into nothing).
+    f.push(inline(leaf_route, leaf_rule, true), &leaf_rule.inline, Some(Op::Fill));
+    for (depth, (route, rule)) in att.chain.iter().enumerate().rev() {
+        if depth + 1 < att.chain.len() {
+            // A delegating parent rule's own values, per its route's annotation.
+            f.push(inline(route, rule, false), &rule.inline, None);
+        }
+        if let Some(name) = &rule.name {
+            f.level(Target::Route(route.key.clone(), Some(name.clone())));
+        }
+        f.level(Target::Route(route.key.clone(), None));
+    }
+    f.level(Target::Gateway(gw.key.clone(), Some(att.listener.name.clone())));
+    f.level(Target::Gateway(gw.key.clone(), None));
+    f.level(Target::Namespace(gw.key.namespace.clone()));
+    f.level(Target::GatewayClass(gw.class.clone()));
+    (f.folded, f.suppliers, f.maps)
+}
+
+struct Fold<'a> {
+    inputs: &'a Inputs,
+    folded: Folded,
+    suppliers: Vec<Supplier>,
+    maps: Vec<&'a FieldMap>,
+}
+
+impl<'a> Fold<'a> {
+    fn push(&mut self, supplier: Supplier, map: &'a FieldMap, op: Option<Op>) {
+        if map.is_empty() {
+            return;
+        }
+        let id = self.suppliers.len();
+        let op = op.unwrap_or(supplier.role.op());
+        self.folded.apply(id, map, op, supplier.role.granularity());
+        self.suppliers.push(supplier);
+        self.maps.push(map);
+    }
+
+    /// One level: fills in precedence order, then replaces in reverse
+    /// precedence order so that the top-ranked one is applied last.
+    fn level(&mut self, target: Target) {
+        let inputs = self.inputs;
+        let Some(ranked) = inputs.by_target.get(&target) else { return };
+        let priority = inputs.priority_of(&target);
+        let level = target.to_string();
+        let supplier = |index: usize, role: Role| Supplier {
+            source: Source::Policy { index, name: inputs.policies[index].display_name(), target: target.clone() },
+            role,
+            level: level.clone(),
+            leaf: false,
+        };
+        for &index in ranked {
+            let p = &inputs.policies[index];
+            if let Some(map) = &p.defaults {
+                self.push(supplier(index, Role::Defaults), map, None);
+            }
+            if let (Some(map), Op::Fill) = (&p.plain, priority.op()) {
+                self.push(supplier(index, Role::Plain(priority)), map, None);
+            }
+        }
+        for &index in ranked.iter().rev() {
+            let p = &inputs.policies[index];
+            if let Some(map) = &p.overrides {
+                self.push(supplier(index, Role::Overrides), map, None);
+            }
+            if let (Some(map), Op::Replace) = (&p.plain, priority.op()) {
+                self.push(supplier(index, Role::Plain(priority)), map, None);
+            }
+        }
+    }
+}
+
+/// backendRequest may not exceed a non-zero request timeout.
+fn clamp(folded: &mut Folded) -> Option<String> {
+    let request = match folded.fields.get(&FieldKey::RequestTimeout).map(|e| &e.value) {
+        Some(FieldValue::Millis(ms)) if *ms > 0 => *ms,
+        _ => return None,
+    };
+    let backend = folded.fields.get_mut(&FieldKey::BackendRequestTimeout)?;
+    match backend.value {
+        FieldValue::Millis(ms) if ms > request => {
+            backend.value = FieldValue::Millis(request);
+            Some(format!("timeouts.backendRequest {ms}ms exceeds timeouts.request {request}ms; clamped to {request}ms"))
+        }
+        _ => None,
+    }
+}
+
+fn record_stats(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    maps: &[&FieldMap],
+    stats: &mut BTreeMap<(usize, Target), ContributionStats>,
+) {
+    let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
+    for (id, supplier) in suppliers.iter().enumerate() {
+        let Source::Policy { index, target, .. } = &supplier.source else { continue };
+        let key = (*index, target.clone());
+        let s = stats.entry(key.clone()).or_default();
+        if touched.insert(key) {
+            s.entries += 1;
+        }
+        s.fields_set += maps.get(id).map_or(0, |m| m.len());
+        let mut lost = BTreeSet::new();
+        for loss in folded.losses.iter().filter(|l| l.loser == id) {
+            lost.insert(&loss.field);
+            let Some(winner) = suppliers.get(loss.winner) else { continue };
+            s.winners.insert(winner.to_string());
+            let same_level = winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
+            let same_op = winner.role.op() == supplier.role.op();
+            let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
+            if same_level && same_op && differs {
+                s.conflicts_with.insert(winner.who());
+            }
+        }
+        s.fields_lost += lost.len();
+    }
+}
+
+fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supplier]) -> RouteEntry {
+    let (route, rule) = match att.leaf() {
+        Some(leaf) => leaf,
+        None => return RouteEntry::default(),
+    };
+    let get = |key: &FieldKey| folded.fields.get(key).map(|e| &e.value);
+    let millis = |key: &FieldKey| match get(key) {
+        Some(FieldValue::Millis(ms)) => Some(*ms),
+        _ => None,
+    };
+    let timeouts = Timeouts { request_ms: millis(&FieldKey::RequestTimeout), backend_request_ms: millis(&FieldKey::BackendRequestTimeout) };
+    let retry = Retry {
+        attempts: match get(&FieldKey::RetryAttempts) {
+            Some(FieldValue::Count(n)) => Some(*n),
+            _ => None,
+        },
+        codes: match get(&FieldKey::RetryCodes) {
+            Some(FieldValue::Codes(c)) => Some(c.clone()),
+            _ => None,
+        },
+        backoff_ms: millis(&FieldKey::RetryBackoff),
+        retry_on: match get(&FieldKey::RetryOn) {
+            Some(FieldValue::Words(w)) => Some(w.clone()),
+            _ => None,
+        },
+    };
+    let headers = |dir: Direction| {
+        let mut changes = HeaderChanges::default();
+        for (key, e) in &folded.fields {
+            match (key, &e.value) {
+                (FieldKey::HeaderSet(d, name), FieldValue::Text(v)) if *d == dir => {
+                    changes.set.push(Header { name: name.clone(), value: v.clone() })
+                }
+                (FieldKey::HeaderAdd(d, name), FieldValue::Text(v)) if *d == dir => {
+                    changes.add.push(Header { name: name.clone(), value: v.clone() })
+                }
+                (FieldKey::HeaderRemove(d), FieldValue::Words(w)) if *d == dir => changes.remove = w.clone(),
+                _ => {}
+            }
+        }
+        (!changes.is_empty()).then_some(changes)
+    };
+    let sources = folded
+        .fields
+        .iter()
+        .map(|(key, e)| {
+            let who: Vec<String> = e.suppliers.iter().filter_map(|i| suppliers.get(*i)).map(Supplier::to_string).collect();
+            (key.to_string(), who.join(" + "))
+        })
+        .collect();
+    RouteEntry {
+        name: name.to_string(),
+        listener: att.listener.name.clone(),
+        route_namespace: route.key.namespace.clone(),
+        route_name: route.key.name.clone(),
+        rule: rule.label(),
+        hostnames: att.hostnames.clone(),
+        matches: rule.matches.clone(),
+        timeouts: (timeouts != Timeouts::default()).then_some(timeouts),
+        retry: (retry != Retry::default()).then_some(retry),
+        request_headers: headers(Direction::Request),
+        response_headers: headers(Direction::Response),
+        sources,
+    }
+}

@@ -1,0 +1,311 @@
+//! The settings a policy or a route rule carries (SEMANTICS.md section 1),
+//! as written in YAML, and their validation into a [`FieldMap`].
+//!
+//! Raw structs reject unknown fields so that a typo (`timeout:`) is an
+//! error naming the field rather than a silently ignored setting.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+use crate::duration;
+use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawSettings {
+    pub timeouts: Option<RawTimeouts>,
+    pub retry: Option<RawRetry>,
+    pub request_header_modifier: Option<RawHeaderModifier>,
+    pub response_header_modifier: Option<RawHeaderModifier>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawTimeouts {
+    pub request: Option<String>,
+    pub backend_request: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawRetry {
+    pub attempts: Option<i64>,
+    pub codes: Option<Vec<i64>>,
+    pub backoff: Option<String>,
+    pub retry_on: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RawHeaderModifier {
+    #[serde(default)]
+    pub set: Vec<RawHeader>,
+    #[serde(default)]
+    pub add: Vec<RawHeader>,
+    #[serde(default)]
+    pub remove: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHeader {
+    pub name: String,
+    pub value: String,
+}
+
+/// A validation failure inside one object; the caller adds file, document
+/// and object to make it a [`crate::Diagnostic`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub field: String,
+    pub message: String,
+    pub hint: String,
+}
+
+/// Envoy `retry_on` triggers (HTTP and gRPC), the values `retry.retryOn` accepts.
+pub const RETRY_TRIGGERS: &[&str] = &[
+    "5xx",
+    "gateway-error",
+    "reset",
+    "reset-before-request",
+    "connect-failure",
+    "envoy-ratelimited",
+    "retriable-4xx",
+    "refused-stream",
+    "retriable-status-codes",
+    "retriable-headers",
+    "http3-post-connect-failure",
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// Validates timeouts into `out`; `path` is where they sit (e.g. `spec.defaults.timeouts`).
+pub fn timeouts(raw: &RawTimeouts, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
+    for (text, name, key) in [
+        (&raw.request, "request", FieldKey::RequestTimeout),
+        (&raw.backend_request, "backendRequest", FieldKey::BackendRequestTimeout),
+    ] {
+        if let Some(text) = text {
+            match duration_field(text, &format!("{path}.{name}"), problems) {
+                Some(ms) => {
+                    out.insert(key, FieldValue::Millis(ms));
+                }
+                None => continue,
+            }
+        }
+    }
+}
+
+pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
+    if let Some(attempts) = raw.attempts {
+        match u32::try_from(attempts) {
+            Ok(n) => {
+                out.insert(FieldKey::RetryAttempts, FieldValue::Count(n));
+            }
+            Err(_) => problems.push(Problem {
+                field: format!("{path}.attempts"),
+                message: format!("{attempts} is not a valid number of retries"),
+                hint: "use an integer >= 0 (0 disables retries)".into(),
+            }),
+        }
+    }
+    if let Some(codes) = &raw.codes {
+        let mut valid = Vec::new();
+        for (i, code) in codes.iter().enumerate() {
+            match u16::try_from(*code) {
+                Ok(c) if (400..=599).contains(&c) => valid.push(c),
+                _ => problems.push(Problem {
+                    field: format!("{path}.codes[{i}]"),
+                    message: format!("{code} is not a retriable HTTP status code"),
+                    hint: "use a code from 400 to 599, e.g. 503".into(),
+                }),
+            }
+        }
+        if valid.len() == codes.len() {
+            out.insert(FieldKey::RetryCodes, FieldValue::Codes(valid));
+        }
+    }
+    if let Some(text) = &raw.backoff {
+        if let Some(ms) = duration_field(text, &format!("{path}.backoff"), problems) {
+            out.insert(FieldKey::RetryBackoff, FieldValue::Millis(ms));
+        }
+    }
+    if let Some(triggers) = &raw.retry_on {
+        let mut bad = false;
+        for (i, trigger) in triggers.iter().enumerate() {
+            if !RETRY_TRIGGERS.contains(&trigger.as_str()) {
+                bad = true;
+                problems.push(Problem {
+                    field: format!("{path}.retryOn[{i}]"),
+                    message: format!("{trigger:?} is not an Envoy retry trigger"),
+                    hint: format!("use one of {}", RETRY_TRIGGERS.join(", ")),
+                });
+            }
+        }
+        if !bad {
+            out.insert(FieldKey::RetryOn, FieldValue::Words(triggers.clone()));
+        }
+    }
+}
+
+pub fn header_modifier(
+    raw: &RawHeaderModifier,
+    direction: Direction,
+    path: &str,
+    out: &mut FieldMap,
+    problems: &mut Vec<Problem>,
+) {
+    for (list, name, is_set) in [(&raw.set, "set", true), (&raw.add, "add", false)] {
+        let mut seen = BTreeSet::new();
+        for (i, header) in list.iter().enumerate() {
+            let at = format!("{path}.{name}[{i}]");
+            let Some(lower) = header_name(&header.name, &format!("{at}.name"), problems) else { continue };
+            if !seen.insert(lower.clone()) {
+                problems.push(Problem {
+                    field: format!("{at}.name"),
+                    message: format!("header {lower:?} is listed twice in {name}"),
+                    hint: "list each header name once (names compare case-insensitively)".into(),
+                });
+                continue;
+            }
+            if header.value.contains(['\r', '\n', '\0']) {
+                problems.push(Problem {
+                    field: format!("{at}.value"),
+                    message: "header value contains CR, LF or NUL".into(),
+                    hint: "use a single-line value".into(),
+                });
+                continue;
+            }
+            let key = if is_set { FieldKey::HeaderSet(direction, lower) } else { FieldKey::HeaderAdd(direction, lower) };
+            out.insert(key, FieldValue::Text(header.value.clone()));
+        }
+    }
+    if !raw.remove.is_empty() {
+        let mut names: Vec<String> = Vec::new();
+        for (i, name) in raw.remove.iter().enumerate() {
+            let at = format!("{path}.remove[{i}]");
+            let Some(lower) = header_name(name, &at, problems) else { continue };
+            if names.contains(&lower) {
+                problems.push(Problem {
+                    field: at,
+                    message: format!("header {lower:?} is listed twice in remove"),
+                    hint: "list each header name once (names compare case-insensitively)".into(),
+                });
+                continue;
+            }
+            names.push(lower);
+        }
+        out.insert(FieldKey::HeaderRemove(direction), FieldValue::Words(names));
+    }
+}
+
+/// All four settings at `path` (e.g. `spec.defaults`).
+pub fn settings(raw: &RawSettings, path: &str, problems: &mut Vec<Problem>) -> FieldMap {
+    let mut out = FieldMap::new();
+    if let Some(t) = &raw.timeouts {
+        timeouts(t, &format!("{path}.timeouts"), &mut out, problems);
+    }
+    if let Some(r) = &raw.retry {
+        retry(r, &format!("{path}.retry"), &mut out, problems);
+    }
+    if let Some(h) = &raw.request_header_modifier {
+        header_modifier(h, Direction::Request, &format!("{path}.requestHeaderModifier"), &mut out, problems);
+    }
+    if let Some(h) = &raw.response_header_modifier {
+        header_modifier(h, Direction::Response, &format!("{path}.responseHeaderModifier"), &mut out, problems);
+    }
+    out
+}
+
+fn duration_field(text: &str, field: &str, problems: &mut Vec<Problem>) -> Option<u64> {
+    let ms = duration::parse_millis(text);
+    if ms.is_none() {
+        problems.push(Problem {
+            field: field.to_string(),
+            message: format!("{text:?} is not a Gateway API duration"),
+            hint: format!("use e.g. 1500ms, 10s or 1m30s; 0s disables (pattern {})", duration::PATTERN),
+        });
+    }
+    ms
+}
+
+/// RFC 7230 `token`; returns the lower-cased name.
+fn header_name(name: &str, field: &str, problems: &mut Vec<Problem>) -> Option<String> {
+    let is_tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if !name.is_empty() && name.chars().all(is_tchar) {
+        Some(name.to_ascii_lowercase())
+    } else {
+        problems.push(Problem {
+            field: field.to_string(),
+            message: format!("{name:?} is not a valid HTTP header name"),
+            hint: "use letters, digits and !#$%&'*+-.^_`|~ only (RFC 7230 token), e.g. x-request-id".into(),
+        });
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: serde_json::Value) -> (FieldMap, Vec<Problem>) {
+        let raw: RawSettings = serde_json::from_value(json).unwrap();
+        let mut problems = Vec::new();
+        let map = settings(&raw, "spec.defaults", &mut problems);
+        (map, problems)
+    }
+
+    #[test]
+    fn valid_settings_become_leaves_with_lower_case_headers() {
+        let (map, problems) = parse(serde_json::json!({
+            "timeouts": {"request": "10s", "backendRequest": "0s"},
+            "retry": {"attempts": 3, "codes": [502, 503], "backoff": "100ms", "retryOn": ["connect-failure"]},
+            "requestHeaderModifier": {"set": [{"name": "X-A", "value": "1"}], "remove": ["X-B"]}
+        }));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(map.get(&FieldKey::RequestTimeout), Some(&FieldValue::Millis(10_000)));
+        assert_eq!(map.get(&FieldKey::BackendRequestTimeout), Some(&FieldValue::Millis(0)));
+        assert_eq!(map.get(&FieldKey::RetryCodes), Some(&FieldValue::Codes(vec![502, 503])));
+        assert_eq!(
+            map.get(&FieldKey::HeaderSet(Direction::Request, "x-a".into())),
+            Some(&FieldValue::Text("1".into()))
+        );
+        assert_eq!(
+            map.get(&FieldKey::HeaderRemove(Direction::Request)),
+            Some(&FieldValue::Words(vec!["x-b".into()]))
+        );
+    }
+
+    #[test]
+    fn each_bad_value_is_reported_at_its_path() {
+        let (map, problems) = parse(serde_json::json!({
+            "timeouts": {"request": "1.5s"},
+            "retry": {"attempts": -1, "codes": [503, 600], "retryOn": ["sometimes"]},
+            "requestHeaderModifier": {"set": [{"name": "bad name", "value": "1"}, {"name": "x-a", "value": "1"}, {"name": "X-A", "value": "2"}]}
+        }));
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.defaults.timeouts.request",
+                "spec.defaults.retry.attempts",
+                "spec.defaults.retry.codes[1]",
+                "spec.defaults.retry.retryOn[0]",
+                "spec.defaults.requestHeaderModifier.set[0].name",
+                "spec.defaults.requestHeaderModifier.set[2].name",
+            ]
+        );
+        assert!(problems[0].hint.contains("1500ms"));
+        assert!(map.get(&FieldKey::RetryCodes).is_none());
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let err = serde_json::from_value::<RawSettings>(serde_json::json!({"timeout": {"request": "1s"}}));
+        assert!(err.is_err());
+    }
+}

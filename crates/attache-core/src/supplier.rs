@@ -1,0 +1,109 @@
+//! Who contributed a value to a route rule, and at which level: the
+//! vocabulary of provenance, explain and status.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::fold::{Granularity, Op};
+use crate::model::{Priority, Target};
+use crate::topology::ObjectKey;
+
+/// How a contribution came to fold the way it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// `spec.defaults`: fill, field.
+    Defaults,
+    /// `spec.overrides`: replace, field.
+    Overrides,
+    /// Settings directly under `spec`, per the target's priority annotation.
+    Plain(Priority),
+    /// A rule's own timeouts/retry/header filters. The leaf rule's are the
+    /// starting point; a delegating parent rule's follow its route's annotation.
+    Inline(Priority),
+}
+
+impl Role {
+    pub fn op(self) -> Op {
+        match self {
+            Role::Defaults => Op::Fill,
+            Role::Overrides => Op::Replace,
+            Role::Plain(p) | Role::Inline(p) => p.op(),
+        }
+    }
+
+    pub fn granularity(self) -> Granularity {
+        match self {
+            Role::Defaults | Role::Overrides => Granularity::Field,
+            Role::Plain(p) | Role::Inline(p) => p.granularity(),
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Role::Defaults => f.write_str("defaults"),
+            Role::Overrides => f.write_str("overrides"),
+            Role::Plain(p) => write!(f, "plain, {}", p.name()),
+            Role::Inline(p) => write!(f, "inline, {}", p.name()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// Index into `Inputs::policies`, and the target through which it applies.
+    Policy { index: usize, name: String, target: Target },
+    /// A rule's own values.
+    Inline { route: ObjectKey, rule: String },
+}
+
+/// One contribution to one route rule.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Supplier {
+    pub source: Source,
+    pub role: Role,
+    /// The level it sits at, e.g. `Gateway infra/edge listener http`.
+    pub level: String,
+    /// The leaf rule's own values start the fold; they are not a level above it.
+    pub leaf: bool,
+}
+
+impl Supplier {
+    /// The source without the level: `RoutePolicy shop/fast` or
+    /// `HTTPRoute shop/checkout rule 0`.
+    pub fn who(&self) -> String {
+        match &self.source {
+            Source::Policy { name, .. } => name.clone(),
+            Source::Inline { route, rule } => format!("HTTPRoute {route} rule {rule}"),
+        }
+    }
+}
+
+impl fmt::Display for Supplier {
+    /// `RoutePolicy shop/fast (defaults @ HTTPRoute shop/checkout)`,
+    /// `HTTPRoute shop/checkout rule 0 (inline)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Source::Policy { name, .. } => write!(f, "{name} ({} @ {})", self.role, self.level),
+            Source::Inline { .. } if self.leaf => write!(f, "{} (inline)", self.who()),
+            Source::Inline { .. } => write!(f, "{} ({})", self.who(), self.role),
+        }
+    }
+}
+
+/// Serializable view of a supplier for `explain -o json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SupplierView {
+    pub source: String,
+    pub role: String,
+    pub level: String,
+}
+
+impl From<&Supplier> for SupplierView {
+    fn from(s: &Supplier) -> Self {
+        let role = if s.leaf { "inline".to_string() } else { s.role.to_string() };
+        SupplierView { source: s.who(), role, level: s.level.clone() }
+    }
+}
