@@ -23,6 +23,7 @@ pub mod parse;
 pub mod resolve;
 pub mod settings;
 pub mod source;
+pub mod status;
 pub mod supplier;
 pub mod topology;
 
@@ -30,3 +31,4 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
 pub use parse::{parse, Inputs};
 pub use resolve::{resolve, select_gateway, Resolved, ResolveError};
+pub use status::{policy_status, StatusReport};

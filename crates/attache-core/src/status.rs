@@ -1,0 +1,217 @@
+//! GEP-713 status for every policy: the `Accepted` condition (Accepted,
+//! Invalid, TargetNotFound, Conflicted) and, per target, kgateway's finer
+//! result as an `Attached` condition (Attached, Merged, Overridden).
+//!
+//! When Conflicted applies: at some target the policy supplies no field to
+//! any route rule, and at least one of its values lost to another policy at
+//! the same level with the same operation (both fill or both replace) and a
+//! different value, i.e. it lost on precedence (weight, age, name) alone.
+//! A policy that loses only part of its fields to a peer stays Accepted,
+//! with `Attached` reason Merged naming the winner.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::policy::POLICY_GROUP;
+use crate::model::{Policy, Target};
+use crate::parse::Inputs;
+use crate::resolve::{resolve, ContributionStats};
+
+pub const CONTROLLER_NAME: &str = "policy.attache.dev/attache";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyStatus {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: StatusMeta,
+    pub status: PolicyStatusBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusMeta {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyStatusBody {
+    /// The policy as a whole.
+    pub conditions: Vec<Condition>,
+    /// One per targetRef.
+    pub ancestors: Vec<AncestorStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AncestorStatus {
+    pub ancestor_ref: AncestorRef,
+    pub controller_name: String,
+    pub conditions: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AncestorRef {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_name: Option<String>,
+}
+
+/// A Kubernetes condition; `lastTransitionTime` is left out so that the
+/// output is deterministic (the resolver has no clock).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// "True" or "False".
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// Status of every policy plus what resolving every Gateway reported.
+#[derive(Debug, Clone)]
+pub struct StatusReport {
+    pub policies: Vec<PolicyStatus>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Resolves every Gateway and reports each policy's conditions.
+pub fn policy_status(inputs: &Inputs) -> StatusReport {
+    let mut stats: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
+    let mut diagnostics = Vec::new();
+    for key in inputs.gateways.keys() {
+        let Ok(resolved) = resolve(inputs, key) else { continue };
+        diagnostics.extend(resolved.diagnostics);
+        for (k, s) in resolved.contributions {
+            let acc = stats.entry(k).or_default();
+            acc.entries += s.entries;
+            acc.fields_set += s.fields_set;
+            acc.fields_lost += s.fields_lost;
+            acc.winners.extend(s.winners);
+            acc.conflicts_with.extend(s.conflicts_with);
+        }
+    }
+    diagnostics.sort();
+    diagnostics.dedup();
+    let policies = inputs.policies.iter().enumerate().map(|(i, p)| one(i, p, &stats)).collect();
+    StatusReport { policies, diagnostics }
+}
+
+fn condition(kind: &str, ok: bool, reason: &str, message: String, generation: Option<i64>) -> Condition {
+    Condition {
+        kind: kind.into(),
+        status: if ok { "True" } else { "False" }.into(),
+        reason: reason.into(),
+        message,
+        observed_generation: generation,
+    }
+}
+
+fn one(index: usize, policy: &Policy, stats: &BTreeMap<(usize, Target), ContributionStats>) -> PolicyStatus {
+    let generation = policy.meta.generation;
+    let metadata = StatusMeta { name: policy.meta.name.clone(), namespace: policy.meta.namespace.clone() };
+    let head = |status| PolicyStatus {
+        api_version: format!("{POLICY_GROUP}/v1alpha1"),
+        kind: policy.kind.to_string(),
+        metadata: metadata.clone(),
+        status,
+    };
+    if !policy.is_valid() {
+        let message = format!("dropped: {}", policy.invalid.join("; "));
+        return head(PolicyStatusBody {
+            conditions: vec![condition("Accepted", false, "Invalid", message, generation)],
+            ancestors: Vec::new(),
+        });
+    }
+    let mut ancestors = Vec::new();
+    let (mut found, mut conflicted) = (0, 0);
+    for tr in &policy.targets {
+        let ancestor_ref = AncestorRef {
+            group: tr.group.clone(),
+            kind: tr.kind.clone(),
+            name: tr.name.clone(),
+            namespace: match &tr.resolved {
+                Some(Target::Gateway(k, _) | Target::Route(k, _)) => Some(k.namespace.clone()),
+                _ => None,
+            },
+            section_name: tr.section_name.clone(),
+        };
+        let conditions = match &tr.resolved {
+            None => vec![condition(
+                "Accepted",
+                false,
+                "TargetNotFound",
+                format!("{} {} (sectionName {:?}) does not exist", tr.kind, tr.name, tr.section_name),
+                generation,
+            )],
+            Some(target) => {
+                found += 1;
+                let s = stats.get(&(index, target.clone())).cloned().unwrap_or_default();
+                let winners = s.winners.iter().cloned().collect::<Vec<_>>().join("; ");
+                let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
+                let accepted = if lost_all && !s.conflicts_with.is_empty() {
+                    conflicted += 1;
+                    let peers = s.conflicts_with.iter().cloned().collect::<Vec<_>>().join(", ");
+                    condition(
+                        "Accepted",
+                        false,
+                        "Conflicted",
+                        format!("at {target} it ranks below {peers}, which set the same fields to other values"),
+                        generation,
+                    )
+                } else {
+                    condition("Accepted", true, "Accepted", format!("attached to {target}"), generation)
+                };
+                let attached = if s.entries == 0 {
+                    condition("Attached", true, "Attached", "no route rule is served through this target yet".into(), generation)
+                } else if s.fields_lost == 0 {
+                    condition(
+                        "Attached",
+                        true,
+                        "Attached",
+                        format!("supplies every field it sets on {} route rule(s)", s.entries),
+                        generation,
+                    )
+                } else if lost_all {
+                    condition("Attached", false, "Overridden", format!("every value it sets is overridden by {winners}"), generation)
+                } else {
+                    condition(
+                        "Attached",
+                        true,
+                        "Merged",
+                        format!(
+                            "{} of {} field values over {} route rule(s) are in effect; the others went to {winners}",
+                            s.fields_set - s.fields_lost,
+                            s.fields_set,
+                            s.entries
+                        ),
+                        generation,
+                    )
+                };
+                vec![accepted, attached]
+            }
+        };
+        ancestors.push(AncestorStatus { ancestor_ref, controller_name: CONTROLLER_NAME.into(), conditions });
+    }
+    let summary = if found == 0 {
+        condition("Accepted", false, "TargetNotFound", "none of its targets exists".into(), generation)
+    } else if conflicted == found {
+        condition("Accepted", false, "Conflicted", "it loses every value to a higher-ranked policy at the same level".into(), generation)
+    } else {
+        condition("Accepted", true, "Accepted", format!("attached to {found} target(s)"), generation)
+    };
+    head(PolicyStatusBody { conditions: vec![summary], ancestors })
+}
+
