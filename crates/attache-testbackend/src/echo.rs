@@ -6,7 +6,13 @@ use serde_json::{json, Map, Value};
 /// Builds the echo body. `headers` are `(name, value)` pairs in arrival
 /// order; names are lower-cased, and a name seen more than once becomes an
 /// array of its values in arrival order.
-pub fn echo_body<'a, I>(method: &str, url: &str, headers: I, attempt: u64, key: Option<&str>) -> Value
+pub fn echo_body<'a, I>(
+    method: &str,
+    url: &str,
+    headers: I,
+    attempt: u64,
+    key: Option<&str>,
+) -> Value
 where
     I: IntoIterator<Item = (&'a str, &'a str)>,
 {

@@ -16,7 +16,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 #[derive(Debug, Parser)]
-#[command(name = "attache-testbackend", version, about = "HTTP test backend for Attaché's end-to-end tests")]
+#[command(
+    name = "attache-testbackend",
+    version,
+    about = "HTTP test backend for Attaché's end-to-end tests"
+)]
 struct Args {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9000")]
@@ -28,7 +32,10 @@ fn main() -> ExitCode {
     let server = match tiny_http::Server::http(args.listen) {
         Ok(server) => server,
         Err(err) => {
-            eprintln!("attache-testbackend: cannot listen on {}: {err}", args.listen);
+            eprintln!(
+                "attache-testbackend: cannot listen on {}: {err}",
+                args.listen
+            );
             return ExitCode::from(1);
         }
     };
@@ -42,7 +49,10 @@ fn main() -> ExitCode {
     // The first stdout line is the contract with the harness (it learns the
     // ephemeral port from it), so flush it at once.
     let mut stdout = std::io::stdout();
-    if writeln!(stdout, "listening on {bound}").and_then(|()| stdout.flush()).is_err() {
+    if writeln!(stdout, "listening on {bound}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
         eprintln!("attache-testbackend: listening on {bound} (stdout closed)");
     }
     server::serve(server);

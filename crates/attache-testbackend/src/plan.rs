@@ -179,7 +179,10 @@ mod tests {
         let every = plan(&[("x-backend-delay-ms", "300")]);
         assert_eq!(every.outcome(5).delay, Some(Duration::from_millis(300)));
 
-        let first = plan(&[("x-backend-delay-ms", "300"), ("x-backend-delay-times", "1")]);
+        let first = plan(&[
+            ("x-backend-delay-ms", "300"),
+            ("x-backend-delay-times", "1"),
+        ]);
         assert_eq!(first.outcome(1).delay, Some(Duration::from_millis(300)));
         assert_eq!(first.outcome(2).delay, None);
     }

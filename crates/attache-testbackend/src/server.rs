@@ -51,7 +51,12 @@ fn echo(request: &Request, url: &str, book: &AttemptBook) -> Response<Cursor<Vec
     let headers: Vec<(String, String)> = request
         .headers()
         .iter()
-        .map(|h| (h.field.as_str().as_str().to_ascii_lowercase(), h.value.as_str().to_owned()))
+        .map(|h| {
+            (
+                h.field.as_str().as_str().to_ascii_lowercase(),
+                h.value.as_str().to_owned(),
+            )
+        })
         .collect();
     let pairs = || headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
     let plan = match Plan::from_headers(pairs()) {

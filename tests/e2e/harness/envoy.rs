@@ -1,0 +1,99 @@
+//! A real Envoy process on a rendered bootstrap.
+
+use std::fs::File;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::client;
+use super::paths;
+use super::process::Guarded;
+
+/// Envoy plus V8 compiling the filter takes a few seconds on a busy 2-core
+/// machine; this bounds a broken start.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+pub struct Envoy {
+    pub admin: String,
+    pub listener: String,
+    process: Guarded,
+}
+
+impl Envoy {
+    /// Starts Envoy on `bootstrap` and waits until the admin says LIVE and
+    /// the listener accepts connections.
+    pub fn start(bootstrap: &Path, admin_port: u16, listener_port: u16, dir: &Path) -> Envoy {
+        let log = dir.join("envoy.log");
+        let child = Command::new(paths::envoy())
+            .arg("-c")
+            .arg(bootstrap)
+            // Several Envoys run at once (one per test): no shared memory
+            // between them, one worker each to spare the CPU.
+            .args([
+                "--disable-hot-restart",
+                "--concurrency",
+                "1",
+                "--log-level",
+                "warn",
+            ])
+            .stdout(Stdio::null())
+            .stderr(File::create(&log).expect("create envoy log"))
+            .spawn()
+            .expect("start envoy");
+        let mut envoy = Envoy {
+            admin: format!("http://127.0.0.1:{admin_port}"),
+            listener: format!("http://127.0.0.1:{listener_port}"),
+            process: Guarded::new("envoy", child, &log),
+        };
+        envoy.wait_ready(listener_port);
+        envoy
+    }
+
+    fn wait_ready(&mut self, listener_port: u16) {
+        let started = Instant::now();
+        loop {
+            self.process.assert_running();
+            let admin_ready = client::try_get(&format!("{}/ready", self.admin), &[])
+                .is_ok_and(|reply| reply.status == 200);
+            if admin_ready && TcpStream::connect(("127.0.0.1", listener_port)).is_ok() {
+                return;
+            }
+            assert!(
+                started.elapsed() < READY_WITHIN,
+                "envoy not ready within {READY_WITHIN:?}; log:\n{}",
+                self.process.log_tail()
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    pub fn log_tail(&self) -> String {
+        self.process.log_tail()
+    }
+
+    /// The value of one admin counter or gauge (`/stats?filter=`), 0 when absent.
+    pub fn stat(&self, name: &str) -> u64 {
+        let reply = client::get(&format!("{}/stats?filter=^{name}$", self.admin), &[]);
+        reply
+            .body
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{name}: ")))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// `envoy --mode validate -c BOOTSTRAP`: Envoy's own verdict on a config.
+pub fn validate(bootstrap: &Path) -> Output {
+    Command::new(paths::envoy())
+        .args(["--mode", "validate", "--disable-hot-restart", "-c"])
+        .arg(bootstrap)
+        .output()
+        .expect("run envoy --mode validate")
+}

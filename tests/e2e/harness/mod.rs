@@ -1,0 +1,11 @@
+//! The machinery of the end-to-end tests: real processes (Envoy, the test
+//! backend, the `attache` CLI), free ports, readiness, teardown on Drop.
+
+pub mod backend;
+pub mod client;
+pub mod envoy;
+pub mod generator;
+pub mod paths;
+pub mod process;
+pub mod scratch;
+pub mod stack;

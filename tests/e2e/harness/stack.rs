@@ -1,0 +1,105 @@
+//! One complete data plane for a test: the test backend, the generator's
+//! rendered bootstrap and ECDS file, and Envoy running them.
+//!
+//! Field order matters: Envoy is dropped (killed) before the backend, and
+//! the scratch directory last, so a failing test keeps its logs.
+
+use std::path::{Path, PathBuf};
+
+use super::backend::Backend;
+use super::client::{self, Reply};
+use super::envoy::Envoy;
+use super::generator::{self, RenderEnvoy};
+use super::paths;
+use super::scratch::Scratch;
+
+/// A set of manifests written for the tests (tests/fixtures/e2e/NAME).
+pub struct Fixture {
+    pub input: PathBuf,
+    /// `NS/NAME` of the Gateway.
+    pub gateway: &'static str,
+    /// Every Gateway listener that gets a local port; the first is the default.
+    pub listeners: &'static [&'static str],
+    /// Every backendRef (`NS/NAME`); all point at the one test backend.
+    pub backends: &'static [&'static str],
+}
+
+impl Fixture {
+    pub fn named(name: &str, gateway: &'static str, backends: &'static [&'static str]) -> Fixture {
+        Fixture {
+            input: paths::fixture(name),
+            gateway,
+            listeners: &["http"],
+            backends,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        self.input
+            .file_name()
+            .map_or_else(|| "stack".to_owned(), |n| n.to_string_lossy().into_owned())
+    }
+}
+
+pub struct Stack {
+    pub envoy: Envoy,
+    pub backend: Backend,
+    pub ecds: PathBuf,
+    pub bootstrap: PathBuf,
+    pub scratch: Scratch,
+}
+
+impl Stack {
+    /// Renders the ECDS file and the bootstrap from the fixture and starts
+    /// backend and Envoy.
+    pub fn start(fixture: &Fixture) -> Stack {
+        let scratch = Scratch::new(&fixture.label());
+        let ecds = scratch.join("attache.ecds.yaml");
+        generator::render_ecds(&fixture.input, fixture.gateway, &paths::wasm(), &ecds);
+        Stack::launch(fixture, &fixture.input, ecds, scratch)
+    }
+
+    /// Starts backend and Envoy on an ECDS file that already exists (written
+    /// by `attache watch` from `input`).
+    pub fn launch(fixture: &Fixture, input: &Path, ecds: PathBuf, scratch: Scratch) -> Stack {
+        let backend = Backend::start(scratch.path());
+        let bootstrap = scratch.join("envoy.yaml");
+        let listener_ports: Vec<(String, u16)> = fixture
+            .listeners
+            .iter()
+            .map(|name| ((*name).to_owned(), paths::free_port()))
+            .collect();
+        let admin_port = paths::free_port();
+        generator::render_envoy(&RenderEnvoy {
+            input,
+            gateway: fixture.gateway,
+            ecds: &ecds,
+            wasm: &paths::wasm(),
+            backends: fixture
+                .backends
+                .iter()
+                .map(|b| ((*b).to_owned(), backend.addr.clone()))
+                .collect(),
+            listener_ports: listener_ports.clone(),
+            admin_port,
+            out: &bootstrap,
+        });
+        let envoy = Envoy::start(&bootstrap, admin_port, listener_ports[0].1, scratch.path());
+        Stack {
+            envoy,
+            backend,
+            ecds,
+            bootstrap,
+            scratch,
+        }
+    }
+
+    /// `GET` through Envoy's (first) listener.
+    pub fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        client::get(&format!("{}{path}", self.envoy.listener), headers)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.scratch.path()
+    }
+}

@@ -1,0 +1,19 @@
+//! End-to-end tests: the generator's real output in a real Envoy running the
+//! real filter .wasm, traffic from a real client to the test backend.
+//!
+//! Compiled only with `--features e2e` (scripts/test.sh turns it on after
+//! scripts/setup.sh has installed Envoy and built the .wasm). Each test
+//! starts its own backend and Envoy on free ports and kills them on Drop.
+//! docs/testing.md says what each test proves.
+
+#![cfg(feature = "e2e")]
+
+mod harness;
+
+mod control_headers;
+mod headers;
+mod hot_reload;
+mod precedence;
+mod retries;
+mod timeouts;
+mod validate;

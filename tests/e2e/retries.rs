@@ -1,0 +1,89 @@
+//! Retries as the policy says: listed codes retried up to `attempts` more
+//! times, unlisted codes not at all, the per-try timeout per attempt.
+
+use std::time::Duration;
+
+use crate::harness::backend::unique_key;
+use crate::harness::stack::Stack;
+use crate::timeouts::{basics, SLACK};
+
+#[test]
+fn listed_code_is_retried_until_success_and_unlisted_code_is_not() {
+    let stack = Stack::start(&basics());
+
+    let key = unique_key("listed");
+    let reply = stack.get(
+        "/retry",
+        &[
+            ("x-backend-key", &key),
+            ("x-backend-fail-times", "2"),
+            ("x-backend-status", "503"),
+        ],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 3);
+    assert_eq!(reply.header_values("x-backend-attempt"), ["3"]);
+
+    let key = unique_key("unlisted");
+    let reply = stack.get(
+        "/retry",
+        &[
+            ("x-backend-key", &key),
+            ("x-backend-fail-times", "2"),
+            ("x-backend-status", "500"),
+        ],
+    );
+    assert_eq!(reply.status, 500, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 1);
+
+    // attempts: 2 means at most 3 tries in all.
+    let key = unique_key("exhausted");
+    let reply = stack.get(
+        "/retry",
+        &[
+            ("x-backend-key", &key),
+            ("x-backend-fail-times", "9"),
+            ("x-backend-status", "503"),
+        ],
+    );
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 3);
+}
+
+#[test]
+fn per_try_timeout_counts_for_each_attempt() {
+    let stack = Stack::start(&basics());
+    let per_try = Duration::from_millis(300);
+
+    // Only the first attempt is slow: it is cut at 300ms and the retry
+    // answers, long before the slow attempt would have.
+    let key = unique_key("first-slow");
+    let reply = stack.get(
+        "/per-try",
+        &[
+            ("x-backend-key", &key),
+            ("x-backend-delay-ms", "2000"),
+            ("x-backend-delay-times", "1"),
+        ],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 2);
+    assert!(reply.elapsed >= per_try, "{:?}", reply.elapsed);
+    assert!(
+        reply.elapsed < Duration::from_millis(2000),
+        "{:?}",
+        reply.elapsed
+    );
+
+    // Every attempt is slow: three tries of 300ms each, then 504, well
+    // inside the 5s request timeout.
+    let key = unique_key("all-slow");
+    let reply = stack.get(
+        "/per-try",
+        &[("x-backend-key", &key), ("x-backend-delay-ms", "2000")],
+    );
+    assert_eq!(reply.status, 504, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 3);
+    assert!(reply.elapsed >= per_try * 3, "{:?}", reply.elapsed);
+    assert!(reply.elapsed < per_try * 3 + SLACK, "{:?}", reply.elapsed);
+}
