@@ -1,1 +1,30 @@
-//! proxy-wasm filter (placeholder until issue 3 lands).
+//! Attaché's proxy-wasm HTTP filter: enforces each route's timeouts, retries
+//! and header changes from the schema-1 document (SEMANTICS.md section 5).
+//!
+//! Everything but `proxy` is plain Rust behind the [`host::Host`] trait, so
+//! the decisions are unit-tested natively; `proxy` is the thin proxy-wasm
+//! adapter and exists only in the wasm32 build. docs/filter.md describes the
+//! behaviour for operators.
+
+pub mod config;
+pub mod control;
+pub mod document;
+pub mod error;
+pub mod fallback;
+pub mod host;
+pub mod ops;
+pub mod pattern;
+pub mod plugin;
+pub mod request;
+pub mod route;
+pub mod stream;
+pub mod syntax;
+
+#[cfg(target_arch = "wasm32")]
+mod proxy;
+
+pub use config::CompiledConfig;
+pub use error::{ConfigError, Problem};
+pub use host::{Counter, HeaderMap, Host, LogLevel};
+pub use plugin::Plugin;
+pub use stream::Stream;

@@ -1,0 +1,126 @@
+//! Envoy router control headers: the request headers through which the
+//! router lets a request change its own timeout and retry behaviour. The
+//! filter enforces policy by setting them, and (by default) strips any a
+//! client sent so that clients cannot lengthen or multiply what policy says.
+
+use attache_contract::{Retry, Timeouts};
+
+use crate::ops::HeaderOp;
+
+pub const MAX_RETRIES: &str = "x-envoy-max-retries";
+pub const RETRY_ON: &str = "x-envoy-retry-on";
+pub const RETRIABLE_STATUS_CODES: &str = "x-envoy-retriable-status-codes";
+pub const RQ_TIMEOUT_MS: &str = "x-envoy-upstream-rq-timeout-ms";
+pub const PER_TRY_TIMEOUT_MS: &str = "x-envoy-upstream-rq-per-try-timeout-ms";
+
+/// Every request header the Envoy router (1.40) reads to change timeouts,
+/// retries, hedging or the timeout response. Envoy itself strips these only
+/// from requests it considers external, which depends on its trust settings
+/// (`use_remote_address`, `x-envoy-internal`); the filter does not rely on
+/// those.
+pub const CLIENT_CONTROL_HEADERS: [&str; 11] = [
+    MAX_RETRIES,
+    RETRY_ON,
+    "x-envoy-retry-grpc-on",
+    RETRIABLE_STATUS_CODES,
+    "x-envoy-retriable-header-names",
+    RQ_TIMEOUT_MS,
+    PER_TRY_TIMEOUT_MS,
+    "x-envoy-expected-rq-timeout-ms",
+    "x-envoy-hedge-on-per-try-timeout",
+    "x-envoy-upstream-rq-timeout-alt-response",
+    "x-envoy-upstream-stream-duration-ms",
+];
+
+/// Envoy's trigger that makes `x-envoy-retriable-status-codes` count.
+const RETRIABLE_STATUS_CODES_TRIGGER: &str = "retriable-status-codes";
+
+/// The control headers that carry `timeouts`. `0` reaches Envoy as `0`,
+/// which Envoy reads as "no timeout", matching the contract.
+pub fn timeout_ops(timeouts: &Timeouts) -> Vec<HeaderOp> {
+    let mut ops = Vec::new();
+    if let Some(ms) = timeouts.request_ms {
+        ops.push(HeaderOp::set(RQ_TIMEOUT_MS, &ms.to_string()));
+    }
+    if let Some(ms) = timeouts.backend_request_ms {
+        ops.push(HeaderOp::set(PER_TRY_TIMEOUT_MS, &ms.to_string()));
+    }
+    ops
+}
+
+/// The control headers that carry `retry`. `backoffMs` has no request header
+/// in Envoy; it travels in the rendered route's retry policy instead.
+pub fn retry_ops(retry: &Retry) -> Vec<HeaderOp> {
+    let mut ops = Vec::new();
+    if let Some(attempts) = retry.attempts {
+        ops.push(HeaderOp::set(MAX_RETRIES, &attempts.to_string()));
+    }
+    let codes = retry.codes.as_deref().unwrap_or_default();
+    let mut triggers: Vec<&str> = Vec::new();
+    for trigger in retry.retry_on.iter().flatten() {
+        if !triggers.contains(&trigger.as_str()) {
+            triggers.push(trigger);
+        }
+    }
+    if !codes.is_empty() && !triggers.contains(&RETRIABLE_STATUS_CODES_TRIGGER) {
+        triggers.push(RETRIABLE_STATUS_CODES_TRIGGER);
+    }
+    if !triggers.is_empty() {
+        ops.push(HeaderOp::set(RETRY_ON, &triggers.join(",")));
+    }
+    if !codes.is_empty() {
+        let joined: Vec<String> = codes.iter().map(u16::to_string).collect();
+        ops.push(HeaderOp::set(RETRIABLE_STATUS_CODES, &joined.join(",")));
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_render_milliseconds_and_zero_stays_zero() {
+        let ops = timeout_ops(&Timeouts { request_ms: Some(0), backend_request_ms: Some(250) });
+        assert_eq!(
+            ops,
+            vec![HeaderOp::set(RQ_TIMEOUT_MS, "0"), HeaderOp::set(PER_TRY_TIMEOUT_MS, "250")]
+        );
+    }
+
+    #[test]
+    fn codes_add_the_status_code_trigger_once() {
+        let retry = Retry {
+            attempts: Some(3),
+            codes: Some(vec![502, 503]),
+            backoff_ms: Some(100),
+            retry_on: Some(vec!["connect-failure".into(), "connect-failure".into()]),
+        };
+        assert_eq!(
+            retry_ops(&retry),
+            vec![
+                HeaderOp::set(MAX_RETRIES, "3"),
+                HeaderOp::set(RETRY_ON, "connect-failure,retriable-status-codes"),
+                HeaderOp::set(RETRIABLE_STATUS_CODES, "502,503"),
+            ]
+        );
+        let explicit = Retry {
+            codes: Some(vec![500]),
+            retry_on: Some(vec!["retriable-status-codes".into()]),
+            ..Retry::default()
+        };
+        assert_eq!(
+            retry_ops(&explicit),
+            vec![
+                HeaderOp::set(RETRY_ON, "retriable-status-codes"),
+                HeaderOp::set(RETRIABLE_STATUS_CODES, "500"),
+            ]
+        );
+    }
+
+    #[test]
+    fn attempts_alone_only_caps_retries() {
+        let retry = Retry { attempts: Some(0), ..Retry::default() };
+        assert_eq!(retry_ops(&retry), vec![HeaderOp::set(MAX_RETRIES, "0")]);
+    }
+}

@@ -1,0 +1,57 @@
+//! Why a configuration was refused. Every variant names where in the JSON
+//! document the problem is, so one log line is enough to fix it.
+
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("configuration is empty: expected a schema-1 JSON document")]
+    Empty,
+    #[error("configuration is not JSON (line {line}, column {column}): {reason}")]
+    NotJson { line: usize, column: usize, reason: String },
+    #[error("{path}: {reason}")]
+    Shape { path: String, reason: String },
+    #[error("{path}: {problem}")]
+    Invalid { path: String, problem: Problem },
+}
+
+impl ConfigError {
+    pub fn invalid(path: impl Into<String>, problem: Problem) -> Self {
+        ConfigError::Invalid { path: path.into(), problem }
+    }
+
+    /// The JSON path the error points at (`$` for the whole document).
+    pub fn path(&self) -> &str {
+        match self {
+            ConfigError::Empty | ConfigError::NotJson { .. } => "$",
+            ConfigError::Shape { path, .. } | ConfigError::Invalid { path, .. } => path,
+        }
+    }
+}
+
+/// A value that parses but cannot be enforced.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum Problem {
+    #[error("schemaVersion {0} is not supported: this filter reads schemaVersion 1")]
+    SchemaVersion(u32),
+    #[error("status code {0} cannot be retried: expected 400-599")]
+    StatusCode(u16),
+    #[error("{0:?} is not a valid HTTP header name: expected letters, digits and !#$%&'*+-.^_`|~")]
+    HeaderName(String),
+    #[error("header value contains CR, LF or NUL, which HTTP forbids")]
+    HeaderValue,
+    #[error("{0:?} is not a valid HTTP method: expected a token such as GET")]
+    Method(String),
+    #[error("{0:?} is not a valid retry trigger: expected an Envoy retry_on name such as 5xx")]
+    RetryTrigger(String),
+    #[error("{0:?} is not a valid path: Exact and PathPrefix values start with '/'")]
+    Path(String),
+    #[error("{0:?} is not a valid hostname: expected a DNS name, optionally starting with '*.'")]
+    Hostname(String),
+    #[error("regular expression does not compile: {0}")]
+    Regex(String),
+    #[error("route name {name:?} is already used by routes[{first}]; names must be unique")]
+    DuplicateRoute { name: String, first: usize },
+    #[error("route name is empty")]
+    EmptyRouteName,
+}

@@ -1,0 +1,303 @@
+//! Fallback matching, for requests whose Envoy route name is not one of the
+//! document's (an Envoy the project did not configure, such as an Istio
+//! gateway). Every (entry, hostname, match) becomes a candidate; candidates
+//! are sorted once, at configure time, by Gateway API precedence, so the first
+//! candidate that matches a request is the one Gateway API would pick.
+//!
+//! Precedence, most important first:
+//! 1. hostname: exact, then wildcard with the longer suffix, then "any";
+//! 2. path: Exact, then PathPrefix (longer first), then RegularExpression;
+//! 3. a method condition;
+//! 4. more header conditions;
+//! 5. more query-parameter conditions;
+//! 6. document order (the generator writes entries oldest route first, then
+//!    by namespace/name, then by rule index).
+
+use std::rc::Rc;
+
+use attache_contract::{HttpRouteMatch, PathMatchType, StringMatchType};
+
+use crate::error::Problem;
+use crate::host::{HeaderMap, Host};
+use crate::pattern::FullMatch;
+use crate::request::RequestFacts;
+use crate::route::CompiledRoute;
+use crate::syntax;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostPattern {
+    Any,
+    Exact(String),
+    /// `*.example.com` kept as `.example.com`: at least one label before it.
+    Suffix(String),
+}
+
+impl HostPattern {
+    pub fn parse(hostname: &str) -> Result<Self, Problem> {
+        if !syntax::is_hostname(hostname) {
+            return Err(Problem::Hostname(hostname.to_string()));
+        }
+        let lower = hostname.to_ascii_lowercase();
+        Ok(match lower.strip_prefix('*') {
+            Some(suffix) => HostPattern::Suffix(suffix.to_string()),
+            None => HostPattern::Exact(lower),
+        })
+    }
+
+    fn matches(&self, host: Option<&str>) -> bool {
+        match (self, host) {
+            (HostPattern::Any, _) => true,
+            (HostPattern::Exact(name), Some(host)) => name == host,
+            (HostPattern::Suffix(suffix), Some(host)) => {
+                host.len() > suffix.len() && host.ends_with(suffix.as_str())
+            }
+            (_, None) => false,
+        }
+    }
+
+    fn rank(&self) -> (u8, usize) {
+        match self {
+            HostPattern::Exact(name) => (2, name.len()),
+            HostPattern::Suffix(suffix) => (1, suffix.len()),
+            HostPattern::Any => (0, 0),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum PathCondition {
+    Exact(String),
+    /// Without trailing slashes: `/` becomes "" and matches every path.
+    Prefix(String),
+    Regex(FullMatch),
+}
+
+impl PathCondition {
+    fn matches(&self, path: Option<&str>) -> bool {
+        let Some(path) = path else { return false };
+        match self {
+            PathCondition::Exact(value) => path == value,
+            // Path-element boundaries: `/foo` matches `/foo`, `/foo/` and
+            // `/foo/bar`, never `/foobar`.
+            PathCondition::Prefix(prefix) => path
+                .strip_prefix(prefix.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+            PathCondition::Regex(re) => re.is_match(path),
+        }
+    }
+
+    fn rank(&self) -> (u8, usize) {
+        match self {
+            PathCondition::Exact(value) => (3, value.len()),
+            PathCondition::Prefix(prefix) => (2, prefix.len()),
+            PathCondition::Regex(_) => (1, 0),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum ValueCondition {
+    Exact(String),
+    Regex(FullMatch),
+}
+
+impl ValueCondition {
+    fn new(kind: StringMatchType, value: &str) -> Result<Self, Problem> {
+        match kind {
+            StringMatchType::Exact => Ok(ValueCondition::Exact(value.to_string())),
+            StringMatchType::RegularExpression => {
+                FullMatch::new(value).map(ValueCondition::Regex).map_err(Problem::Regex)
+            }
+        }
+    }
+
+    fn matches(&self, value: &str) -> bool {
+        match self {
+            ValueCondition::Exact(expected) => expected == value,
+            ValueCondition::Regex(re) => re.is_match(value),
+        }
+    }
+}
+
+/// The conditions of one `HTTPRouteMatch`; all must hold.
+#[derive(Debug, Clone)]
+pub struct Conditions {
+    path: PathCondition,
+    method: Option<String>,
+    /// Lower-cased names.
+    headers: Vec<(String, ValueCondition)>,
+    query: Vec<(String, ValueCondition)>,
+}
+
+/// Where in one `HTTPRouteMatch` a problem is, relative to the match.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ConditionError {
+    pub field: String,
+    pub problem: Problem,
+}
+
+impl Conditions {
+    /// Everything: what an entry without matches (or a match without a path)
+    /// means in Gateway API.
+    pub fn match_all() -> Self {
+        Conditions {
+            path: PathCondition::Prefix(String::new()),
+            method: None,
+            headers: Vec::new(),
+            query: Vec::new(),
+        }
+    }
+
+    pub fn compile(m: &HttpRouteMatch) -> Result<Self, ConditionError> {
+        let err = |field: String, problem| ConditionError { field, problem };
+        let path = match &m.path {
+            None => PathCondition::Prefix(String::new()),
+            Some(p) => match p.kind {
+                PathMatchType::RegularExpression => PathCondition::Regex(
+                    FullMatch::new(&p.value)
+                        .map_err(|e| err("path.value".into(), Problem::Regex(e)))?,
+                ),
+                kind => {
+                    if !p.value.starts_with('/') {
+                        return Err(err("path.value".into(), Problem::Path(p.value.clone())));
+                    }
+                    if kind == PathMatchType::Exact {
+                        PathCondition::Exact(p.value.clone())
+                    } else {
+                        PathCondition::Prefix(p.value.trim_end_matches('/').to_string())
+                    }
+                }
+            },
+        };
+        if let Some(method) = &m.method {
+            if !syntax::is_token(method) {
+                return Err(err("method".into(), Problem::Method(method.clone())));
+            }
+        }
+        let mut headers = Vec::with_capacity(m.headers.len());
+        for (i, h) in m.headers.iter().enumerate() {
+            if !syntax::is_token(&h.name) {
+                return Err(err(format!("headers[{i}].name"), Problem::HeaderName(h.name.clone())));
+            }
+            let value = ValueCondition::new(h.kind, &h.value)
+                .map_err(|p| err(format!("headers[{i}].value"), p))?;
+            headers.push((h.name.to_ascii_lowercase(), value));
+        }
+        let mut query = Vec::with_capacity(m.query_params.len());
+        for (i, q) in m.query_params.iter().enumerate() {
+            let value = ValueCondition::new(q.kind, &q.value)
+                .map_err(|p| err(format!("queryParams[{i}].value"), p))?;
+            query.push((q.name.clone(), value));
+        }
+        Ok(Conditions { path, method: m.method.clone(), headers, query })
+    }
+
+    fn matches(&self, facts: &RequestFacts, host: &impl Host) -> bool {
+        self.path.matches(facts.path.as_deref())
+            && self.method.as_ref().is_none_or(|m| facts.method.as_ref() == Some(m))
+            && self.headers.iter().all(|(name, cond)| {
+                // Non-UTF-8 values cannot equal a configured value; for a
+                // regex they count as absent rather than being guessed at.
+                host.header(HeaderMap::Request, name)
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                    .is_some_and(|value| cond.matches(&value))
+            })
+            && self
+                .query
+                .iter()
+                .all(|(name, cond)| facts.query_param(name).is_some_and(|v| cond.matches(v)))
+    }
+
+    fn rank(&self) -> (u8, usize, bool, usize, usize) {
+        let (path_class, path_len) = self.path.rank();
+        (path_class, path_len, self.method.is_some(), self.headers.len(), self.query.len())
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Candidate {
+    host: HostPattern,
+    conditions: Conditions,
+    route: Rc<CompiledRoute>,
+}
+
+/// Candidates in precedence order.
+#[derive(Debug, Clone, Default)]
+pub struct FallbackTable {
+    candidates: Vec<Candidate>,
+}
+
+impl FallbackTable {
+    /// Adds candidates in document order; call [`FallbackTable::finish`] once
+    /// all are in.
+    pub fn push(&mut self, host: HostPattern, conditions: Conditions, route: Rc<CompiledRoute>) {
+        self.candidates.push(Candidate { host, conditions, route });
+    }
+
+    pub fn finish(&mut self) {
+        // Stable sort: equal precedence keeps document order.
+        self.candidates.sort_by(|a, b| {
+            (b.host.rank(), b.conditions.rank()).cmp(&(a.host.rank(), a.conditions.rank()))
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.candidates.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.candidates.is_empty()
+    }
+
+    pub fn find(&self, facts: &RequestFacts, host: &impl Host) -> Option<&Rc<CompiledRoute>> {
+        let request_host = facts.host.as_deref();
+        self.candidates
+            .iter()
+            .find(|c| c.host.matches(request_host) && c.conditions.matches(facts, host))
+            .map(|c| &c.route)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wildcard_needs_at_least_one_label() {
+        let p = HostPattern::parse("*.Example.com").unwrap();
+        assert!(p.matches(Some("a.example.com")));
+        assert!(p.matches(Some("a.b.example.com")));
+        assert!(!p.matches(Some("example.com")));
+        assert!(!p.matches(Some("aexample.com")));
+        assert!(!p.matches(None));
+        assert!(HostPattern::Any.matches(None));
+    }
+
+    #[test]
+    fn prefix_respects_path_elements_and_ignores_trailing_slash() {
+        for value in ["/foo", "/foo/"] {
+            let m: HttpRouteMatch = serde_json::from_value(serde_json::json!({
+                "path": {"type": "PathPrefix", "value": value}
+            }))
+            .unwrap();
+            let c = Conditions::compile(&m).unwrap();
+            for (path, expected) in
+                [("/foo", true), ("/foo/", true), ("/foo/bar", true), ("/foobar", false), ("/", false)]
+            {
+                assert_eq!(c.path.matches(Some(path)), expected, "{value} vs {path}");
+            }
+        }
+        assert!(Conditions::match_all().path.matches(Some("/anything")));
+    }
+
+    #[test]
+    fn bad_conditions_name_their_field() {
+        let m: HttpRouteMatch = serde_json::from_value(serde_json::json!({
+            "headers": [{"name": "ok", "value": "x"}, {"name": "x", "type": "RegularExpression", "value": "("}]
+        }))
+        .unwrap();
+        let e = Conditions::compile(&m).unwrap_err();
+        assert_eq!(e.field, "headers[1].value");
+        assert!(matches!(e.problem, Problem::Regex(_)));
+    }
+}

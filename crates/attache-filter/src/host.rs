@@ -1,0 +1,90 @@
+//! The few things the filter needs from its host. The proxy-wasm adapter
+//! implements this over host calls; tests implement it with a fake, so every
+//! decision is exercised natively.
+
+/// Which header map a call addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HeaderMap {
+    Request,
+    Response,
+}
+
+/// Envoy's log levels, as proxy-wasm passes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// The filter's counters. The adapter defines one Envoy metric per variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counter {
+    MatchedByName,
+    MatchedByFallback,
+    Unmatched,
+    EnforcedTimeout,
+    EnforcedRetry,
+    EnforcedRequestHeaders,
+    EnforcedResponseHeaders,
+    ClientControlHeadersStripped,
+    ConfigsAccepted,
+    ConfigsRejected,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 10] = [
+        Counter::MatchedByName,
+        Counter::MatchedByFallback,
+        Counter::Unmatched,
+        Counter::EnforcedTimeout,
+        Counter::EnforcedRetry,
+        Counter::EnforcedRequestHeaders,
+        Counter::EnforcedResponseHeaders,
+        Counter::ClientControlHeadersStripped,
+        Counter::ConfigsAccepted,
+        Counter::ConfigsRejected,
+    ];
+
+    /// The metric name as it appears in Envoy's stats (Envoy adds its own
+    /// `wasmcustom.` prefix).
+    pub fn metric_name(self) -> &'static str {
+        match self {
+            Counter::MatchedByName => "attache.requests.matched_by_name",
+            Counter::MatchedByFallback => "attache.requests.matched_by_fallback",
+            Counter::Unmatched => "attache.requests.unmatched",
+            Counter::EnforcedTimeout => "attache.enforced.timeout",
+            Counter::EnforcedRetry => "attache.enforced.retry",
+            Counter::EnforcedRequestHeaders => "attache.enforced.request_headers",
+            Counter::EnforcedResponseHeaders => "attache.enforced.response_headers",
+            Counter::ClientControlHeadersStripped => "attache.requests.client_control_headers_stripped",
+            Counter::ConfigsAccepted => "attache.configs.accepted",
+            Counter::ConfigsRejected => "attache.configs.rejected",
+        }
+    }
+
+    /// Position in [`Counter::ALL`], for adapters that keep ids in an array.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Host services used by the filter. Header values come back as raw bytes
+/// because clients can send anything; the filter decides what to do with
+/// bytes that are not UTF-8 instead of trapping on them.
+pub trait Host {
+    /// A host property such as `["xds", "route_name"]`.
+    fn property(&self, path: &[&str]) -> Option<Vec<u8>>;
+    fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>>;
+    /// Replaces every value of `name`; `None` removes the header.
+    fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>);
+    /// Appends one more value of `name`, keeping existing ones.
+    fn add_header(&mut self, map: HeaderMap, name: &str, value: &str);
+    /// Whether a message at `level` would be written: lets callers skip
+    /// formatting on the request path.
+    fn log_enabled(&self, level: LogLevel) -> bool;
+    fn log(&self, level: LogLevel, message: &str);
+    fn increment(&mut self, counter: Counter);
+}
