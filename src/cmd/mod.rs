@@ -64,6 +64,10 @@ pub enum CliError {
     Write { path: String, source: std::io::Error },
     #[error("{0}")]
     Resolve(String),
+    #[error(transparent)]
+    Render(#[from] attache_render::RenderError),
+    #[error("cannot encode the output as YAML: {source}")]
+    Yaml { source: serde_yaml_ng::Error },
     #[error("{0}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f")]
     Gateway(#[from] attache_core::ResolveError),
     #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]

@@ -1,1 +1,23 @@
-//! Data-plane renderers (being built).
+//! Data-plane renderers: pure functions from a resolved Gateway to the JSON
+//! values Envoy and Istio read. No I/O here: the CLI reads manifests and
+//! writes files; this crate only decides what they say.
+//!
+//! - [`bootstrap::envoy_bootstrap`]: a static Envoy bootstrap (listeners,
+//!   routes in Gateway API precedence, clusters) that loads the Attaché
+//!   filter through ECDS from a file.
+//! - [`ecds::discovery_response`]: that ECDS file.
+//! - [`wasmplugin::wasm_plugin`]: an Istio `WasmPlugin` carrying the document.
+#![forbid(unsafe_code)]
+
+pub mod backends;
+pub mod bootstrap;
+pub mod duration;
+pub mod ecds;
+pub mod error;
+pub mod manifests;
+pub mod matching;
+pub mod virtual_hosts;
+pub mod wasm;
+pub mod wasmplugin;
+
+pub use error::RenderError;

@@ -1,0 +1,77 @@
+//! The ECDS file Envoy watches: a `DiscoveryResponse` with one
+//! `TypedExtensionConfig` named like the bootstrap's HTTP filter.
+
+use attache_contract::Document;
+use serde_json::{json, Value};
+
+use crate::wasm::{filter_config, FILTER_NAME};
+
+pub const TYPED_EXTENSION_CONFIG_TYPE_URL: &str = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
+
+/// The discovery response. `version_info` is a digest of the content, so
+/// the same input renders the same bytes and a changed one a new version
+/// (Envoy shows it in `/config_dump`).
+pub fn discovery_response(document: &Document, wasm_path: &str) -> Result<Value, serde_json::Error> {
+    let typed_config = filter_config(document, wasm_path)?;
+    let version = format!("{:016x}", fnv1a(serde_json::to_string(&typed_config)?.as_bytes()));
+    Ok(json!({
+        "version_info": version,
+        "type_url": TYPED_EXTENSION_CONFIG_TYPE_URL,
+        "resources": [{
+            "@type": TYPED_EXTENSION_CONFIG_TYPE_URL,
+            "name": FILTER_NAME,
+            "typed_config": typed_config
+        }]
+    }))
+}
+
+/// FNV-1a, 64 bit: a stable, dependency-free content digest (not security).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attache_contract::{RouteEntry, Timeouts, SCHEMA_VERSION};
+
+    fn document(request_ms: u64) -> Document {
+        Document {
+            schema_version: SCHEMA_VERSION,
+            gateway: "infra/edge".into(),
+            options: Default::default(),
+            routes: vec![RouteEntry {
+                name: "http/shop/a/0".into(),
+                listener: "http".into(),
+                route_namespace: "shop".into(),
+                route_name: "a".into(),
+                rule: "0".into(),
+                timeouts: Some(Timeouts { request_ms: Some(request_ms), backend_request_ms: None }),
+                ..RouteEntry::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn the_resource_carries_the_document_as_a_string_value() {
+        let response = discovery_response(&document(500), "/w/attache.wasm").unwrap();
+        let resource = &response["resources"][0];
+        assert_eq!(resource["name"], "attache");
+        assert_eq!(resource["@type"], TYPED_EXTENSION_CONFIG_TYPE_URL);
+        let config = &resource["typed_config"]["config"];
+        assert_eq!(resource["typed_config"]["@type"], crate::wasm::WASM_TYPE_URL);
+        assert_eq!(config["vm_config"]["code"]["local"]["filename"], "/w/attache.wasm");
+        assert_eq!(config["configuration"]["@type"], crate::wasm::STRING_VALUE_TYPE_URL);
+        let carried: Document = serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
+        assert_eq!(carried, document(500));
+    }
+
+    #[test]
+    fn the_version_follows_the_content() {
+        let version = |ms| discovery_response(&document(ms), "f.wasm").unwrap()["version_info"].clone();
+        assert_eq!(version(500), version(500));
+        assert_ne!(version(500), version(501));
+    }
+}

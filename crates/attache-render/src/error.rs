@@ -1,0 +1,34 @@
+//! Why a render failed. Each variant names the object at fault and what
+//! would be valid, so the CLI can print it unchanged.
+
+use crate::backends::BackendError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Backend(#[from] Box<BackendError>),
+    #[error(
+        "--listener-port names listener '{listener}', but Gateway {gateway} has no such listener; valid: {valid}"
+    )]
+    UnknownListener { listener: String, gateway: String, valid: String },
+    #[error(transparent)]
+    PortClash(#[from] Box<PortClash>),
+    #[error("Gateway {gateway} has no HTTP listener to render; Attaché renders listeners with protocol HTTP")]
+    NoHttpListener { gateway: String },
+    #[error("cannot encode the schema-1 document as JSON: {0}")]
+    Document(#[from] serde_json::Error),
+}
+
+/// Two listeners that cannot share one Envoy listener.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "listeners {first} and {second} of Gateway {gateway} both need local port {port} but speak different protocols ({first_protocol} vs {second_protocol}); give one of them another --listener-port"
+)]
+pub struct PortClash {
+    pub gateway: String,
+    pub port: u16,
+    pub first: String,
+    pub first_protocol: String,
+    pub second: String,
+    pub second_protocol: String,
+}

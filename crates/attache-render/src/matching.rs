@@ -1,0 +1,187 @@
+//! Gateway API `HTTPRouteMatch` as an Envoy `RouteMatch`, and the Gateway
+//! API precedence that decides the order of Envoy's routes (Envoy takes the
+//! first route that matches, so the order *is* the precedence).
+
+use std::cmp::Reverse;
+
+use attache_contract::{HeaderMatch, HttpRouteMatch, PathMatch, PathMatchType, QueryParamMatch, StringMatchType};
+use serde_json::{json, Map, Value};
+
+/// The Envoy `RouteMatch` for one Gateway API match.
+pub fn route_match(m: &HttpRouteMatch) -> Value {
+    let mut out = Map::new();
+    let (key, value) = path_specifier(m.path.as_ref());
+    out.insert(key.to_string(), value);
+    let mut headers: Vec<Value> = m.headers.iter().map(header_matcher).collect();
+    if let Some(method) = &m.method {
+        headers.push(json!({"name": ":method", "string_match": {"exact": method}}));
+    }
+    if !headers.is_empty() {
+        out.insert("headers".into(), Value::Array(headers));
+    }
+    if !m.query_params.is_empty() {
+        out.insert("query_parameters".into(), m.query_params.iter().map(query_matcher).collect());
+    }
+    Value::Object(out)
+}
+
+/// The match for a rule that has none: everything.
+pub fn match_all() -> Value {
+    json!({"prefix": "/"})
+}
+
+fn path_specifier(path: Option<&PathMatch>) -> (&'static str, Value) {
+    let Some(path) = path else {
+        return ("prefix", json!("/"));
+    };
+    match path.kind {
+        PathMatchType::Exact => ("path", json!(path.value)),
+        PathMatchType::PathPrefix => {
+            // Gateway API prefixes match whole segments and ignore a trailing
+            // slash: `/api` and `/api/` both match `/api` and `/api/x` but not
+            // `/apix`. That is Envoy's path_separated_prefix, which refuses a
+            // trailing slash and has no form for the root.
+            let trimmed = path.value.trim_end_matches('/');
+            if trimmed.is_empty() {
+                ("prefix", json!("/"))
+            } else {
+                ("path_separated_prefix", json!(trimmed))
+            }
+        }
+        PathMatchType::RegularExpression => ("safe_regex", json!({"regex": path.value})),
+    }
+}
+
+fn string_match(kind: StringMatchType, value: &str) -> Value {
+    match kind {
+        StringMatchType::Exact => json!({"exact": value}),
+        StringMatchType::RegularExpression => json!({"safe_regex": {"regex": value}}),
+    }
+}
+
+fn header_matcher(h: &HeaderMatch) -> Value {
+    // Envoy compares header names case-insensitively only when they are
+    // given lower-case.
+    json!({"name": h.name.to_ascii_lowercase(), "string_match": string_match(h.kind, &h.value)})
+}
+
+fn query_matcher(q: &QueryParamMatch) -> Value {
+    json!({"name": q.name, "string_match": string_match(q.kind, &q.value)})
+}
+
+/// Gateway API precedence of one match, smaller first. Ties keep document
+/// order (the caller's stable sort), which the resolver gives as the spec's
+/// tie-breakers: oldest route, then namespace/name, then rule order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Precedence {
+    /// 0 exact, 1 prefix, 2 regular expression (implementation-specific in
+    /// Gateway API; Attaché puts it after every prefix).
+    path_kind: u8,
+    /// Longer prefixes first.
+    path_length: Reverse<usize>,
+    /// A match with a method first.
+    no_method: bool,
+    headers: Reverse<usize>,
+    query_params: Reverse<usize>,
+}
+
+impl Precedence {
+    pub fn of(m: Option<&HttpRouteMatch>) -> Self {
+        let path = m.and_then(|m| m.path.as_ref());
+        let (path_kind, path_length) = match path {
+            Some(PathMatch { kind: PathMatchType::Exact, value }) => (0, value.len()),
+            Some(PathMatch { kind: PathMatchType::PathPrefix, value }) => (1, value.trim_end_matches('/').len()),
+            Some(PathMatch { kind: PathMatchType::RegularExpression, .. }) => (2, 0),
+            None => (1, 0),
+        };
+        Precedence {
+            path_kind,
+            path_length: Reverse(path_length),
+            no_method: m.is_none_or(|m| m.method.is_none()),
+            headers: Reverse(m.map_or(0, |m| m.headers.len())),
+            query_params: Reverse(m.map_or(0, |m| m.query_params.len())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(kind: PathMatchType, value: &str) -> HttpRouteMatch {
+        HttpRouteMatch { path: Some(PathMatch { kind, value: value.into() }), ..HttpRouteMatch::default() }
+    }
+
+    #[test]
+    fn path_kinds_map_to_envoy_specifiers() {
+        assert_eq!(route_match(&path(PathMatchType::Exact, "/a/b")), json!({"path": "/a/b"}));
+        assert_eq!(route_match(&path(PathMatchType::PathPrefix, "/api/")), json!({"path_separated_prefix": "/api"}));
+        assert_eq!(route_match(&path(PathMatchType::PathPrefix, "/")), json!({"prefix": "/"}));
+        assert_eq!(
+            route_match(&path(PathMatchType::RegularExpression, "/v[0-9]+/.*")),
+            json!({"safe_regex": {"regex": "/v[0-9]+/.*"}})
+        );
+        assert_eq!(route_match(&HttpRouteMatch::default()), json!({"prefix": "/"}));
+    }
+
+    #[test]
+    fn headers_method_and_query_become_envoy_matchers() {
+        let m = HttpRouteMatch {
+            path: None,
+            headers: vec![
+                HeaderMatch { kind: StringMatchType::Exact, name: "X-Tier".into(), value: "Gold".into() },
+                HeaderMatch { kind: StringMatchType::RegularExpression, name: "x-v".into(), value: "v[12]".into() },
+            ],
+            query_params: vec![QueryParamMatch { kind: StringMatchType::Exact, name: "Debug".into(), value: "1".into() }],
+            method: Some("POST".into()),
+        };
+        assert_eq!(
+            route_match(&m),
+            json!({
+                "prefix": "/",
+                "headers": [
+                    {"name": "x-tier", "string_match": {"exact": "Gold"}},
+                    {"name": "x-v", "string_match": {"safe_regex": {"regex": "v[12]"}}},
+                    {"name": ":method", "string_match": {"exact": "POST"}}
+                ],
+                "query_parameters": [{"name": "Debug", "string_match": {"exact": "1"}}]
+            })
+        );
+    }
+
+    #[test]
+    fn precedence_orders_exact_then_longest_prefix_then_regex_then_method_headers_query() {
+        let with = |mut m: HttpRouteMatch, f: &dyn Fn(&mut HttpRouteMatch)| {
+            f(&mut m);
+            m
+        };
+        let header = HeaderMatch { kind: StringMatchType::Exact, name: "a".into(), value: "1".into() };
+        let query = QueryParamMatch { kind: StringMatchType::Exact, name: "q".into(), value: "1".into() };
+        let mut cases = [
+            ("regex", path(PathMatchType::RegularExpression, "/.*")),
+            ("root", path(PathMatchType::PathPrefix, "/")),
+            ("short prefix", path(PathMatchType::PathPrefix, "/a")),
+            ("long prefix with trailing slash", path(PathMatchType::PathPrefix, "/abc/")),
+            ("prefix + query", with(path(PathMatchType::PathPrefix, "/a"), &|m| m.query_params.push(query.clone()))),
+            ("prefix + header", with(path(PathMatchType::PathPrefix, "/a"), &|m| m.headers.push(header.clone()))),
+            ("prefix + method", with(path(PathMatchType::PathPrefix, "/a"), &|m| m.method = Some("GET".into()))),
+            ("exact short", path(PathMatchType::Exact, "/")),
+        ];
+        cases.sort_by_key(|(_, m)| Precedence::of(Some(m)));
+        let order: Vec<&str> = cases.iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            order,
+            [
+                "exact short",
+                "long prefix with trailing slash",
+                "prefix + method",
+                "prefix + header",
+                "prefix + query",
+                "short prefix",
+                "root",
+                "regex"
+            ]
+        );
+        assert_eq!(Precedence::of(None), Precedence::of(Some(&path(PathMatchType::PathPrefix, "/"))));
+    }
+}

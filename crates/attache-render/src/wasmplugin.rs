@@ -1,0 +1,92 @@
+//! An Istio `extensions.istio.io/v1alpha1` `WasmPlugin` that loads the
+//! Attaché filter into a Gateway's Envoy with the document as its
+//! configuration. Every field that changes behaviour is written out, so the
+//! manifest says what it does without Istio's defaults in mind.
+
+use attache_core::topology::GatewayResolution;
+use serde_json::{json, Value};
+
+use crate::wasm::FILTER_NAME;
+
+/// Where Istio fetches the module unless `--url` says otherwise: a file
+/// mounted into the gateway pod (docs/istio.md shows how).
+pub const DEFAULT_URL: &str = "file:///etc/attache/attache_filter.wasm";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WasmPluginOptions {
+    /// `oci://`, `https://` or `file://` location of the `.wasm`.
+    pub url: String,
+}
+
+impl Default for WasmPluginOptions {
+    fn default() -> Self {
+        WasmPluginOptions { url: DEFAULT_URL.to_string() }
+    }
+}
+
+pub fn wasm_plugin(resolution: &GatewayResolution, options: &WasmPluginOptions) -> Result<Value, serde_json::Error> {
+    let gateway = &resolution.gateway;
+    Ok(json!({
+        "apiVersion": "extensions.istio.io/v1alpha1",
+        "kind": "WasmPlugin",
+        "metadata": {
+            "name": format!("attache-{}", gateway.name),
+            "namespace": gateway.namespace,
+            "labels": {"app.kubernetes.io/managed-by": "attache"}
+        },
+        "spec": {
+            // The policy's own Gateway, and only it (a WasmPlugin lives in
+            // its target's namespace).
+            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway.name}],
+            "url": options.url,
+            "imagePullPolicy": "IfNotPresent",
+            "type": "HTTP",
+            "pluginName": FILTER_NAME,
+            // Last before the router: nothing after the filter can undo the
+            // x-envoy-* retry and timeout headers it sets for the router.
+            "phase": "UNSPECIFIED_PHASE",
+            "priority": 0,
+            // If the module cannot load or traps, refuse requests instead of
+            // serving them without their timeouts, retries and header rules
+            // (and without stripping clients' x-envoy-* headers).
+            "failStrategy": "FAIL_CLOSE",
+            "pluginConfig": serde_json::to_value(&resolution.document)?
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
+    use attache_core::topology::ObjectKey;
+
+    #[test]
+    fn the_plugin_targets_the_gateway_and_carries_the_document() {
+        let document = Document {
+            schema_version: SCHEMA_VERSION,
+            gateway: "infra/edge".into(),
+            options: Default::default(),
+            routes: vec![RouteEntry { name: "http/shop/a/0".into(), ..RouteEntry::default() }],
+        };
+        let resolution = GatewayResolution {
+            gateway: ObjectKey { namespace: "infra".into(), name: "edge".into() },
+            gateway_class: "attache".into(),
+            listeners: vec![],
+            document: document.clone(),
+            backends: Default::default(),
+        };
+        let plugin = wasm_plugin(&resolution, &WasmPluginOptions { url: "oci://r.example/attache:1".into() }).unwrap();
+        assert_eq!(plugin["apiVersion"], "extensions.istio.io/v1alpha1");
+        assert_eq!(plugin["metadata"], json!({"name": "attache-edge", "namespace": "infra",
+            "labels": {"app.kubernetes.io/managed-by": "attache"}}));
+        let spec = &plugin["spec"];
+        assert_eq!(spec["targetRefs"], json!([{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}]));
+        assert_eq!(spec["url"], "oci://r.example/attache:1");
+        assert_eq!((spec["phase"].as_str(), spec["failStrategy"].as_str()), (Some("UNSPECIFIED_PHASE"), Some("FAIL_CLOSE")));
+        assert!(spec.get("selector").is_none(), "Istio refuses selector together with targetRefs");
+        let carried: Document = serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
+        assert_eq!(carried, document);
+        assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
+    }
+}
