@@ -292,7 +292,14 @@ fn record_stats(
         for loss in folded.losses.iter().filter(|l| l.loser == id) {
             lost.insert(&loss.field);
             let Some(winner) = suppliers.get(loss.winner) else { continue };
-            s.winners.insert(winner.to_string());
+            // Status names who holds the field in the end; the loss itself
+            // may have been to an intermediate holder.
+            match folded.fields.get(&loss.field) {
+                Some(e) => s.winners.extend(e.suppliers.iter().filter_map(|i| suppliers.get(*i)).map(Supplier::to_string)),
+                None => {
+                    s.winners.insert(winner.to_string());
+                }
+            }
             let same_level = winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
             let same_op = winner.role.op() == supplier.role.op();
             let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);

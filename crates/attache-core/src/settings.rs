@@ -23,7 +23,9 @@ pub struct RawSettings {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawTimeouts {
+    #[serde(default, deserialize_with = "duration_text")]
     pub request: Option<String>,
+    #[serde(default, deserialize_with = "duration_text")]
     pub backend_request: Option<String>,
 }
 
@@ -32,6 +34,7 @@ pub struct RawTimeouts {
 pub struct RawRetry {
     pub attempts: Option<i64>,
     pub codes: Option<Vec<i64>>,
+    #[serde(default, deserialize_with = "duration_text")]
     pub backoff: Option<String>,
     pub retry_on: Option<Vec<String>>,
 }
@@ -52,6 +55,19 @@ pub struct RawHeaderModifier {
 pub struct RawHeader {
     pub name: String,
     pub value: String,
+}
+
+/// A duration as text. A bare YAML number (`request: 10`) is taken as its
+/// text so that validation can say what a valid duration looks like,
+/// instead of a type error.
+fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s)),
+        Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(other) => Err(D::Error::custom(format!("expected a duration such as 10s, found {other}"))),
+    }
 }
 
 /// A validation failure inside one object; the caller adds file, document
