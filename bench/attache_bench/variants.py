@@ -28,6 +28,10 @@ PROFILE = [
             extra={"steps": "property,remove:10,set:8"}),
     Variant("probe-response", "probe: + set 2 response headers", "probe",
             extra={"steps": "property,remove:10,set:8,response:2"}),
+    Variant("probe-check", "probe: property, check-then-remove 10, set 8, response 2", "probe",
+            extra={"steps": "property,check:10,set:8,response:2"}),
+    Variant("probe-batch", "probe: property, whole-map rewrite (strip 10, add 8), response 2", "probe",
+            extra={"steps": "property,batch:8,response:2"}),
     Variant("attache-name", "attache, by route name (10 routes)", "attache", routes=10),
 ]
 

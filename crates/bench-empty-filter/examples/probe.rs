@@ -4,7 +4,10 @@
 //! The plugin configuration is a comma-separated list of steps, parsed once:
 //! `property` reads `xds.route_name`; `remove:N` removes N request headers
 //! (the client control headers the filter strips); `set:N` sets N request
-//! headers; `response:N` sets N response headers. The benchmark runs one
+//! headers; `response:N` sets N response headers. Alternatives to `remove`:
+//! `check:N` reads N control headers and removes only those present;
+//! `batch:N` reads the whole request map once, drops the control headers, adds
+//! N headers and writes the map back (two host calls). The benchmark runs one
 //! Envoy per prefix of the filter's per-request work and reads the marginal
 //! CPU of each step from the differences.
 
@@ -40,6 +43,8 @@ mod probe {
     struct Steps {
         property: bool,
         remove: usize,
+        check: usize,
+        batch: Vec<String>,
         set: Vec<String>,
         response: Vec<String>,
     }
@@ -55,6 +60,8 @@ mod probe {
             match name {
                 "property" => steps.property = true,
                 "remove" => steps.remove = count,
+                "check" => steps.check = count,
+                "batch" => steps.batch = names("x-probe-req"),
                 "set" => steps.set = names("x-probe-req"),
                 "response" => steps.response = names("x-probe-resp"),
                 _ => return None,
@@ -97,6 +104,21 @@ mod probe {
 
     impl Context for ProbeHttp {}
 
+    impl ProbeHttp {
+        fn batch(&self) {
+            let Ok(current) = hostcalls::get_map_bytes(MapType::HttpRequestHeaders) else {
+                return;
+            };
+            let mut next: Vec<(&str, &[u8])> = current
+                .iter()
+                .filter(|(name, _)| !CONTROL.contains(&name.as_str()))
+                .map(|(name, value)| (name.as_str(), value.as_slice()))
+                .collect();
+            next.extend(self.steps.batch.iter().map(|name| (name.as_str(), b"1".as_slice())));
+            let _ = hostcalls::set_map_bytes(MapType::HttpRequestHeaders, next);
+        }
+    }
+
     impl HttpContext for ProbeHttp {
         fn on_http_request_headers(&mut self, _n: usize, _eos: bool) -> Action {
             if self.steps.property {
@@ -104,6 +126,14 @@ mod probe {
             }
             for name in CONTROL.iter().cycle().take(self.steps.remove) {
                 let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, None);
+            }
+            for name in CONTROL.iter().cycle().take(self.steps.check) {
+                if let Ok(Some(_)) = hostcalls::get_map_value_bytes(MapType::HttpRequestHeaders, name) {
+                    let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, None);
+                }
+            }
+            if !self.steps.batch.is_empty() {
+                self.batch();
             }
             for name in &self.steps.set {
                 let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, Some(b"1"));
