@@ -11,6 +11,7 @@
 mod harness;
 
 mod control_headers;
+mod example;
 mod headers;
 mod hot_reload;
 mod precedence;

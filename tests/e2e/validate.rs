@@ -54,3 +54,15 @@ fn envoy_validates_every_rendered_fixture_bootstrap() {
         );
     }
 }
+
+#[test]
+fn envoy_validates_the_rendered_example_bootstrap() {
+    let scratch = Scratch::new("validate-example");
+    render_and_validate(
+        &paths::example("shop"),
+        "infra/edge",
+        crate::example::EXAMPLE_BACKENDS,
+        &scratch,
+        "example",
+    );
+}

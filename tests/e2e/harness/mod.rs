@@ -6,6 +6,7 @@ pub mod client;
 pub mod envoy;
 pub mod generator;
 pub mod paths;
+pub mod probe;
 pub mod process;
 pub mod scratch;
 pub mod stack;

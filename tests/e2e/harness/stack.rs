@@ -45,7 +45,6 @@ pub struct Stack {
     pub envoy: Envoy,
     pub backend: Backend,
     pub ecds: PathBuf,
-    pub bootstrap: PathBuf,
     pub scratch: Scratch,
 }
 
@@ -89,7 +88,6 @@ impl Stack {
             envoy,
             backend,
             ecds,
-            bootstrap,
             scratch,
         }
     }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets up, then runs every check the project has: format, lints, unit /
+# property / CLI tests, the filter's size budget, and the end-to-end tests
+# against real Envoy with the real .wasm. Exits non-zero on the first failure.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+WASM_BUDGET_BYTES=$((400 * 1024))
+
+bash "$ROOT/scripts/setup.sh"
+
+if cargo fmt --version >/dev/null 2>&1; then
+  say "cargo fmt --check"
+  cargo fmt --all -- --check
+else
+  say "rustfmt is not installed: skipping the format check (rustup component add rustfmt)"
+fi
+
+if cargo clippy --version >/dev/null 2>&1; then
+  say "cargo clippy"
+  cargo clippy --workspace --all-targets -- -D warnings
+else
+  die "clippy is not installed: rustup component add clippy"
+fi
+
+say "cargo test --workspace"
+cargo test --workspace
+
+say "filter size budget"
+wasm_bytes=$(stat -c %s "$WASM")
+if (( wasm_bytes >= WASM_BUDGET_BYTES )); then
+  die "$WASM is $wasm_bytes bytes; the budget is $WASM_BUDGET_BYTES (400 KiB)"
+fi
+printf '  %s: %d bytes (budget %d)\n' "$(basename "$WASM")" "$wasm_bytes" "$WASM_BUDGET_BYTES"
+
+say "end-to-end tests (real Envoy: $("$ENVOY_BIN" --version | grep -o '[0-9.]*/Clean' | cut -d/ -f1))"
+ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVOY_BIN" \
+  cargo test --features e2e --test e2e -- --test-threads "${E2E_THREADS:-2}"
+
+say "demo self-check"
+bash "$ROOT/scripts/demo.sh" --check
+
+say "all checks passed"

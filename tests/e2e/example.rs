@@ -1,0 +1,179 @@
+//! The shipped example (examples/shop) in a real Envoy: every kind of
+//! setting it declares is enforced. The expectations come from the
+//! example's own resolved document, so the example may change freely.
+//!
+//! These are the tests that also run against a stack somebody else started
+//! (docker-compose, or `scripts/demo.sh`): set ATTACHE_E2E_ENVOY_URL,
+//! ATTACHE_E2E_BACKEND_URL and optionally ATTACHE_E2E_ADMIN_URL.
+
+use std::time::Duration;
+
+use attache_contract::{Document, RouteEntry};
+
+use crate::harness::backend::{unique_key, Backend};
+use crate::harness::client::{self, Reply};
+use crate::harness::generator;
+use crate::harness::paths;
+use crate::harness::probe::Probe;
+use crate::harness::stack::{Fixture, Stack};
+
+const GATEWAY: &str = "infra/edge";
+
+/// Either a stack this test started or one named by the environment.
+enum Target {
+    Own(Box<Stack>),
+    External { envoy: String, backend: Backend },
+}
+
+impl Target {
+    fn get(&self) -> impl Fn(&str, &[(&str, &str)]) -> Reply + '_ {
+        move |path, headers| {
+            let base = match self {
+                Target::Own(stack) => &stack.envoy.listener,
+                Target::External { envoy, .. } => envoy,
+            };
+            client::get(&format!("{}{path}", base.trim_end_matches('/')), headers)
+        }
+    }
+
+    fn backend(&self) -> &Backend {
+        match self {
+            Target::Own(stack) => &stack.backend,
+            Target::External { backend, .. } => backend,
+        }
+    }
+}
+
+fn example_document() -> Document {
+    let value = generator::resolve(&paths::example("shop"), GATEWAY);
+    serde_json::from_value(value).expect("attache resolve prints a schema-1 document")
+}
+
+fn target() -> Target {
+    match std::env::var("ATTACHE_E2E_ENVOY_URL") {
+        Ok(envoy) => {
+            let backend = std::env::var("ATTACHE_E2E_BACKEND_URL")
+                .expect("ATTACHE_E2E_BACKEND_URL must name the test backend when ATTACHE_E2E_ENVOY_URL is set");
+            Target::External {
+                envoy,
+                backend: Backend::external(&backend),
+            }
+        }
+        Err(_) => Target::Own(Box::new(Stack::start(&Fixture {
+            input: paths::example("shop"),
+            gateway: GATEWAY,
+            listeners: &["http"],
+            backends: EXAMPLE_BACKENDS,
+        }))),
+    }
+}
+
+/// The Services the example's routes send to; all answered by the test backend.
+pub const EXAMPLE_BACKENDS: &[&str] = &[];
+
+/// The first route that `pick` accepts and a request can be built for.
+fn pick<T>(document: &Document, pick: impl Fn(&RouteEntry) -> Option<T>) -> Option<(Probe, T)> {
+    document
+        .routes
+        .iter()
+        .find_map(|route| Some((Probe::for_route(route)?, pick(route)?)))
+}
+
+#[test]
+fn example_request_timeout_is_enforced() {
+    let document = example_document();
+    let (probe, timeout_ms) = pick(&document, |r| {
+        r.timeouts
+            .as_ref()?
+            .request_ms
+            .filter(|ms| (1..=10_000).contains(ms))
+    })
+    .expect("the example sets a request timeout on some route");
+    let target = target();
+    let delay = (timeout_ms + 2000).to_string();
+    let reply = target.get()(
+        &probe.path,
+        &probe.headers_with(&[("x-backend-delay-ms", &delay)]),
+    );
+    assert_eq!(reply.status, 504, "{} {}", probe.path, reply.body);
+    assert!(
+        reply.elapsed >= Duration::from_millis(timeout_ms),
+        "{:?}",
+        reply.elapsed
+    );
+    assert!(
+        reply.elapsed < Duration::from_millis(timeout_ms + 1500),
+        "{:?}",
+        reply.elapsed
+    );
+
+    // A client asking for longer gets no longer.
+    let reply = target.get()(
+        &probe.path,
+        &probe.headers_with(&[
+            ("x-backend-delay-ms", &delay),
+            ("x-envoy-upstream-rq-timeout-ms", "60000"),
+        ]),
+    );
+    assert_eq!(reply.status, 504, "{}", reply.body);
+}
+
+#[test]
+fn example_retries_are_enforced() {
+    let document = example_document();
+    let (probe, (attempts, code)) = pick(&document, |r| {
+        let retry = r.retry.as_ref()?;
+        let per_try = r.timeouts.as_ref().and_then(|t| t.backend_request_ms);
+        let code = *retry.codes.as_ref()?.first()?;
+        Some((
+            retry
+                .attempts
+                .filter(|a| (1..=5).contains(a) && per_try != Some(0))?,
+            code,
+        ))
+    })
+    .expect("the example sets retries with codes on some route");
+    let target = target();
+    let key = unique_key("example-retry");
+    let (fail, status) = (attempts.to_string(), code.to_string());
+    let reply = target.get()(
+        &probe.path,
+        &probe.headers_with(&[
+            ("x-backend-key", &key),
+            ("x-backend-fail-times", &fail),
+            ("x-backend-status", &status),
+        ]),
+    );
+    assert_eq!(reply.status, 200, "{} {}", probe.path, reply.body);
+    assert_eq!(target.backend().attempts(&key), u64::from(attempts) + 1);
+}
+
+#[test]
+fn example_header_changes_are_enforced() {
+    let document = example_document();
+    let (probe, (name, value)) = pick(&document, |r| {
+        let changes = r.request_headers.as_ref()?;
+        let set = changes.set.first()?;
+        // A header also added would arrive twice; pick a clean one.
+        (!changes.add.iter().any(|a| a.name == set.name))
+            .then(|| (set.name.clone(), set.value.clone()))
+    })
+    .expect("the example sets a request header on some route");
+    let target = target();
+    let reply = target.get()(&probe.path, &probe.headers_with(&[(&name, "from-client")]));
+    assert_eq!(reply.status, 200, "{} {}", probe.path, reply.body);
+    assert_eq!(reply.echoed_header(&name), Some(vec![value]));
+
+    if let Some((probe, (name, value))) = pick(&document, |r| {
+        let set = r.response_headers.as_ref()?.set.first()?;
+        Some((set.name.clone(), set.value.clone()))
+    }) {
+        let reply = target.get()(&probe.path, &probe.headers_with(&[]));
+        assert_eq!(
+            reply.header_values(&name),
+            [value.as_str()],
+            "{}",
+            probe.path
+        );
+    }
+}
