@@ -18,7 +18,7 @@ fi
 
 if cargo clippy --version >/dev/null 2>&1; then
   say "cargo clippy"
-  cargo clippy --workspace --all-targets -- -D warnings
+  cargo clippy --workspace --all-targets --features attache/e2e -- -D warnings
 else
   die "clippy is not installed: rustup component add clippy"
 fi

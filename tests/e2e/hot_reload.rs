@@ -215,11 +215,12 @@ fn broken_document_in_the_ecds_file_is_refused_and_the_old_one_keeps_serving() {
 /// Envoy's counter of refused ECDS updates for the filter named `attache`.
 const CONFIG_FAIL: &str = "extension_config_discovery.http_filter.attache.config_fail";
 
-/// Replaces every Wasm plugin `configuration.value` under `value`.
+/// Replaces every Wasm plugin `configuration.value` under `value`; visits
+/// every node (no short-circuit) so that no copy is left unreplaced.
 fn replace_configuration(value: &mut serde_json::Value, with: &str) -> bool {
+    let mut replaced = false;
     match value {
         serde_json::Value::Object(map) => {
-            let mut replaced = false;
             if let Some(serde_json::Value::Object(configuration)) = map.get_mut("configuration") {
                 if configuration.contains_key("value") {
                     configuration.insert(
@@ -229,12 +230,16 @@ fn replace_configuration(value: &mut serde_json::Value, with: &str) -> bool {
                     replaced = true;
                 }
             }
-            map.values_mut()
-                .fold(replaced, |acc, v| replace_configuration(v, with) || acc)
+            for child in map.values_mut() {
+                replaced |= replace_configuration(child, with);
+            }
         }
-        serde_json::Value::Array(items) => items
-            .iter_mut()
-            .fold(false, |acc, v| replace_configuration(v, with) || acc),
-        _ => false,
+        serde_json::Value::Array(items) => {
+            for child in items {
+                replaced |= replace_configuration(child, with);
+            }
+        }
+        _ => {}
     }
+    replaced
 }
