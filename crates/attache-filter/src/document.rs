@@ -37,6 +37,8 @@ fn not_json(err: serde_json::Error) -> ConfigError {
 fn json_path(raw: &str) -> String {
     if raw == "." || raw.is_empty() {
         "$".to_string()
+    } else if raw.starts_with('[') {
+        format!("${raw}")
     } else {
         format!("$.{raw}")
     }

@@ -28,3 +28,8 @@ pub use error::{ConfigError, Problem};
 pub use host::{Counter, HeaderMap, Host, LogLevel};
 pub use plugin::Plugin;
 pub use stream::Stream;
+
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+//! An in-memory [`Host`] for native tests: header maps, properties, counters
+//! and log lines that tests can inspect.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::host::{Counter, HeaderMap, Host, LogLevel};
+
+#[derive(Debug)]
+pub struct FakeHost {
+    pub request: Vec<(String, Vec<u8>)>,
+    pub response: Vec<(String, Vec<u8>)>,
+    pub properties: HashMap<Vec<String>, Vec<u8>>,
+    pub counters: HashMap<Counter, u64>,
+    pub logs: RefCell<Vec<(LogLevel, String)>>,
+    /// Lowest level that is written, as Envoy's log level would be.
+    pub level: LogLevel,
+}
+
+impl Default for FakeHost {
+    fn default() -> Self {
+        FakeHost {
+            request: Vec::new(),
+            response: Vec::new(),
+            properties: HashMap::new(),
+            counters: HashMap::new(),
+            logs: RefCell::new(Vec::new()),
+            level: LogLevel::Trace,
+        }
+    }
+}
+
+impl FakeHost {
+    /// A GET to `authority` + `path` with extra headers.
+    pub fn request(authority: &str, path: &str, headers: &[(&str, &str)]) -> Self {
+        let mut host = FakeHost::default();
+        host.request.push((":authority".into(), authority.into()));
+        host.request.push((":path".into(), path.into()));
+        host.request.push((":method".into(), b"GET".to_vec()));
+        for (name, value) in headers {
+            host.request.push((name.to_string(), value.as_bytes().to_vec()));
+        }
+        host
+    }
+
+    pub fn with_route_name(mut self, name: &str) -> Self {
+        self.properties.insert(vec!["xds".into(), "route_name".into()], name.as_bytes().to_vec());
+        self
+    }
+
+    pub fn with_method(mut self, method: &str) -> Self {
+        self.set_header(HeaderMap::Request, ":method", Some(method));
+        self
+    }
+
+    fn map(&self, map: HeaderMap) -> &Vec<(String, Vec<u8>)> {
+        match map {
+            HeaderMap::Request => &self.request,
+            HeaderMap::Response => &self.response,
+        }
+    }
+
+    fn map_mut(&mut self, map: HeaderMap) -> &mut Vec<(String, Vec<u8>)> {
+        match map {
+            HeaderMap::Request => &mut self.request,
+            HeaderMap::Response => &mut self.response,
+        }
+    }
+
+    /// Every value of `name`, in order, lossily decoded for assertions.
+    pub fn values(&self, map: HeaderMap, name: &str) -> Vec<String> {
+        self.map(map)
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .collect()
+    }
+
+    pub fn request_values(&self, name: &str) -> Vec<String> {
+        self.values(HeaderMap::Request, name)
+    }
+
+    pub fn count(&self, counter: Counter) -> u64 {
+        self.counters.get(&counter).copied().unwrap_or(0)
+    }
+
+    pub fn log_lines(&self) -> Vec<(LogLevel, String)> {
+        self.logs.borrow().clone()
+    }
+}
+
+impl Host for FakeHost {
+    fn property(&self, path: &[&str]) -> Option<Vec<u8>> {
+        let key: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        self.properties.get(&key).cloned()
+    }
+
+    fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
+        self.map(map).iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    }
+
+    fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
+        let entries = self.map_mut(map);
+        entries.retain(|(n, _)| n != name);
+        if let Some(value) = value {
+            entries.push((name.to_string(), value.as_bytes().to_vec()));
+        }
+    }
+
+    fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
+        self.map_mut(map).push((name.to_string(), value.as_bytes().to_vec()));
+    }
+
+    fn log_enabled(&self, level: LogLevel) -> bool {
+        level >= self.level
+    }
+
+    fn log(&self, level: LogLevel, message: &str) {
+        if self.log_enabled(level) {
+            self.logs.borrow_mut().push((level, message.to_string()));
+        }
+    }
+
+    fn increment(&mut self, counter: Counter) {
+        *self.counters.entry(counter).or_default() += 1;
+    }
+}
