@@ -68,6 +68,8 @@ pub enum CliError {
     Render(#[from] attache_render::RenderError),
     #[error("cannot encode the output as YAML: {source}")]
     Yaml { source: serde_yaml_ng::Error },
+    #[error("the input has {0} error(s) (printed above); a live proxy keeps its last good configuration rather than silently dropping the invalid parts")]
+    InvalidInput(usize),
     #[error("{0}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f")]
     Gateway(#[from] attache_core::ResolveError),
     #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
