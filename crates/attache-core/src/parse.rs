@@ -113,7 +113,7 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
 }
 
 /// Deserializes with the failing field's path in the error.
-fn typed<T: DeserializeOwned>(doc: &SourceDoc, kind: &str) -> Result<T, Diagnostic> {
+fn typed<T: DeserializeOwned>(doc: &SourceDoc, kind: &str) -> Result<T, Box<Diagnostic>> {
     serde_path_to_error::deserialize(&doc.value).map_err(|err| {
         let path = err.path().to_string();
         let name = doc.value.pointer("/metadata/name").and_then(|v| v.as_str());
@@ -127,7 +127,7 @@ fn typed<T: DeserializeOwned>(doc: &SourceDoc, kind: &str) -> Result<T, Diagnost
             .at(&doc.origin)
             .on(object)
             .hint(format!("fix the field's spelling or type; the {kind} is ignored until then"));
-        if path == "." { d } else { d.field(path) }
+        Box::new(if path == "." { d } else { d.field(path) })
     })
 }
 
@@ -200,7 +200,7 @@ fn duplicate(kind: &str, object: &str, first: &Origin, origin: &Origin) -> Diagn
 fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
     let raw: RawGatewayClass = match typed(doc, "GatewayClass") {
         Ok(raw) => raw,
-        Err(d) => return inputs.diagnostics.push(d),
+        Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(raw.metadata, &doc.origin, "GatewayClass", false, &mut inputs.diagnostics) else { return };
     if let Some(first) = inputs.classes.get(&meta.name) {
@@ -213,7 +213,7 @@ fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
 fn read_namespace(doc: &SourceDoc, inputs: &mut Inputs) {
     let raw: RawNamespace = match typed(doc, "Namespace") {
         Ok(raw) => raw,
-        Err(d) => return inputs.diagnostics.push(d),
+        Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(raw.metadata, &doc.origin, "Namespace", false, &mut inputs.diagnostics) else { return };
     if let Some(first) = inputs.namespaces.get(&meta.name) {
@@ -232,7 +232,7 @@ fn problems_to_diagnostics(problems: Vec<Problem>, origin: &Origin, object: &str
 fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
     let raw: RawGateway = match typed(doc, "Gateway") {
         Ok(raw) => raw,
-        Err(d) => return inputs.diagnostics.push(d),
+        Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(raw.metadata, &doc.origin, "Gateway", true, &mut inputs.diagnostics) else { return };
     let key = ObjectKey { namespace: meta.namespace.clone().unwrap_or_default(), name: meta.name.clone() };
@@ -291,7 +291,7 @@ fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
 fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
     let raw: RawHttpRoute = match typed(doc, "HTTPRoute") {
         Ok(raw) => raw,
-        Err(d) => return inputs.diagnostics.push(d),
+        Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(raw.metadata, &doc.origin, "HTTPRoute", true, &mut inputs.diagnostics) else { return };
     let ns = meta.namespace.clone().unwrap_or_default();
@@ -455,7 +455,7 @@ fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
                 .and_then(|m| serde_json::from_value::<RawMeta>(m.clone()).ok())
                 .unwrap_or_default();
             let reason = d.to_string();
-            inputs.diagnostics.push(d);
+            inputs.diagnostics.push(*d);
             if let Some(meta) = meta(raw_meta, &doc.origin, &kind_name, namespaced, &mut Vec::new()) {
                 push_policy(inputs, invalid_policy(kind, meta, reason));
             }

@@ -316,7 +316,7 @@ mod tests {
             ]
         );
         assert!(problems[0].hint.contains("1500ms"));
-        assert!(map.get(&FieldKey::RetryCodes).is_none());
+        assert!(!map.contains_key(&FieldKey::RetryCodes));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! kgateway's shallow and deep merge examples (seed 004) with the exact
 //! results SEMANTICS.md states.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use common::*;

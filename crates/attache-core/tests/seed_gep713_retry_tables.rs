@@ -3,6 +3,8 @@
 //! with no value ("empty list") and with its own value. Levels: Namespace
 //! of the Gateway, Gateway, HTTPRoute.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use common::*;

@@ -1,6 +1,8 @@
 //! Bad input: each kind of problem is reported with file, document, object
 //! and field, the bad object is dropped, and nothing else is affected.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use attache_core::{parse, Inputs, Severity};

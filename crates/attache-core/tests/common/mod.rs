@@ -1,5 +1,5 @@
 //! Test helpers: YAML in, resolved entries out, through the public API only.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use attache_core::contract::RouteEntry;
 use attache_core::source::{Origin, SourceDoc};
