@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(f.fields[&FieldKey::RequestTimeout].value, FieldValue::Millis(9));
         assert!(!f.fields.contains_key(&FieldKey::BackendRequestTimeout));
         let reasons: Vec<LossReason> = f.losses.iter().map(|l| l.reason).collect();
-        assert_eq!(reasons, [LossReason::GroupReplaced, LossReason::Replaced]);
+        assert_eq!(reasons, [LossReason::Replaced, LossReason::GroupReplaced]);
     }
 
     #[test]
