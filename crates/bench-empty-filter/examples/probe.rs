@@ -7,7 +7,8 @@
 //! headers; `response:N` sets N response headers. Alternatives to `remove`:
 //! `check:N` reads N control headers and removes only those present;
 //! `batch:N` reads the whole request map once, drops the control headers, adds
-//! N headers and writes the map back (two host calls). The benchmark runs one
+//! N headers and writes the map back (two host calls). `metric:N` increments
+//! N counters; `loglevel` asks Envoy for its log level. The benchmark runs one
 //! Envoy per prefix of the filter's per-request work and reads the marginal
 //! CPU of each step from the differences.
 
@@ -17,7 +18,7 @@
 mod probe {
     use proxy_wasm::hostcalls;
     use proxy_wasm::traits::{Context, HttpContext, RootContext};
-    use proxy_wasm::types::{Action, ContextType, LogLevel, MapType};
+    use proxy_wasm::types::{Action, ContextType, LogLevel, MapType, MetricType};
     use std::rc::Rc;
 
     /// Names of the Envoy control headers a strict filter strips; longer lists repeat them.
@@ -47,6 +48,8 @@ mod probe {
         batch: Vec<String>,
         set: Vec<String>,
         response: Vec<String>,
+        metrics: Vec<u32>,
+        log_level: bool,
     }
 
     fn parse(text: &str) -> Option<Steps> {
@@ -64,6 +67,13 @@ mod probe {
                 "batch" => steps.batch = names("x-probe-req"),
                 "set" => steps.set = names("x-probe-req"),
                 "response" => steps.response = names("x-probe-resp"),
+                "loglevel" => steps.log_level = true,
+                "metric" => {
+                    for i in 0..count {
+                        let name = format!("bench_probe_{i}");
+                        steps.metrics.push(hostcalls::define_metric(MetricType::Counter, &name).ok()?);
+                    }
+                }
                 _ => return None,
             }
         }
@@ -137,6 +147,12 @@ mod probe {
             }
             for name in &self.steps.set {
                 let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, Some(b"1"));
+            }
+            for id in &self.steps.metrics {
+                let _ = hostcalls::increment_metric(*id, 1);
+            }
+            if self.steps.log_level {
+                let _ = hostcalls::get_log_level();
             }
             Action::Continue
         }
