@@ -84,7 +84,7 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
     let mut diagnostics = Vec::new();
     if !inputs.classes.contains_key(&gw.class) {
         diagnostics.push(
-            Diagnostic::warning(format!("GatewayClass {} is not in the input; no GatewayClass-level policy applies", gw.class))
+            Diagnostic::note(format!("GatewayClass {} is not in the input; no GatewayClass-level policy applies", gw.class))
                 .at(&gw.meta.origin)
                 .on(format!("Gateway {}", gw.key))
                 .field("spec.gatewayClassName"),
