@@ -125,8 +125,8 @@ def main() -> int:
                     "wasm.envoy.wasm.runtime.v8.active"),
             }
 
-        if "attache" in wasm and wasm["attache"].exists() and not (args.quick or args.profile):
-            results["config_load"] = measure_config_load(args, wasm["attache"], docs)
+        if {"attache", "probe"} <= wasm.keys() and wasm["attache"].exists() and not (args.quick or args.profile):
+            results["config_load"] = measure_config_load(args, wasm, docs)
     finally:
         for envoy in reversed(running):
             envoy.stop()
@@ -152,24 +152,34 @@ def main() -> int:
     return 0
 
 
-def measure_config_load(args: argparse.Namespace, attache_wasm: Path, docs: dict) -> dict:
-    ecds_dir = args.work / "ecds"
-    ecds_dir.mkdir(exist_ok=True)
-    ecds = ecds_dir / "attache.json"
-    ecds.write_text(json.dumps(config_load.ecds_response(attache_wasm, docs[10], 0)))
-    v = variants.Variant("ecds", "attache via ECDS", "attache", routes=10)
-    cfg = envoy_configs.bootstrap(v, ECDS_PORT, ECDS_ADMIN, UPSTREAM_PORT, {},
-                                  None, filters_override=[config_load.ecds_filter(ecds)])
-    path = envoy_configs.write(args.work / "ecds-bootstrap.json", cfg)
-    envoy = start(args.envoy, path, ECDS_ADMIN, "0", args.work / "ecds.log", 150)
+def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: dict) -> dict:
+    """Two ECDS-fed Envoys (the filter, and the probe as the floor); see config_load."""
+    targets, envoys = {}, {}
     try:
-        time.sleep(0.5)
-        out = config_load.measure(ECDS_PORT, ecds, attache_wasm, docs[10], docs[10_000],
-                                  args.load_repeats, generation_start=0)
-        out["ecds_stats"] = envoy.counters("extension_config_discovery")
+        for offset, (kind, vm_name) in enumerate((("attache", "attache"), ("probe", "bench_probe"))):
+            ecds_dir = args.work / f"ecds-{kind}"
+            ecds_dir.mkdir(exist_ok=True)
+            target = config_load.Target(kind, ecds_dir / "filter.json", ECDS_PORT + offset,
+                                        wasm[kind], vm_name)
+            series = next(s for s in config_load.SERIES if s.filter_kind == kind and s.routes == 10)
+            ecds_text = config_load.configuration(series, docs[10], 0)
+            target.ecds.write_text(json.dumps(config_load.ecds_response(target.wasm, vm_name, ecds_text, 0)))
+            v = variants.Variant(f"ecds-{kind}", f"{kind} via ECDS", "attache", routes=10)
+            cfg = envoy_configs.bootstrap(v, target.port, ECDS_ADMIN + offset, UPSTREAM_PORT, {}, None,
+                                          filters_override=[config_load.ecds_filter(target.ecds)])
+            path = envoy_configs.write(args.work / f"ecds-{kind}-bootstrap.json", cfg)
+            envoys[kind] = start(args.envoy, path, ECDS_ADMIN + offset, "0",
+                                 args.work / f"ecds-{kind}.log", 150 + offset)
+            targets[kind] = target
+        out = config_load.measure(targets, docs, args.load_repeats)
+        out["ecds_stats"] = {k: e.counters("extension_config_discovery") for k, e in envoys.items()}
+        out["rss_kib"] = {k: e.rss_kib() for k, e in envoys.items()}
+        out["wasm_vms_active"] = {k: e.counters("wasm.envoy.wasm.runtime.v8.active").get(
+            "wasm.envoy.wasm.runtime.v8.active") for k, e in envoys.items()}
         return out
     finally:
-        envoy.stop()
+        for envoy in envoys.values():
+            envoy.stop()
 
 
 if __name__ == "__main__":

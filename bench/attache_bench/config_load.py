@@ -1,11 +1,13 @@
 """Configuration load: from an atomic rename of the ECDS file to Envoy serving with it.
 
-One Envoy loads the filter through ECDS (path_config_source, watched directory), as
-`attache render envoy` does. Each step writes a new document whose target route sets a
-new generation marker in a response header, renames it into place, and polls with
-requests until the marker appears. 10-route steps alternate with 10,000-route steps, so
-the 10-route figure is the floor (file watch, ECDS, plugin swap) and the difference is
-what the document's size costs.
+Two Envoys load a Wasm filter through ECDS (path_config_source on a watched directory,
+as `attache render envoy` does): one runs the Attaché filter, the other the probe filter,
+which receives the very same bytes (a marker line, then the document) but parses only
+the marker. Each step writes a new configuration whose marker shows in a response
+header, renames it into place and polls with back-to-back requests until the marker is
+served. The probe's time is the floor (file watch, Envoy's JSON-to-proto parse, the copy
+into the VM, the plugin swap); the Attaché filter's time minus the floor is the filter's
+own work (parsing and indexing the document) for the same bytes.
 """
 
 import copy
@@ -14,20 +16,41 @@ import json
 import os
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import envoy_configs, policy
 
 MARKER_HEADER = policy.RESPONSE_SET[0][0]
-# Both documents hold the 10-route document's target entry; requests hit that one, so
-# a single Envoy route (named after it) serves both.
+# Every document holds the 10-route document's target entry; requests hit that one, so
+# a single Envoy route (named after it) serves every document.
 TARGET_ROUTES = 10
 
 
-def _marked(document: dict, generation: int) -> dict:
+@dataclass(frozen=True)
+class Series:
+    key: str
+    filter_kind: str  # "attache" | "probe"
+    routes: int
+    strip_sources: bool = False
+
+
+SERIES = [
+    Series("attache_10", "attache", 10),
+    Series("attache_10k", "attache", 10_000),
+    Series("attache_10k_no_sources", "attache", 10_000, strip_sources=True),
+    Series("probe_10", "probe", 10),
+    Series("probe_10k", "probe", 10_000),
+    Series("probe_10k_no_sources", "probe", 10_000, strip_sources=True),
+]
+
+
+def _marked(document: dict, generation: int, strip_sources: bool) -> dict:
     doc = copy.deepcopy(document)
     target = policy.entry_name(policy.target_index(TARGET_ROUTES))
     for entry in doc["routes"]:
+        if strip_sources:
+            entry.pop("sources", None)
         if entry["name"] == target:
             changes = entry.setdefault("responseHeaders", {"set": [], "add": [], "remove": []})
             changes["set"] = [h for h in changes.get("set", []) if h["name"] != MARKER_HEADER]
@@ -35,13 +58,22 @@ def _marked(document: dict, generation: int) -> dict:
     return doc
 
 
-def ecds_response(wasm: Path, document: dict, generation: int) -> dict:
+def configuration(series: Series, document: dict, generation: int) -> str:
+    # Both kinds get the same document bytes (the marker differs in a few characters).
+    text = json.dumps(_marked(document, generation, series.strip_sources))
+    if series.filter_kind == "probe":
+        return f"marker:gen-{generation}\n" + text
+    return text
+
+
+def ecds_response(wasm: Path, vm_name: str, configuration_text: str, generation: int) -> dict:
+    typed = envoy_configs.wasm_filter_config(vm_name, wasm, configuration_text)
     return {
         "version_info": str(generation),
         "resources": [{
             "@type": "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",
             "name": "attache",
-            "typed_config": envoy_configs.wasm_filter_config("attache", wasm, json.dumps(document)),
+            "typed_config": typed,
         }],
     }
 
@@ -68,12 +100,12 @@ def ecds_filter(ecds: Path) -> dict:
     }
 
 
-def _wait_for_marker(port: int, path: str, marker: str, timeout: float) -> float:
+def _wait_for_marker(port: int, marker: str, timeout: float) -> float:
     deadline = time.monotonic() + timeout
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
         while time.monotonic() < deadline:
-            conn.request("GET", path, headers={"Host": policy.HOSTNAME})
+            conn.request("GET", policy.request_path(TARGET_ROUTES), headers={"Host": policy.HOSTNAME})
             resp = conn.getresponse()
             resp.read()
             if resp.getheader(MARKER_HEADER) == marker:
@@ -83,20 +115,41 @@ def _wait_for_marker(port: int, path: str, marker: str, timeout: float) -> float
     raise TimeoutError(f"marker {marker} not served within {timeout}s")
 
 
-def measure(port: int, ecds: Path, wasm: Path, small: dict, large: dict,
-            repeats: int, generation_start: int) -> dict:
-    """Alternate small and large documents; return per-step latencies in ms."""
-    steps = {"small_ms": [], "large_ms": []}
-    generation = generation_start
+@dataclass
+class Target:
+    """One ECDS-fed Envoy: where its file is, which port serves it, which .wasm it runs."""
+
+    filter_kind: str
+    ecds: Path
+    port: int
+    wasm: Path
+    vm_name: str
+
+
+def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int) -> dict:
+    """Every series `repeats` times, interleaved; per-step latencies in ms."""
+    steps: dict[str, list[float]] = {s.key: [] for s in SERIES}
+    generation = 1000
     for _ in range(repeats):
-        for key, doc in (("large_ms", large), ("small_ms", small)):
+        for series in SERIES:
             generation += 1
-            text = json.dumps(ecds_response(wasm, _marked(doc, generation), generation))
-            started = write_atomically(ecds, text)
-            served = _wait_for_marker(port, policy.request_path(TARGET_ROUTES), f"gen-{generation}", 30.0)
-            steps[key].append((served - started) * 1e3)
-    steps["large_median_ms"] = statistics.median(steps["large_ms"])
-    steps["small_median_ms"] = statistics.median(steps["small_ms"])
-    steps["document_cost_ms"] = steps["large_median_ms"] - steps["small_median_ms"]
-    steps["large_document_bytes"] = len(json.dumps(large))
-    return steps
+            target = targets[series.filter_kind]
+            text = json.dumps(ecds_response(target.wasm, target.vm_name,
+                                            configuration(series, docs[series.routes], generation),
+                                            generation))
+            started = write_atomically(target.ecds, text)
+            served = _wait_for_marker(target.port, f"gen-{generation}", 60.0)
+            steps[series.key].append((served - started) * 1e3)
+    medians = {k: statistics.median(v) for k, v in steps.items()}
+    sizes = {
+        "document_10k_bytes": len(json.dumps(docs[10_000])),
+        "document_10k_no_sources_bytes": len(json.dumps(_marked(docs[10_000], 0, True))),
+    }
+    return {
+        "steps_ms": steps,
+        "median_ms": medians,
+        "filter_ms_10k": medians["attache_10k"] - medians["probe_10k"],
+        "filter_ms_10k_no_sources": medians["attache_10k_no_sources"] - medians["probe_10k_no_sources"],
+        "filter_ms_10": medians["attache_10"] - medians["probe_10"],
+        **sizes,
+    }

@@ -219,6 +219,8 @@ def bootstrap(variant: Variant, port: int, admin_port: int, upstream_port: int,
               filters_override: list[dict] | None = None) -> dict:
     filters = filters_override if filters_override is not None else http_filters(variant, wasm, document)
     return {
+        # xDS (the ECDS file) needs a node identity.
+        "node": {"id": f"bench-{variant.key}", "cluster": "bench"},
         "admin": _admin(admin_port),
         "static_resources": {
             "listeners": [_listener(port, [route(variant)], filters)],

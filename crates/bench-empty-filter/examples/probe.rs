@@ -8,7 +8,11 @@
 //! `check:N` reads N control headers and removes only those present;
 //! `batch:N` reads the whole request map once, drops the control headers, adds
 //! N headers and writes the map back (two host calls). `metric:N` increments
-//! N counters; `loglevel` asks Envoy for its log level. The benchmark runs one
+//! N counters; `loglevel` asks Envoy for its log level; `marker:TEXT` sets
+//! the response header `x-bench-resp-a: TEXT`. Only the first line of the
+//! configuration is read: the configuration-load measurement appends the
+//! Attaché document, so the probe receives the same bytes as the filter
+//! without parsing them (the floor of loading). The benchmark runs one
 //! Envoy per prefix of the filter's per-request work and reads the marginal
 //! CPU of each step from the differences.
 
@@ -50,11 +54,17 @@ mod probe {
         response: Vec<String>,
         metrics: Vec<u32>,
         log_level: bool,
+        marker: Option<String>,
     }
 
     fn parse(text: &str) -> Option<Steps> {
         let mut steps = Steps::default();
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let first_line = text.lines().next().unwrap_or_default();
+        for item in first_line.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(marker) = item.strip_prefix("marker:") {
+                steps.marker = Some(marker.to_string());
+                continue;
+            }
             let (name, count) = match item.split_once(':') {
                 Some((name, n)) => (name, n.parse::<usize>().ok()?),
                 None => (item, 1),
@@ -160,6 +170,13 @@ mod probe {
         fn on_http_response_headers(&mut self, _n: usize, _eos: bool) -> Action {
             for name in &self.steps.response {
                 let _ = hostcalls::set_map_value_bytes(MapType::HttpResponseHeaders, name, Some(b"1"));
+            }
+            if let Some(marker) = &self.steps.marker {
+                let _ = hostcalls::set_map_value_bytes(
+                    MapType::HttpResponseHeaders,
+                    "x-bench-resp-a",
+                    Some(marker.as_bytes()),
+                );
             }
             Action::Continue
         }
