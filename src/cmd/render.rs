@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
-use attache_core::Resolved;
+use attache_core::{Resolved, Severity};
 use attache_render::backends::{AddressBook, Overrides};
 use attache_render::bootstrap::{envoy_bootstrap, EnvoyOptions};
 use attache_render::manifests::Manifests;
@@ -107,13 +107,13 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Envoy(args) => envoy(args),
         Command::Ecds(args) => {
-            let (_, resolved) = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
-            let value = ecds_value(&resolved, &args.wasm)?;
+            let loaded = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+            let value = ecds_value(&loaded.resolved, &args.wasm)?;
             emit(&value, args.output.as_deref())
         }
         Command::Wasmplugin(args) => {
-            let (_, resolved) = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
-            let value = wasm_plugin(&resolved.resolution, &WasmPluginOptions { url: args.url })
+            let loaded = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+            let value = wasm_plugin(&loaded.resolved.resolution, &WasmPluginOptions { url: args.url })
                 .map_err(attache_render::RenderError::from)?;
             emit(&value, args.output.as_deref())
         }
@@ -121,7 +121,7 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
 }
 
 fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
-    let (docs, resolved) = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+    let Loaded { docs, resolved, .. } = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
     let mut overrides = Overrides::default();
     for given in &args.backends {
         overrides.add(given).map_err(attache_render::RenderError::from)?;
@@ -142,15 +142,23 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
     emit(&rendered.config, args.output.as_deref())
 }
 
+/// What was read and resolved, and how many error diagnostics came with it.
+pub struct Loaded {
+    pub docs: Vec<SourceDoc>,
+    pub resolved: Resolved,
+    pub errors: usize,
+}
+
 /// Reads, parses and resolves; prints the diagnostics to stderr (they do
 /// not stop a render: one bad policy must not take the others down).
-pub fn load_and_resolve(files: &[PathBuf], gateway: Option<&ObjectKey>) -> Result<(Vec<SourceDoc>, Resolved), CliError> {
+pub fn load_and_resolve(files: &[PathBuf], gateway: Option<&ObjectKey>) -> Result<Loaded, CliError> {
     let docs = crate::input::read_paths(files)?;
     let inputs = attache_core::parse(&docs);
     let gateway = attache_core::select_gateway(&inputs, gateway)?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     report(&inputs, &resolved.diagnostics);
-    Ok((docs, resolved))
+    let errors = inputs.diagnostics.iter().chain(&resolved.diagnostics).filter(|d| d.severity == Severity::Error).count();
+    Ok(Loaded { docs, resolved, errors })
 }
 
 pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {

@@ -14,9 +14,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use attache_core::topology::ObjectKey;
-use attache_core::Severity;
 
-use super::render::{ecds_value, encode_for, load_and_resolve};
+use super::render::{ecds_value, encode_for, load_and_resolve, Loaded};
 use super::resolve::{document_json, parse_key, write_atomically};
 use super::{CliError, InputArgs};
 
@@ -88,8 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// Resolves and renders everything first, then writes: either every output
 /// is replaced or none is.
 fn write_generation(args: &Args) -> Result<usize, CliError> {
-    let (_, resolved) = load_and_resolve(&args.input.files, args.gateway.as_ref())?;
-    let errors = resolved.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+    let Loaded { resolved, errors, .. } = load_and_resolve(&args.input.files, args.gateway.as_ref())?;
     if errors > 0 {
         return Err(CliError::InvalidInput(errors));
     }
