@@ -11,7 +11,7 @@ use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, ContextType, LogLevel as WasmLogLevel, MapType, MetricType};
 
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::plugin::Plugin;
+use crate::plugin::{Generations, Plugin};
 use crate::stream::Stream;
 
 proxy_wasm::main! {{
@@ -20,6 +20,9 @@ proxy_wasm::main! {{
     proxy_wasm::set_log_level(WasmLogLevel::Trace);
     proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(Root::new()) });
 }}
+
+/// Shared by every root context of this VM (one per plugin configuration).
+static GENERATIONS: Generations = Generations::new();
 
 /// Metric ids, one per [`Counter`]; `None` where the host refused one.
 type MetricIds = [Option<u32>; Counter::ALL.len()];
@@ -108,7 +111,7 @@ impl RootContext for Root {
     fn on_configure(&mut self, _plugin_configuration_size: usize) -> bool {
         let bytes = self.get_plugin_configuration().unwrap_or_default();
         let mut host = self.host();
-        self.plugin.configure(&mut host, &bytes)
+        self.plugin.configure(&mut host, &GENERATIONS, &bytes)
     }
 
     fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {

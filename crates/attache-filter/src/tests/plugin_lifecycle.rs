@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::host::{Counter, LogLevel};
-use crate::plugin::Plugin;
+use crate::plugin::{fingerprint, Generations, Plugin};
 
 fn good(ms: u64) -> Vec<u8> {
     doc(json!([entry("r", json!({"timeouts": {"requestMs": ms}}))])).to_string().into_bytes()
@@ -16,26 +16,32 @@ fn timeout_seen(plugin: &Plugin) -> Vec<String> {
 
 #[test]
 fn accepted_configs_get_increasing_generations_and_one_info_line() {
+    let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    assert!(plugin.configure(&mut host, &good(100)));
-    assert!(plugin.configure(&mut host, &good(200)));
+    assert!(plugin.configure(&mut host, &generations, &good(100)));
+    assert!(plugin.configure(&mut host, &generations, &good(200)));
     assert_eq!(plugin.generation(), 2);
     assert_eq!(host.count(Counter::ConfigsAccepted), 2);
     let lines = host.log_lines();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[1].0, LogLevel::Info);
-    assert!(lines[1].1.starts_with("attache: configuration generation 2 accepted: gateway \"infra/edge\", 1 routes"), "{}", lines[1].1);
+    let expected = format!(
+        "attache: configuration generation 2 (fingerprint {:08x}) accepted: gateway \"infra/edge\", 1 routes",
+        fingerprint(&good(200))
+    );
+    assert!(lines[1].1.starts_with(&expected), "{}", lines[1].1);
     assert_eq!(timeout_seen(&plugin), vec!["200"]);
 }
 
 #[test]
 fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
+    let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    assert!(plugin.configure(&mut host, &good(100)));
+    assert!(plugin.configure(&mut host, &generations, &good(100)));
     let bad = doc(json!([entry("r", json!({"retry": {"codes": [200]}}))])).to_string();
-    assert!(!plugin.configure(&mut host, bad.as_bytes()));
+    assert!(!plugin.configure(&mut host, &generations, bad.as_bytes()));
     assert_eq!(plugin.generation(), 1);
     assert_eq!(timeout_seen(&plugin), vec!["100"]);
     assert_eq!(host.count(Counter::ConfigsRejected), 1);
@@ -43,26 +49,52 @@ fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     assert_eq!(errors.len(), 1);
     assert_eq!(
         errors[0].1,
-        "attache: configuration rejected (generation 1 stays in force): $.routes[0].retry.codes[0]: status code 200 cannot be retried: expected 400-599"
+        format!(
+            "attache: configuration (fingerprint {:08x}) rejected (last accepted in this VM: generation 1): $.routes[0].retry.codes[0]: status code 200 cannot be retried: expected 400-599",
+            fingerprint(bad.as_bytes())
+        )
     );
 }
 
 #[test]
+fn a_fresh_root_context_continues_the_vms_generations() {
+    // Envoy starts a new root context for every configuration update.
+    let generations = Generations::new();
+    let mut host = FakeHost::default();
+    let mut first = Plugin::default();
+    assert!(first.configure(&mut host, &generations, &good(100)));
+    let mut second = Plugin::default();
+    assert!(second.configure(&mut host, &generations, &good(200)));
+    assert_eq!(second.generation(), 2);
+    let mut third = Plugin::default();
+    assert!(!third.configure(&mut host, &generations, b"{}"));
+    assert!(third.current().is_none());
+    let last = host.log_lines().pop().unwrap().1;
+    let expected = format!(
+        "attache: configuration (fingerprint {:08x}) rejected (last accepted in this VM: generation 2): $: missing field",
+        fingerprint(b"{}")
+    );
+    assert!(last.starts_with(&expected), "{last}");
+}
+
+#[test]
 fn a_rejected_first_config_says_nothing_is_in_force() {
+    let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    assert!(!plugin.configure(&mut host, b""));
+    assert!(!plugin.configure(&mut host, &generations, b""));
     assert!(plugin.current().is_none());
-    assert!(host.log_lines()[0].1.contains("(no configuration in force)"));
+    assert!(host.log_lines()[0].1.contains("rejected (none accepted in this VM): configuration is empty"));
 }
 
 #[test]
 fn an_in_flight_stream_keeps_the_config_it_started_with() {
+    let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    plugin.configure(&mut host, &good(100));
+    plugin.configure(&mut host, &generations, &good(100));
     let mut old = Stream::new(plugin.current(), plugin.generation());
-    plugin.configure(&mut host, &good(200));
+    plugin.configure(&mut host, &generations, &good(200));
     let mut req = FakeHost::request("h", "/", &[]).with_route_name("r");
     old.on_request_headers(&mut req);
     assert_eq!(req.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["100"]);
