@@ -70,16 +70,13 @@ pub fn envoy_bootstrap(
     let mut clusters: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut listeners = Vec::new();
     for (port, port_listeners) in &by_port {
-        let served: Vec<(usize, &RouteEntry)> = routes
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| port_listeners.iter().any(|l| l.name == e.listener))
-            .collect();
+        let served: Vec<&RouteEntry> =
+            routes.iter().filter(|e| port_listeners.iter().any(|l| l.name == e.listener)).collect();
         let mut virtual_hosts = Vec::new();
         for plan in virtual_hosts::plan(&served, port_listeners) {
             let mut envoy_routes = Vec::new();
             for route in &plan.routes {
-                envoy_routes.push(envoy_route(resolution, *route, book, &mut clusters)?);
+                envoy_routes.push(envoy_route(resolution, route, book, &mut clusters)?);
             }
             virtual_hosts.push(json!({"name": plan.domain, "domains": [plan.domain], "routes": envoy_routes}));
         }
@@ -154,15 +151,12 @@ fn group_by_port<'a>(
 
 fn envoy_route(
     resolution: &GatewayResolution,
-    route: RouteRef,
+    route: &RouteRef<'_>,
     book: &AddressBook,
     clusters: &mut BTreeMap<String, Cluster>,
 ) -> Result<Value, RenderError> {
-    // The planner only hands out indices of existing entries and matches.
-    let Some(entry) = resolution.document.routes.get(route.entry) else {
-        return Ok(json!({}));
-    };
-    let route_match = match route.matched.and_then(|m| entry.matches.get(m)) {
+    let entry = route.entry;
+    let route_match = match route.matched {
         Some(m) => matching::route_match(m),
         None => matching::match_all(),
     };

@@ -12,24 +12,24 @@
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-use attache_contract::RouteEntry;
+use attache_contract::{HttpRouteMatch, RouteEntry};
 use attache_core::topology::ListenerInfo;
 
 use crate::matching::Precedence;
 
-/// One Envoy route: an entry (index into the document's routes) and one of
-/// its matches (`None` when the rule has no matches: it matches all).
+/// One Envoy route: an entry and one of its matches (`None` when the rule
+/// has no matches: it matches all).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RouteRef {
-    pub entry: usize,
-    pub matched: Option<usize>,
+pub struct RouteRef<'a> {
+    pub entry: &'a RouteEntry,
+    pub matched: Option<&'a HttpRouteMatch>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VirtualHostPlan {
+pub struct VirtualHostPlan<'a> {
     /// An exact hostname, `*.suffix`, or `*`.
     pub domain: String,
-    pub routes: Vec<RouteRef>,
+    pub routes: Vec<RouteRef<'a>>,
 }
 
 const ANY: &str = "*";
@@ -77,12 +77,11 @@ fn owner<'a>(domain: &str, listeners: &[&'a ListenerInfo]) -> Option<&'a Listene
 }
 
 /// Virtual hosts for the entries served on one port by `listeners`.
-/// `entries` are (index in the document, entry) in document order, which
-/// breaks precedence ties.
-pub fn plan(entries: &[(usize, &RouteEntry)], listeners: &[&ListenerInfo]) -> Vec<VirtualHostPlan> {
+/// `entries` come in document order, which breaks precedence ties.
+pub fn plan<'a>(entries: &[&'a RouteEntry], listeners: &[&ListenerInfo]) -> Vec<VirtualHostPlan<'a>> {
     let listener_of = |entry: &RouteEntry| listeners.iter().find(|l| l.name == entry.listener).copied();
     let mut domains = BTreeSet::new();
-    for (_, entry) in entries {
+    for entry in entries {
         match effective_hostnames(entry, listener_of(entry)) {
             Some(hosts) => domains.extend(hosts.into_iter().map(str::to_string)),
             None => {
@@ -97,7 +96,7 @@ pub fn plan(entries: &[(usize, &RouteEntry)], listeners: &[&ListenerInfo]) -> Ve
     for domain in domains {
         let Some(owner) = owner(&domain, listeners) else { continue };
         let mut routes = Vec::new();
-        for (index, entry) in entries {
+        for &entry in entries {
             if entry.listener != owner.name {
                 continue;
             }
@@ -109,10 +108,10 @@ pub fn plan(entries: &[(usize, &RouteEntry)], listeners: &[&ListenerInfo]) -> Ve
                 },
             };
             if entry.matches.is_empty() {
-                routes.push((host_rank, Precedence::of(None), RouteRef { entry: *index, matched: None }));
+                routes.push((host_rank, Precedence::of(None), RouteRef { entry, matched: None }));
             }
-            for (at, m) in entry.matches.iter().enumerate() {
-                routes.push((host_rank, Precedence::of(Some(m)), RouteRef { entry: *index, matched: Some(at) }));
+            for m in &entry.matches {
+                routes.push((host_rank, Precedence::of(Some(m)), RouteRef { entry, matched: Some(m) }));
             }
         }
         // Stable: equal keys keep document order, then match order.
@@ -150,7 +149,7 @@ mod tests {
         }
     }
 
-    fn names(plans: &[VirtualHostPlan], entries: &[RouteEntry]) -> Vec<(String, Vec<String>)> {
+    fn names(plans: &[VirtualHostPlan]) -> Vec<(String, Vec<String>)> {
         plans
             .iter()
             .map(|p| {
@@ -158,9 +157,8 @@ mod tests {
                     .routes
                     .iter()
                     .map(|r| {
-                        let e = &entries[r.entry];
-                        let path = r.matched.and_then(|m| e.matches[m].path.clone()).map_or("all".into(), |p| p.value);
-                        format!("{}{}", e.route_name, path)
+                        let path = r.matched.and_then(|m| m.path.clone()).map_or("all".into(), |p| p.value);
+                        format!("{}{}", r.entry.route_name, path)
                     })
                     .collect();
                 (p.domain.clone(), routes)
@@ -170,16 +168,16 @@ mod tests {
 
     #[test]
     fn specific_hostnames_see_their_routes_first_then_wildcards_then_any() {
-        let entries = vec![
+        let entries = [
             entry("http", "any", &[], &["/"]),
             entry("http", "wild", &["*.example.com"], &["/", "/api"]),
             entry("http", "shop", &["shop.example.com"], &["/cart"]),
         ];
-        let indexed: Vec<(usize, &RouteEntry)> = entries.iter().enumerate().collect();
+        let indexed: Vec<&RouteEntry> = entries.iter().collect();
         let http = listener("http", None);
         let plans = plan(&indexed, &[&http]);
         assert_eq!(
-            names(&plans, &entries),
+            names(&plans),
             [
                 ("shop.example.com".to_string(), vec!["shop/cart".to_string(), "wild/api".into(), "wild/".into(), "any/".into()]),
                 ("*.example.com".to_string(), vec!["wild/api".to_string(), "wild/".into(), "any/".into()]),
@@ -198,16 +196,16 @@ mod tests {
 
     #[test]
     fn a_domain_belongs_to_the_most_specific_listener_on_the_port() {
-        let entries = vec![
+        let entries = [
             entry("catchall", "fallback", &[], &["/"]),
             entry("shop", "storefront", &[], &["/"]),
         ];
-        let indexed: Vec<(usize, &RouteEntry)> = entries.iter().enumerate().collect();
+        let indexed: Vec<&RouteEntry> = entries.iter().collect();
         let catchall = listener("catchall", None);
         let shop = listener("shop", Some("*.shop.test"));
         let plans = plan(&indexed, &[&catchall, &shop]);
         assert_eq!(
-            names(&plans, &entries),
+            names(&plans),
             [
                 ("*.shop.test".to_string(), vec!["storefront/".to_string()]),
                 ("*".to_string(), vec!["fallback/".to_string()]),
@@ -218,10 +216,10 @@ mod tests {
 
     #[test]
     fn ties_keep_document_order_and_rules_without_matches_match_all() {
-        let entries = vec![entry("http", "first", &[], &["/a"]), entry("http", "second", &[], &["/a"]), entry("http", "all", &[], &[])];
-        let indexed: Vec<(usize, &RouteEntry)> = entries.iter().enumerate().collect();
+        let entries = [entry("http", "first", &[], &["/a"]), entry("http", "second", &[], &["/a"]), entry("http", "all", &[], &[])];
+        let indexed: Vec<&RouteEntry> = entries.iter().collect();
         let http = listener("http", None);
         let plans = plan(&indexed, &[&http]);
-        assert_eq!(names(&plans, &entries)[0].1, ["first/a", "second/a", "allall"]);
+        assert_eq!(names(&plans)[0].1, ["first/a", "second/a", "allall"]);
     }
 }
