@@ -45,11 +45,15 @@ impl CompiledConfig {
             if let Some(&first) = first_index.get(entry.name.as_str()) {
                 return Err(ConfigError::invalid(
                     at("name"),
-                    Problem::DuplicateRoute { name: entry.name.clone(), first },
+                    Problem::DuplicateRoute {
+                        name: entry.name.clone(),
+                        first,
+                    },
                 ));
             }
             first_index.insert(&entry.name, i);
-            validate_settings(entry).map_err(|(field, problem)| ConfigError::invalid(at(&field), problem))?;
+            validate_settings(entry)
+                .map_err(|(field, problem)| ConfigError::invalid(at(&field), problem))?;
             let route = Rc::new(CompiledRoute::render(entry));
             add_candidates(&mut fallback, entry, &route)
                 .map_err(|(field, problem)| ConfigError::invalid(at(&field), problem))?;
@@ -89,7 +93,10 @@ fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
         }
         for (j, trigger) in retry.retry_on.iter().flatten().enumerate() {
             if !syntax::is_retry_trigger(trigger) {
-                return Err((format!("retry.retryOn[{j}]"), Problem::RetryTrigger(trigger.clone())));
+                return Err((
+                    format!("retry.retryOn[{j}]"),
+                    Problem::RetryTrigger(trigger.clone()),
+                ));
             }
         }
     }
@@ -106,7 +113,10 @@ fn validate_header_changes(section: &str, changes: &HeaderChanges) -> Result<(),
     for (kind, headers) in [("set", &changes.set), ("add", &changes.add)] {
         for (j, h) in headers.iter().enumerate() {
             if !syntax::is_token(&h.name) {
-                return Err((format!("{section}.{kind}[{j}].name"), Problem::HeaderName(h.name.clone())));
+                return Err((
+                    format!("{section}.{kind}[{j}].name"),
+                    Problem::HeaderName(h.name.clone()),
+                ));
             }
             if !syntax::is_header_value(&h.value) {
                 return Err((format!("{section}.{kind}[{j}].value"), Problem::HeaderValue));
@@ -115,7 +125,10 @@ fn validate_header_changes(section: &str, changes: &HeaderChanges) -> Result<(),
     }
     for (j, name) in changes.remove.iter().enumerate() {
         if !syntax::is_token(name) {
-            return Err((format!("{section}.remove[{j}]"), Problem::HeaderName(name.clone())));
+            return Err((
+                format!("{section}.remove[{j}]"),
+                Problem::HeaderName(name.clone()),
+            ));
         }
     }
     Ok(())

@@ -81,10 +81,16 @@ mod tests {
 
     #[test]
     fn timeouts_render_milliseconds_and_zero_stays_zero() {
-        let ops = timeout_ops(&Timeouts { request_ms: Some(0), backend_request_ms: Some(250) });
+        let ops = timeout_ops(&Timeouts {
+            request_ms: Some(0),
+            backend_request_ms: Some(250),
+        });
         assert_eq!(
             ops,
-            vec![HeaderOp::set(RQ_TIMEOUT_MS, "0"), HeaderOp::set(PER_TRY_TIMEOUT_MS, "250")]
+            vec![
+                HeaderOp::set(RQ_TIMEOUT_MS, "0"),
+                HeaderOp::set(PER_TRY_TIMEOUT_MS, "250")
+            ]
         );
     }
 
@@ -120,7 +126,10 @@ mod tests {
 
     #[test]
     fn attempts_alone_only_caps_retries() {
-        let retry = Retry { attempts: Some(0), ..Retry::default() };
+        let retry = Retry {
+            attempts: Some(0),
+            ..Retry::default()
+        };
         assert_eq!(retry_ops(&retry), vec![HeaderOp::set(MAX_RETRIES, "0")]);
     }
 }

@@ -24,12 +24,19 @@ pub fn parse(bytes: &[u8]) -> Result<Document, ConfigError> {
     integral_floats_to_integers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = json_path(&err.path().to_string());
-        ConfigError::Shape { path, reason: err.into_inner().to_string() }
+        ConfigError::Shape {
+            path,
+            reason: err.into_inner().to_string(),
+        }
     })
 }
 
 fn not_json(err: serde_json::Error) -> ConfigError {
-    ConfigError::NotJson { line: err.line(), column: err.column(), reason: err.to_string() }
+    ConfigError::NotJson {
+        line: err.line(),
+        column: err.column(),
+        reason: err.to_string(),
+    }
 }
 
 /// serde_path_to_error prints the root as `.`; the filter's messages use
@@ -54,7 +61,11 @@ fn integral_floats_to_integers(value: &mut Value) {
             if let Some(f) = n.as_f64() {
                 if f.fract() == 0.0 && f.abs() <= MAX_EXACT_DOUBLE {
                     // Exact by the bound above: the casts cannot truncate.
-                    *n = if f >= 0.0 { Number::from(f as u64) } else { Number::from(f as i64) };
+                    *n = if f >= 0.0 {
+                        Number::from(f as u64)
+                    } else {
+                        Number::from(f as i64)
+                    };
                 }
             }
         }

@@ -8,7 +8,11 @@ pub enum ConfigError {
     #[error("configuration is empty: expected a schema-1 JSON document")]
     Empty,
     #[error("configuration is not JSON (line {line}, column {column}): {reason}")]
-    NotJson { line: usize, column: usize, reason: String },
+    NotJson {
+        line: usize,
+        column: usize,
+        reason: String,
+    },
     #[error("{path}: {reason}")]
     Shape { path: String, reason: String },
     #[error("{path}: {problem}")]
@@ -17,7 +21,10 @@ pub enum ConfigError {
 
 impl ConfigError {
     pub fn invalid(path: impl Into<String>, problem: Problem) -> Self {
-        ConfigError::Invalid { path: path.into(), problem }
+        ConfigError::Invalid {
+            path: path.into(),
+            problem,
+        }
     }
 
     /// The JSON path the error points at (`$` for the whole document).

@@ -105,9 +105,9 @@ impl ValueCondition {
     fn new(kind: StringMatchType, value: &str) -> Result<Self, Problem> {
         match kind {
             StringMatchType::Exact => Ok(ValueCondition::Exact(value.to_string())),
-            StringMatchType::RegularExpression => {
-                FullMatch::new(value).map(ValueCondition::Regex).map_err(Problem::Regex)
-            }
+            StringMatchType::RegularExpression => FullMatch::new(value)
+                .map(ValueCondition::Regex)
+                .map_err(Problem::Regex),
         }
     }
 
@@ -177,7 +177,10 @@ impl Conditions {
         let mut headers = Vec::with_capacity(m.headers.len());
         for (i, h) in m.headers.iter().enumerate() {
             if !syntax::is_token(&h.name) {
-                return Err(err(format!("headers[{i}].name"), Problem::HeaderName(h.name.clone())));
+                return Err(err(
+                    format!("headers[{i}].name"),
+                    Problem::HeaderName(h.name.clone()),
+                ));
             }
             let value = ValueCondition::new(h.kind, &h.value)
                 .map_err(|p| err(format!("headers[{i}].value"), p))?;
@@ -189,12 +192,20 @@ impl Conditions {
                 .map_err(|p| err(format!("queryParams[{i}].value"), p))?;
             query.push((q.name.clone(), value));
         }
-        Ok(Conditions { path, method: m.method.clone(), headers, query })
+        Ok(Conditions {
+            path,
+            method: m.method.clone(),
+            headers,
+            query,
+        })
     }
 
     fn matches(&self, facts: &RequestFacts, host: &impl Host) -> bool {
         self.path.matches(facts.path.as_deref())
-            && self.method.as_ref().is_none_or(|m| facts.method.as_ref() == Some(m))
+            && self
+                .method
+                .as_ref()
+                .is_none_or(|m| facts.method.as_ref() == Some(m))
             && self.headers.iter().all(|(name, cond)| {
                 // Non-UTF-8 values cannot equal a configured value; for a
                 // regex they count as absent rather than being guessed at.
@@ -210,7 +221,13 @@ impl Conditions {
 
     fn rank(&self) -> (u8, usize, bool, usize, usize) {
         let (path_class, path_len) = self.path.rank();
-        (path_class, path_len, self.method.is_some(), self.headers.len(), self.query.len())
+        (
+            path_class,
+            path_len,
+            self.method.is_some(),
+            self.headers.len(),
+            self.query.len(),
+        )
     }
 }
 
@@ -231,7 +248,11 @@ impl FallbackTable {
     /// Adds candidates in document order; call [`FallbackTable::finish`] once
     /// all are in.
     pub fn push(&mut self, host: HostPattern, conditions: Conditions, route: Rc<CompiledRoute>) {
-        self.candidates.push(Candidate { host, conditions, route });
+        self.candidates.push(Candidate {
+            host,
+            conditions,
+            route,
+        });
     }
 
     pub fn finish(&mut self) {
@@ -281,9 +302,13 @@ mod tests {
             }))
             .unwrap();
             let c = Conditions::compile(&m).unwrap();
-            for (path, expected) in
-                [("/foo", true), ("/foo/", true), ("/foo/bar", true), ("/foobar", false), ("/", false)]
-            {
+            for (path, expected) in [
+                ("/foo", true),
+                ("/foo/", true),
+                ("/foo/bar", true),
+                ("/foobar", false),
+                ("/", false),
+            ] {
                 assert_eq!(c.path.matches(Some(path)), expected, "{value} vs {path}");
             }
         }

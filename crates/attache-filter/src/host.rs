@@ -59,7 +59,9 @@ impl Counter {
             Counter::EnforcedRetry => "attache.enforced.retry",
             Counter::EnforcedRequestHeaders => "attache.enforced.request_headers",
             Counter::EnforcedResponseHeaders => "attache.enforced.response_headers",
-            Counter::ClientControlHeadersStripped => "attache.requests.client_control_headers_stripped",
+            Counter::ClientControlHeadersStripped => {
+                "attache.requests.client_control_headers_stripped"
+            }
             Counter::ConfigsAccepted => "attache.configs.accepted",
             Counter::ConfigsRejected => "attache.configs.rejected",
         }

@@ -45,7 +45,12 @@ impl Plugin {
     /// Returns whether the configuration was accepted. On refusal the
     /// previous configuration (if any) stays in force and exactly one error
     /// line says why.
-    pub fn configure(&mut self, host: &mut impl Host, generations: &Generations, bytes: &[u8]) -> bool {
+    pub fn configure(
+        &mut self,
+        host: &mut impl Host,
+        generations: &Generations,
+        bytes: &[u8],
+    ) -> bool {
         let fingerprint = fingerprint(bytes);
         match CompiledConfig::from_bytes(bytes) {
             Ok(config) => {
@@ -97,7 +102,9 @@ impl Plugin {
 /// that every VM computes alike, so log lines from different workers can be
 /// matched up.
 pub(crate) fn fingerprint(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5_u32, |hash, &b| (hash ^ u32::from(b)).wrapping_mul(0x0100_0193))
+    bytes.iter().fold(0x811c_9dc5_u32, |hash, &b| {
+        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 #[cfg(test)]

@@ -54,7 +54,9 @@ impl Host for ProxyHost {
     }
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
-        hostcalls::get_map_value_bytes(map_type(map), name).ok().flatten()
+        hostcalls::get_map_value_bytes(map_type(map), name)
+            .ok()
+            .flatten()
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
@@ -70,7 +72,8 @@ impl Host for ProxyHost {
     fn log_enabled(&self, level: LogLevel) -> bool {
         // Envoy's current level for the wasm logger; asking is cheaper than
         // formatting a message Envoy would drop.
-        hostcalls::get_log_level().is_ok_and(|current| (current as u32) <= (wasm_level(level) as u32))
+        hostcalls::get_log_level()
+            .is_ok_and(|current| (current as u32) <= (wasm_level(level) as u32))
     }
 
     fn log(&self, level: LogLevel, message: &str) {
@@ -97,11 +100,16 @@ impl Root {
                 *slot = hostcalls::define_metric(MetricType::Counter, counter.metric_name()).ok();
             }
         }
-        Root { plugin: Plugin::default(), metrics: Rc::new(ids) }
+        Root {
+            plugin: Plugin::default(),
+            metrics: Rc::new(ids),
+        }
     }
 
     fn host(&self) -> ProxyHost {
-        ProxyHost { metrics: Rc::clone(&self.metrics) }
+        ProxyHost {
+            metrics: Rc::clone(&self.metrics),
+        }
     }
 }
 

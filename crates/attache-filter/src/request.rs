@@ -19,7 +19,8 @@ pub struct RequestFacts {
 impl RequestFacts {
     pub fn read(host: &impl Host) -> Self {
         let text = |name: &str| {
-            host.header(HeaderMap::Request, name).and_then(|bytes| String::from_utf8(bytes).ok())
+            host.header(HeaderMap::Request, name)
+                .and_then(|bytes| String::from_utf8(bytes).ok())
         };
         let (path, query) = match text(":path") {
             Some(full) => {
@@ -59,7 +60,9 @@ fn split_path(full: &str) -> (&str, Option<&str>) {
 pub fn normalise_authority(authority: &str) -> String {
     let host = if authority.starts_with('[') {
         // IPv6 literal: the port, if any, follows the closing bracket.
-        authority.find(']').map_or(authority, |end| &authority[..=end])
+        authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end])
     } else {
         match authority.rsplit_once(':') {
             Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
@@ -75,7 +78,10 @@ mod tests {
 
     #[test]
     fn authority_loses_port_case_and_trailing_dot() {
-        assert_eq!(normalise_authority("Shop.Example.com:8443"), "shop.example.com");
+        assert_eq!(
+            normalise_authority("Shop.Example.com:8443"),
+            "shop.example.com"
+        );
         assert_eq!(normalise_authority("shop.example.com."), "shop.example.com");
         assert_eq!(normalise_authority("[::1]:80"), "[::1]");
         assert_eq!(normalise_authority("[::1]"), "[::1]");
@@ -92,7 +98,10 @@ mod tests {
 
     #[test]
     fn query_param_takes_the_first_occurrence() {
-        let facts = RequestFacts { query: Some("a=1&b&a=2&c=x=y".into()), ..Default::default() };
+        let facts = RequestFacts {
+            query: Some("a=1&b&a=2&c=x=y".into()),
+            ..Default::default()
+        };
         assert_eq!(facts.query_param("a"), Some("1"));
         assert_eq!(facts.query_param("b"), Some(""));
         assert_eq!(facts.query_param("c"), Some("x=y"));

@@ -32,13 +32,24 @@ impl CompiledRoute {
         // Control headers come after the header changes so that the
         // document's timeouts and retry win over a header change that names
         // the same x-envoy-* header.
-        let timeout_ops = entry.timeouts.as_ref().map(control::timeout_ops).unwrap_or_default();
-        let retry_ops = entry.retry.as_ref().map(control::retry_ops).unwrap_or_default();
+        let timeout_ops = entry
+            .timeouts
+            .as_ref()
+            .map(control::timeout_ops)
+            .unwrap_or_default();
+        let retry_ops = entry
+            .retry
+            .as_ref()
+            .map(control::retry_ops)
+            .unwrap_or_default();
         let enforces = Enforcement {
             timeout: !timeout_ops.is_empty(),
             retry: !retry_ops.is_empty(),
             request_headers,
-            response_headers: entry.response_headers.as_ref().is_some_and(|c| !c.is_empty()),
+            response_headers: entry
+                .response_headers
+                .as_ref()
+                .is_some_and(|c| !c.is_empty()),
         };
         request_ops.extend(timeout_ops);
         request_ops.extend(retry_ops);
@@ -59,10 +70,21 @@ impl CompiledRoute {
 /// Names are lower-cased: HTTP names are case-insensitive and Envoy stores
 /// them lower-case.
 fn header_change_ops(changes: Option<&HeaderChanges>) -> Vec<HeaderOp> {
-    let Some(changes) = changes else { return Vec::new() };
-    let removes = changes.remove.iter().map(|n| HeaderOp::remove(&n.to_ascii_lowercase()));
-    let sets = changes.set.iter().map(|h| HeaderOp::set(&h.name.to_ascii_lowercase(), &h.value));
-    let adds = changes.add.iter().map(|h| HeaderOp::add(&h.name.to_ascii_lowercase(), &h.value));
+    let Some(changes) = changes else {
+        return Vec::new();
+    };
+    let removes = changes
+        .remove
+        .iter()
+        .map(|n| HeaderOp::remove(&n.to_ascii_lowercase()));
+    let sets = changes
+        .set
+        .iter()
+        .map(|h| HeaderOp::set(&h.name.to_ascii_lowercase(), &h.value));
+    let adds = changes
+        .add
+        .iter()
+        .map(|h| HeaderOp::add(&h.name.to_ascii_lowercase(), &h.value));
     removes.chain(sets).chain(adds).collect()
 }
 
@@ -75,11 +97,23 @@ mod tests {
     fn request_ops_are_remove_set_add_then_control_headers() {
         let entry = RouteEntry {
             name: "http/shop/a/0".into(),
-            timeouts: Some(Timeouts { request_ms: Some(1000), backend_request_ms: None }),
-            retry: Some(Retry { attempts: Some(2), ..Retry::default() }),
+            timeouts: Some(Timeouts {
+                request_ms: Some(1000),
+                backend_request_ms: None,
+            }),
+            retry: Some(Retry {
+                attempts: Some(2),
+                ..Retry::default()
+            }),
             request_headers: Some(HeaderChanges {
-                set: vec![Header { name: "X-A".into(), value: "1".into() }],
-                add: vec![Header { name: "x-b".into(), value: "2".into() }],
+                set: vec![Header {
+                    name: "X-A".into(),
+                    value: "1".into(),
+                }],
+                add: vec![Header {
+                    name: "x-b".into(),
+                    value: "2".into(),
+                }],
                 remove: vec!["x-c".into()],
             }),
             ..RouteEntry::default()
@@ -98,7 +132,12 @@ mod tests {
         assert!(route.response_ops.is_empty());
         assert_eq!(
             route.enforces,
-            Enforcement { timeout: true, retry: true, request_headers: true, response_headers: false }
+            Enforcement {
+                timeout: true,
+                retry: true,
+                request_headers: true,
+                response_headers: false
+            }
         );
     }
 
@@ -106,7 +145,10 @@ mod tests {
     fn empty_sections_enforce_nothing() {
         let entry = RouteEntry {
             timeouts: Some(Timeouts::default()),
-            retry: Some(Retry { backoff_ms: Some(5), ..Retry::default() }),
+            retry: Some(Retry {
+                backoff_ms: Some(5),
+                ..Retry::default()
+            }),
             response_headers: Some(HeaderChanges::default()),
             ..RouteEntry::default()
         };

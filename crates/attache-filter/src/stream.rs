@@ -32,7 +32,11 @@ impl Stream {
     /// A stream keeps the configuration it started with, even if a newer
     /// one is accepted while it is in flight.
     pub fn new(config: Option<Rc<CompiledConfig>>, generation: u64) -> Self {
-        Stream { config, generation, route: None }
+        Stream {
+            config,
+            generation,
+            route: None,
+        }
     }
 
     pub fn route(&self) -> Option<&CompiledRoute> {
@@ -40,17 +44,25 @@ impl Stream {
     }
 
     pub fn on_request_headers(&mut self, host: &mut impl Host) {
-        let trust = self.config.as_ref().is_some_and(|c| c.trust_client_control_headers);
+        let trust = self
+            .config
+            .as_ref()
+            .is_some_and(|c| c.trust_client_control_headers);
         if !trust {
             strip_client_control_headers(host);
         }
-        let Some(config) = self.config.clone() else { return };
+        let Some(config) = self.config.clone() else {
+            return;
+        };
         let Some(route) = self.find_route(host, &config) else {
             host.increment(Counter::Unmatched);
             if host.log_enabled(LogLevel::Debug) {
                 host.log(
                     LogLevel::Debug,
-                    &format!("attache: generation {}: no route entry matches; request passes untouched", self.generation),
+                    &format!(
+                        "attache: generation {}: no route entry matches; request passes untouched",
+                        self.generation
+                    ),
                 );
             }
             return;
@@ -77,10 +89,16 @@ impl Stream {
         }
     }
 
-    fn find_route(&self, host: &mut impl Host, config: &CompiledConfig) -> Option<Rc<CompiledRoute>> {
-        let by_name = host
-            .property(&ROUTE_NAME_PROPERTY)
-            .and_then(|bytes| config.route_named(std::str::from_utf8(&bytes).ok()?).cloned());
+    fn find_route(
+        &self,
+        host: &mut impl Host,
+        config: &CompiledConfig,
+    ) -> Option<Rc<CompiledRoute>> {
+        let by_name = host.property(&ROUTE_NAME_PROPERTY).and_then(|bytes| {
+            config
+                .route_named(std::str::from_utf8(&bytes).ok()?)
+                .cloned()
+        });
         if let Some(route) = by_name {
             host.increment(Counter::MatchedByName);
             self.log_match(host, &route, "route name");
@@ -100,7 +118,10 @@ impl Stream {
         if host.log_enabled(LogLevel::Debug) {
             host.log(
                 LogLevel::Debug,
-                &format!("attache: generation {}: route {:?} found by {how}", self.generation, route.name),
+                &format!(
+                    "attache: generation {}: route {:?} found by {how}",
+                    self.generation, route.name
+                ),
             );
         }
     }

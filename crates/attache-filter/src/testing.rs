@@ -38,13 +38,17 @@ impl FakeHost {
         host.request.push((":path".into(), path.into()));
         host.request.push((":method".into(), b"GET".to_vec()));
         for (name, value) in headers {
-            host.request.push((name.to_string(), value.as_bytes().to_vec()));
+            host.request
+                .push((name.to_string(), value.as_bytes().to_vec()));
         }
         host
     }
 
     pub fn with_route_name(mut self, name: &str) -> Self {
-        self.properties.insert(vec!["xds".into(), "route_name".into()], name.as_bytes().to_vec());
+        self.properties.insert(
+            vec!["xds".into(), "route_name".into()],
+            name.as_bytes().to_vec(),
+        );
         self
     }
 
@@ -96,7 +100,10 @@ impl Host for FakeHost {
     }
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
-        self.map(map).iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+        self.map(map)
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
@@ -108,7 +115,8 @@ impl Host for FakeHost {
     }
 
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
-        self.map_mut(map).push((name.to_string(), value.as_bytes().to_vec()));
+        self.map_mut(map)
+            .push((name.to_string(), value.as_bytes().to_vec()));
     }
 
     fn log_enabled(&self, level: LogLevel) -> bool {

@@ -11,19 +11,28 @@ fn with_entry(extra: serde_json::Value) -> String {
 #[test]
 fn wrong_schema_version() {
     let e = compile_err(r#"{"schemaVersion": 2, "gateway": "g", "routes": []}"#);
-    assert_eq!(e, "$.schemaVersion: schemaVersion 2 is not supported: this filter reads schemaVersion 1");
+    assert_eq!(
+        e,
+        "$.schemaVersion: schemaVersion 2 is not supported: this filter reads schemaVersion 1"
+    );
 }
 
 #[test]
 fn retry_code_outside_400_599() {
     let e = compile_err(&with_entry(json!({"retry": {"codes": [503, 302]}})));
-    assert_eq!(e, "$.routes[1].retry.codes[1]: status code 302 cannot be retried: expected 400-599");
+    assert_eq!(
+        e,
+        "$.routes[1].retry.codes[1]: status code 302 cannot be retried: expected 400-599"
+    );
 }
 
 #[test]
 fn wrong_type_names_the_field() {
     let e = compile_err(&with_entry(json!({"timeouts": {"requestMs": "10s"}})));
-    assert!(e.starts_with("$.routes[1].timeouts.requestMs: invalid type: string \"10s\""), "{e}");
+    assert!(
+        e.starts_with("$.routes[1].timeouts.requestMs: invalid type: string \"10s\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -35,30 +44,61 @@ fn missing_required_field_names_its_parent() {
 #[test]
 fn fractional_number_where_an_integer_belongs() {
     let e = compile_err(&with_entry(json!({"retry": {"attempts": 1.5}})));
-    assert!(e.starts_with("$.routes[1].retry.attempts: invalid type: floating point `1.5`"), "{e}");
+    assert!(
+        e.starts_with("$.routes[1].retry.attempts: invalid type: floating point `1.5`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn header_name_and_value_checks() {
-    let e = compile_err(&with_entry(json!({"requestHeaders": {"set": [{"name": "bad name", "value": "v"}]}})));
-    assert!(e.starts_with("$.routes[1].requestHeaders.set[0].name: \"bad name\" is not a valid HTTP header name"), "{e}");
-    let e = compile_err(&with_entry(json!({"responseHeaders": {"add": [{"name": "x", "value": "a\r\nx-evil: 1"}]}})));
+    let e = compile_err(&with_entry(
+        json!({"requestHeaders": {"set": [{"name": "bad name", "value": "v"}]}}),
+    ));
+    assert!(
+        e.starts_with(
+            "$.routes[1].requestHeaders.set[0].name: \"bad name\" is not a valid HTTP header name"
+        ),
+        "{e}"
+    );
+    let e = compile_err(&with_entry(
+        json!({"responseHeaders": {"add": [{"name": "x", "value": "a\r\nx-evil: 1"}]}}),
+    ));
     assert_eq!(e, "$.routes[1].responseHeaders.add[0].value: header value contains CR, LF or NUL, which HTTP forbids");
-    let e = compile_err(&with_entry(json!({"responseHeaders": {"remove": ["ok", ":status"]}})));
-    assert!(e.starts_with("$.routes[1].responseHeaders.remove[1]: \":status\""), "{e}");
+    let e = compile_err(&with_entry(
+        json!({"responseHeaders": {"remove": ["ok", ":status"]}}),
+    ));
+    assert!(
+        e.starts_with("$.routes[1].responseHeaders.remove[1]: \":status\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn regexes_must_compile() {
-    let e = compile_err(&with_entry(json!({"matches": [{}, {"path": {"type": "RegularExpression", "value": "/a("}}]})));
-    assert!(e.starts_with("$.routes[1].matches[1].path.value: regular expression does not compile"), "{e}");
-    let e = compile_err(&with_entry(json!({"matches": [{"queryParams": [{"name": "q", "type": "RegularExpression", "value": "[z-a]"}]}]})));
-    assert!(e.starts_with("$.routes[1].matches[0].queryParams[0].value: regular expression"), "{e}");
+    let e = compile_err(&with_entry(
+        json!({"matches": [{}, {"path": {"type": "RegularExpression", "value": "/a("}}]}),
+    ));
+    assert!(
+        e.starts_with("$.routes[1].matches[1].path.value: regular expression does not compile"),
+        "{e}"
+    );
+    let e = compile_err(&with_entry(
+        json!({"matches": [{"queryParams": [{"name": "q", "type": "RegularExpression", "value": "[z-a]"}]}]}),
+    ));
+    assert!(
+        e.starts_with("$.routes[1].matches[0].queryParams[0].value: regular expression"),
+        "{e}"
+    );
 }
 
 #[test]
 fn duplicate_route_names() {
-    let d = doc(json!([entry("a", json!({})), entry("b", json!({})), entry("a", json!({}))]));
+    let d = doc(json!([
+        entry("a", json!({})),
+        entry("b", json!({})),
+        entry("a", json!({}))
+    ]));
     assert_eq!(
         compile_err(&d.to_string()),
         "$.routes[2].name: route name \"a\" is already used by routes[0]; names must be unique"
@@ -68,12 +108,30 @@ fn duplicate_route_names() {
 #[test]
 fn other_invalid_values_name_their_fields() {
     let cases = [
-        (json!({"hostnames": ["ok.example.com", "bad host"]}), "$.routes[1].hostnames[1]: "),
-        (json!({"matches": [{"path": {"type": "Exact", "value": "no-slash"}}]}), "$.routes[1].matches[0].path.value: "),
-        (json!({"matches": [{"method": "GE T"}]}), "$.routes[1].matches[0].method: "),
-        (json!({"matches": [{"headers": [{"name": "a:b", "value": "1"}]}]}), "$.routes[1].matches[0].headers[0].name: "),
-        (json!({"retry": {"retryOn": ["5xx", "reset,connect-failure"]}}), "$.routes[1].retry.retryOn[1]: "),
-        (json!({"matches": [{"path": {"type": "Glob", "value": "/x"}}]}), "$.routes[1].matches[0].path.type: unknown variant `Glob`"),
+        (
+            json!({"hostnames": ["ok.example.com", "bad host"]}),
+            "$.routes[1].hostnames[1]: ",
+        ),
+        (
+            json!({"matches": [{"path": {"type": "Exact", "value": "no-slash"}}]}),
+            "$.routes[1].matches[0].path.value: ",
+        ),
+        (
+            json!({"matches": [{"method": "GE T"}]}),
+            "$.routes[1].matches[0].method: ",
+        ),
+        (
+            json!({"matches": [{"headers": [{"name": "a:b", "value": "1"}]}]}),
+            "$.routes[1].matches[0].headers[0].name: ",
+        ),
+        (
+            json!({"retry": {"retryOn": ["5xx", "reset,connect-failure"]}}),
+            "$.routes[1].retry.retryOn[1]: ",
+        ),
+        (
+            json!({"matches": [{"path": {"type": "Glob", "value": "/x"}}]}),
+            "$.routes[1].matches[0].path.type: unknown variant `Glob`",
+        ),
     ];
     for (extra, prefix) in cases {
         let e = compile_err(&with_entry(extra));
@@ -83,10 +141,17 @@ fn other_invalid_values_name_their_fields() {
 
 #[test]
 fn not_json_and_empty() {
-    assert!(compile_err("{\"schemaVersion\": 1,").starts_with("configuration is not JSON (line 1, column"));
-    assert_eq!(compile_err(""), "configuration is empty: expected a schema-1 JSON document");
+    assert!(compile_err("{\"schemaVersion\": 1,")
+        .starts_with("configuration is not JSON (line 1, column"));
+    assert_eq!(
+        compile_err(""),
+        "configuration is empty: expected a schema-1 JSON document"
+    );
     let e = compile_err("42");
-    assert!(e.starts_with("$: invalid type: integer `42`, expected struct Document"), "{e}");
+    assert!(
+        e.starts_with("$: invalid type: integer `42`, expected struct Document"),
+        "{e}"
+    );
     // serde reads a struct from an array positionally; the path stays readable.
     let e = compile_err("[1, 2]");
     assert!(e.starts_with("$[1]: invalid type: integer `2`"), "{e}");
@@ -102,7 +167,10 @@ fn unknown_fields_are_ignored_everywhere() {
     let c = compile(&d);
     let mut host = FakeHost::request("h", "/r", &[]);
     assert_eq!(routed(&c, &mut host).as_deref(), Some("r"));
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["7"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["7"]
+    );
 }
 
 #[test]
@@ -117,10 +185,19 @@ fn istio_struct_doubles_are_accepted_as_integers() {
     let c = Rc::new(c);
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     request(&c, &mut host);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["10000"]);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-per-try-timeout-ms"), vec!["2000"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["10000"]
+    );
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-per-try-timeout-ms"),
+        vec!["2000"]
+    );
     assert_eq!(host.request_values("x-envoy-max-retries"), vec!["3"]);
-    assert_eq!(host.request_values("x-envoy-retriable-status-codes"), vec!["503,504"]);
+    assert_eq!(
+        host.request_values("x-envoy-retriable-status-codes"),
+        vec!["503,504"]
+    );
 }
 
 #[test]
@@ -130,13 +207,22 @@ fn a_document_inside_a_json_string_is_accepted() {
     let c = Rc::new(CompiledConfig::from_bytes(outer.as_bytes()).unwrap());
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     request(&c, &mut host);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["9"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["9"]
+    );
 }
 
 #[test]
 fn negative_and_overflowing_numbers_are_refused() {
     let e = compile_err(&with_entry(json!({"timeouts": {"requestMs": -1.0}})));
-    assert!(e.starts_with("$.routes[1].timeouts.requestMs: invalid value: integer `-1`"), "{e}");
+    assert!(
+        e.starts_with("$.routes[1].timeouts.requestMs: invalid value: integer `-1`"),
+        "{e}"
+    );
     let e = compile_err(&with_entry(json!({"retry": {"codes": [70000]}})));
-    assert!(e.starts_with("$.routes[1].retry.codes[0]: invalid value"), "{e}");
+    assert!(
+        e.starts_with("$.routes[1].retry.codes[0]: invalid value"),
+        "{e}"
+    );
 }

@@ -4,43 +4,74 @@ use super::*;
 use crate::host::{Counter, HeaderMap};
 
 fn checkout() -> Rc<CompiledConfig> {
-    compile(&doc(json!([entry("http/shop/checkout/0", json!({
-        "timeouts": {"requestMs": 10000, "backendRequestMs": 2000},
-        "retry": {"attempts": 3, "codes": [502, 503], "backoffMs": 100, "retryOn": ["connect-failure"]},
-        "requestHeaders": {"set": [{"name": "x-a", "value": "1"}], "add": [{"name": "x-tag", "value": "policy"}], "remove": ["x-b"]},
-        "responseHeaders": {"set": [{"name": "cache-control", "value": "no-store"}],
-                            "add": [{"name": "x-served-by", "value": "attache"}], "remove": ["server"]}
-    }))])))
+    compile(&doc(json!([entry(
+        "http/shop/checkout/0",
+        json!({
+            "timeouts": {"requestMs": 10000, "backendRequestMs": 2000},
+            "retry": {"attempts": 3, "codes": [502, 503], "backoffMs": 100, "retryOn": ["connect-failure"]},
+            "requestHeaders": {"set": [{"name": "x-a", "value": "1"}], "add": [{"name": "x-tag", "value": "policy"}], "remove": ["x-b"]},
+            "responseHeaders": {"set": [{"name": "cache-control", "value": "no-store"}],
+                                "add": [{"name": "x-served-by", "value": "attache"}], "remove": ["server"]}
+        })
+    )])))
 }
 
 #[test]
 fn timeouts_and_retry_become_router_control_headers() {
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("http/shop/checkout/0");
     request(&checkout(), &mut host);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["10000"]);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-per-try-timeout-ms"), vec!["2000"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["10000"]
+    );
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-per-try-timeout-ms"),
+        vec!["2000"]
+    );
     assert_eq!(host.request_values("x-envoy-max-retries"), vec!["3"]);
-    assert_eq!(host.request_values("x-envoy-retry-on"), vec!["connect-failure,retriable-status-codes"]);
-    assert_eq!(host.request_values("x-envoy-retriable-status-codes"), vec!["502,503"]);
-    for counter in [Counter::EnforcedTimeout, Counter::EnforcedRetry, Counter::EnforcedRequestHeaders] {
+    assert_eq!(
+        host.request_values("x-envoy-retry-on"),
+        vec!["connect-failure,retriable-status-codes"]
+    );
+    assert_eq!(
+        host.request_values("x-envoy-retriable-status-codes"),
+        vec!["502,503"]
+    );
+    for counter in [
+        Counter::EnforcedTimeout,
+        Counter::EnforcedRetry,
+        Counter::EnforcedRequestHeaders,
+    ] {
         assert_eq!(host.count(counter), 1, "{counter:?}");
     }
 }
 
 #[test]
 fn zero_request_timeout_is_sent_as_zero_which_envoy_reads_as_none() {
-    let c = compile(&doc(json!([entry("r", json!({"timeouts": {"requestMs": 0}}))])));
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"timeouts": {"requestMs": 0}})
+    )])));
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     request(&c, &mut host);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["0"]);
-    assert!(host.request_values("x-envoy-upstream-rq-per-try-timeout-ms").is_empty());
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["0"]
+    );
+    assert!(host
+        .request_values("x-envoy-upstream-rq-per-try-timeout-ms")
+        .is_empty());
     assert_eq!(host.count(Counter::EnforcedRetry), 0);
 }
 
 #[test]
 fn request_header_changes_apply_remove_then_set_then_add() {
-    let mut host = FakeHost::request("h", "/", &[("x-a", "client"), ("x-b", "secret"), ("x-tag", "client")])
-        .with_route_name("http/shop/checkout/0");
+    let mut host = FakeHost::request(
+        "h",
+        "/",
+        &[("x-a", "client"), ("x-b", "secret"), ("x-tag", "client")],
+    )
+    .with_route_name("http/shop/checkout/0");
     request(&checkout(), &mut host);
     assert_eq!(host.request_values("x-a"), vec!["1"]);
     assert!(host.request_values("x-b").is_empty());
@@ -49,21 +80,31 @@ fn request_header_changes_apply_remove_then_set_then_add() {
 
 #[test]
 fn one_header_named_by_remove_set_and_add_ends_with_set_then_added_value() {
-    let c = compile(&doc(json!([entry("r", json!({"requestHeaders": {
-        "remove": ["x-h"], "set": [{"name": "X-H", "value": "set"}], "add": [{"name": "x-h", "value": "added"}]}}))])));
-    let mut host = FakeHost::request("h", "/", &[("x-h", "client1"), ("x-h", "client2")]).with_route_name("r");
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"requestHeaders": {
+        "remove": ["x-h"], "set": [{"name": "X-H", "value": "set"}], "add": [{"name": "x-h", "value": "added"}]}})
+    )])));
+    let mut host =
+        FakeHost::request("h", "/", &[("x-h", "client1"), ("x-h", "client2")]).with_route_name("r");
     request(&c, &mut host);
     assert_eq!(host.request_values("x-h"), vec!["set", "added"]);
 }
 
 #[test]
 fn control_headers_win_over_header_changes_naming_them() {
-    let c = compile(&doc(json!([entry("r", json!({
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({
         "timeouts": {"requestMs": 500},
-        "requestHeaders": {"set": [{"name": "x-envoy-upstream-rq-timeout-ms", "value": "99999"}]}}))])));
+        "requestHeaders": {"set": [{"name": "x-envoy-upstream-rq-timeout-ms", "value": "99999"}]}})
+    )])));
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     request(&c, &mut host);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["500"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["500"]
+    );
 }
 
 #[test]
@@ -79,14 +120,23 @@ fn response_headers_use_the_route_remembered_from_the_request() {
     ];
     stream.on_response_headers(&mut host);
     assert!(host.values(HeaderMap::Response, "server").is_empty());
-    assert_eq!(host.values(HeaderMap::Response, "cache-control"), vec!["no-store"]);
-    assert_eq!(host.values(HeaderMap::Response, "x-served-by"), vec!["app", "attache"]);
+    assert_eq!(
+        host.values(HeaderMap::Response, "cache-control"),
+        vec!["no-store"]
+    );
+    assert_eq!(
+        host.values(HeaderMap::Response, "x-served-by"),
+        vec!["app", "attache"]
+    );
     assert_eq!(host.count(Counter::EnforcedResponseHeaders), 1);
 }
 
 #[test]
 fn a_route_without_response_changes_leaves_the_response_alone() {
-    let c = compile(&doc(json!([entry("r", json!({"timeouts": {"requestMs": 5}}))])));
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"timeouts": {"requestMs": 5}})
+    )])));
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     let mut stream = request(&c, &mut host);
     host.response = vec![("server".into(), b"upstream".to_vec())];

@@ -25,7 +25,10 @@ fn get(path: &str) -> FakeHost {
 #[test]
 fn exact_beats_longest_prefix_beats_regex() {
     let c = config(vec![
-        entry("regex", json!({"matches": [path("RegularExpression", "/api/.*")]})),
+        entry(
+            "regex",
+            json!({"matches": [path("RegularExpression", "/api/.*")]}),
+        ),
         entry("prefix", json!({"matches": [path("PathPrefix", "/api")]})),
         entry("exact", json!({"matches": [path("Exact", "/api/v1")]})),
     ]);
@@ -39,7 +42,10 @@ fn exact_beats_longest_prefix_beats_regex() {
 fn regex_applies_when_no_prefix_or_exact_matches_and_is_a_full_match() {
     let c = config(vec![
         entry("prefix", json!({"matches": [path("PathPrefix", "/api")]})),
-        entry("regex", json!({"matches": [path("RegularExpression", "/v[0-9]+/items")]})),
+        entry(
+            "regex",
+            json!({"matches": [path("RegularExpression", "/v[0-9]+/items")]}),
+        ),
     ]);
     assert_eq!(route_for(&c, get("/v2/items")).as_deref(), Some("regex"));
     assert_eq!(route_for(&c, get("/v2/items/9")), None);
@@ -50,7 +56,10 @@ fn regex_applies_when_no_prefix_or_exact_matches_and_is_a_full_match() {
 fn longer_prefix_wins_and_prefixes_respect_path_elements() {
     let c = config(vec![
         entry("short", json!({"matches": [path("PathPrefix", "/")]})),
-        entry("long", json!({"matches": [path("PathPrefix", "/shop/cart")]})),
+        entry(
+            "long",
+            json!({"matches": [path("PathPrefix", "/shop/cart")]}),
+        ),
         entry("mid", json!({"matches": [path("PathPrefix", "/shop")]})),
     ]);
     assert_eq!(route_for(&c, get("/shop/cart/1")).as_deref(), Some("long"));
@@ -63,19 +72,31 @@ fn longer_prefix_wins_and_prefixes_respect_path_elements() {
 fn method_breaks_a_path_tie() {
     let c = config(vec![
         entry("any", json!({"matches": [path("PathPrefix", "/orders")]})),
-        entry("post", json!({"matches": [{"path": {"type": "PathPrefix", "value": "/orders"}, "method": "POST"}]})),
+        entry(
+            "post",
+            json!({"matches": [{"path": {"type": "PathPrefix", "value": "/orders"}, "method": "POST"}]}),
+        ),
     ]);
-    assert_eq!(route_for(&c, get("/orders").with_method("POST")).as_deref(), Some("post"));
+    assert_eq!(
+        route_for(&c, get("/orders").with_method("POST")).as_deref(),
+        Some("post")
+    );
     assert_eq!(route_for(&c, get("/orders")).as_deref(), Some("any"));
 }
 
 #[test]
 fn more_header_matches_win_a_tie() {
     let c = config(vec![
-        entry("one", json!({"matches": [{"headers": [{"name": "x-env", "value": "canary"}]}]})),
-        entry("two", json!({"matches": [{"headers": [
+        entry(
+            "one",
+            json!({"matches": [{"headers": [{"name": "x-env", "value": "canary"}]}]}),
+        ),
+        entry(
+            "two",
+            json!({"matches": [{"headers": [
             {"name": "X-Env", "value": "canary"},
-            {"name": "x-user", "type": "RegularExpression", "value": "vip-[0-9]+"}]}]})),
+            {"name": "x-user", "type": "RegularExpression", "value": "vip-[0-9]+"}]}]}),
+        ),
     ]);
     let both = FakeHost::request("h", "/", &[("x-env", "canary"), ("x-user", "vip-7")]);
     assert_eq!(route_for(&c, both).as_deref(), Some("two"));
@@ -88,7 +109,10 @@ fn more_header_matches_win_a_tie() {
 #[test]
 fn method_outranks_header_count() {
     let c = config(vec![
-        entry("headers", json!({"matches": [{"headers": [{"name": "a", "value": "1"}, {"name": "b", "value": "2"}]}]})),
+        entry(
+            "headers",
+            json!({"matches": [{"headers": [{"name": "a", "value": "1"}, {"name": "b", "value": "2"}]}]}),
+        ),
         entry("method", json!({"matches": [{"method": "GET"}]})),
     ]);
     let host = FakeHost::request("h", "/", &[("a", "1"), ("b", "2")]);
@@ -98,12 +122,24 @@ fn method_outranks_header_count() {
 #[test]
 fn more_query_param_matches_win_a_tie_and_names_are_case_sensitive() {
     let c = config(vec![
-        entry("one", json!({"matches": [{"queryParams": [{"name": "v", "value": "2"}]}]})),
-        entry("two", json!({"matches": [{"queryParams": [
-            {"name": "v", "value": "2"}, {"name": "beta", "type": "RegularExpression", "value": "on|yes"}]}]})),
+        entry(
+            "one",
+            json!({"matches": [{"queryParams": [{"name": "v", "value": "2"}]}]}),
+        ),
+        entry(
+            "two",
+            json!({"matches": [{"queryParams": [
+            {"name": "v", "value": "2"}, {"name": "beta", "type": "RegularExpression", "value": "on|yes"}]}]}),
+        ),
     ]);
-    assert_eq!(route_for(&c, get("/p?v=2&beta=yes")).as_deref(), Some("two"));
-    assert_eq!(route_for(&c, get("/p?beta=maybe&v=2")).as_deref(), Some("one"));
+    assert_eq!(
+        route_for(&c, get("/p?v=2&beta=yes")).as_deref(),
+        Some("two")
+    );
+    assert_eq!(
+        route_for(&c, get("/p?beta=maybe&v=2")).as_deref(),
+        Some("one")
+    );
     assert_eq!(route_for(&c, get("/p?V=2")), None);
     // Only the first occurrence of a repeated parameter counts.
     assert_eq!(route_for(&c, get("/p?v=1&v=2")), None);
@@ -112,17 +148,35 @@ fn more_query_param_matches_win_a_tie_and_names_are_case_sensitive() {
 #[test]
 fn hostname_specificity_comes_before_path_precedence() {
     let c = config(vec![
-        entry("any-exact-path", json!({"matches": [path("Exact", "/login")]})),
+        entry(
+            "any-exact-path",
+            json!({"matches": [path("Exact", "/login")]}),
+        ),
         entry("short-wildcard", json!({"hostnames": ["*.example.com"]})),
-        entry("long-wildcard", json!({"hostnames": ["*.shop.example.com"]})),
+        entry(
+            "long-wildcard",
+            json!({"hostnames": ["*.shop.example.com"]}),
+        ),
         entry("exact-host", json!({"hostnames": ["eu.shop.example.com"]})),
     ]);
     let at = |authority: &str| FakeHost::request(authority, "/login", &[]);
-    assert_eq!(route_for(&c, at("EU.shop.example.com:8443")).as_deref(), Some("exact-host"));
-    assert_eq!(route_for(&c, at("us.shop.example.com")).as_deref(), Some("long-wildcard"));
-    assert_eq!(route_for(&c, at("blog.example.com")).as_deref(), Some("short-wildcard"));
+    assert_eq!(
+        route_for(&c, at("EU.shop.example.com:8443")).as_deref(),
+        Some("exact-host")
+    );
+    assert_eq!(
+        route_for(&c, at("us.shop.example.com")).as_deref(),
+        Some("long-wildcard")
+    );
+    assert_eq!(
+        route_for(&c, at("blog.example.com")).as_deref(),
+        Some("short-wildcard")
+    );
     // A wildcard needs at least one label: example.com itself is not covered.
-    assert_eq!(route_for(&c, at("example.com")).as_deref(), Some("any-exact-path"));
+    assert_eq!(
+        route_for(&c, at("example.com")).as_deref(),
+        Some("any-exact-path")
+    );
 }
 
 #[test]
@@ -138,7 +192,10 @@ fn document_order_breaks_full_ties() {
 fn any_of_an_entrys_matches_suffices_and_each_ranks_on_its_own() {
     let c = config(vec![
         entry("prefix", json!({"matches": [path("PathPrefix", "/a")]})),
-        entry("multi", json!({"matches": [path("PathPrefix", "/zzz"), path("Exact", "/a/b")]})),
+        entry(
+            "multi",
+            json!({"matches": [path("PathPrefix", "/zzz"), path("Exact", "/a/b")]}),
+        ),
     ]);
     assert_eq!(route_for(&c, get("/a/b")).as_deref(), Some("multi"));
     assert_eq!(route_for(&c, get("/zzz/1")).as_deref(), Some("multi"));
@@ -147,9 +204,12 @@ fn any_of_an_entrys_matches_suffices_and_each_ranks_on_its_own() {
 
 #[test]
 fn all_conditions_of_one_match_must_hold() {
-    let c = config(vec![entry("strict", json!({"matches": [{
+    let c = config(vec![entry(
+        "strict",
+        json!({"matches": [{
         "path": {"type": "PathPrefix", "value": "/a"}, "method": "PUT",
-        "headers": [{"name": "x-a", "value": "1"}], "queryParams": [{"name": "q", "value": "1"}]}]}))]);
+        "headers": [{"name": "x-a", "value": "1"}], "queryParams": [{"name": "q", "value": "1"}]}]}),
+    )]);
     let ok = FakeHost::request("h", "/a?q=1", &[("x-a", "1")]).with_method("PUT");
     assert_eq!(route_for(&c, ok).as_deref(), Some("strict"));
     let no_query = FakeHost::request("h", "/a", &[("x-a", "1")]).with_method("PUT");

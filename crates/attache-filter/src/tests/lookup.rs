@@ -5,10 +5,16 @@ use crate::host::Counter;
 
 fn two_routes() -> Rc<CompiledConfig> {
     compile(&doc(json!([
-        entry("http/shop/a/0", json!({"matches": [{"path": {"type": "PathPrefix", "value": "/a"}}],
-            "requestHeaders": {"set": [{"name": "x-route", "value": "a"}]}})),
-        entry("http/shop/b/0", json!({"matches": [{"path": {"type": "PathPrefix", "value": "/b"}}],
-            "requestHeaders": {"set": [{"name": "x-route", "value": "b"}]}})),
+        entry(
+            "http/shop/a/0",
+            json!({"matches": [{"path": {"type": "PathPrefix", "value": "/a"}}],
+            "requestHeaders": {"set": [{"name": "x-route", "value": "a"}]}})
+        ),
+        entry(
+            "http/shop/b/0",
+            json!({"matches": [{"path": {"type": "PathPrefix", "value": "/b"}}],
+            "requestHeaders": {"set": [{"name": "x-route", "value": "b"}]}})
+        ),
     ])))
 }
 
@@ -16,7 +22,8 @@ fn two_routes() -> Rc<CompiledConfig> {
 fn route_name_property_selects_the_entry_even_if_the_path_says_otherwise() {
     let config = two_routes();
     // The path would fall back to /a, but Envoy's route name is b's.
-    let mut host = FakeHost::request("shop.example.com", "/a", &[]).with_route_name("http/shop/b/0");
+    let mut host =
+        FakeHost::request("shop.example.com", "/a", &[]).with_route_name("http/shop/b/0");
     assert_eq!(routed(&config, &mut host).as_deref(), Some("http/shop/b/0"));
     assert_eq!(host.request_values("x-route"), vec!["b"]);
     assert_eq!(host.count(Counter::MatchedByName), 1);
@@ -26,7 +33,8 @@ fn route_name_property_selects_the_entry_even_if_the_path_says_otherwise() {
 #[test]
 fn unknown_route_name_falls_back_to_matching() {
     let config = two_routes();
-    let mut host = FakeHost::request("shop.example.com", "/a/x", &[]).with_route_name("istio-route-17");
+    let mut host =
+        FakeHost::request("shop.example.com", "/a/x", &[]).with_route_name("istio-route-17");
     assert_eq!(routed(&config, &mut host).as_deref(), Some("http/shop/a/0"));
     assert_eq!(host.count(Counter::MatchedByName), 0);
     assert_eq!(host.count(Counter::MatchedByFallback), 1);
@@ -36,7 +44,8 @@ fn unknown_route_name_falls_back_to_matching() {
 fn non_utf8_route_name_falls_back_instead_of_failing() {
     let config = two_routes();
     let mut host = FakeHost::request("h", "/b", &[]);
-    host.properties.insert(vec!["xds".into(), "route_name".into()], vec![0xff, 0xfe]);
+    host.properties
+        .insert(vec!["xds".into(), "route_name".into()], vec![0xff, 0xfe]);
     assert_eq!(routed(&config, &mut host).as_deref(), Some("http/shop/b/0"));
 }
 

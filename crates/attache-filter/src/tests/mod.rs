@@ -40,7 +40,9 @@ pub fn compile(document: &Value) -> Rc<CompiledConfig> {
 }
 
 pub fn compile_err(document: &str) -> String {
-    CompiledConfig::from_bytes(document.as_bytes()).unwrap_err().to_string()
+    CompiledConfig::from_bytes(document.as_bytes())
+        .unwrap_err()
+        .to_string()
 }
 
 /// Runs the request phase and returns the stream (which remembers the route).

@@ -5,7 +5,9 @@ use crate::host::{Counter, LogLevel};
 use crate::plugin::{fingerprint, Generations, Plugin};
 
 fn good(ms: u64) -> Vec<u8> {
-    doc(json!([entry("r", json!({"timeouts": {"requestMs": ms}}))])).to_string().into_bytes()
+    doc(json!([entry("r", json!({"timeouts": {"requestMs": ms}}))]))
+        .to_string()
+        .into_bytes()
 }
 
 fn timeout_seen(plugin: &Plugin) -> Vec<String> {
@@ -45,7 +47,11 @@ fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     assert_eq!(plugin.generation(), 1);
     assert_eq!(timeout_seen(&plugin), vec!["100"]);
     assert_eq!(host.count(Counter::ConfigsRejected), 1);
-    let errors: Vec<_> = host.log_lines().into_iter().filter(|(l, _)| *l == LogLevel::Error).collect();
+    let errors: Vec<_> = host
+        .log_lines()
+        .into_iter()
+        .filter(|(l, _)| *l == LogLevel::Error)
+        .collect();
     assert_eq!(errors.len(), 1);
     assert_eq!(
         errors[0].1,
@@ -84,7 +90,9 @@ fn a_rejected_first_config_says_nothing_is_in_force() {
     let mut host = FakeHost::default();
     assert!(!plugin.configure(&mut host, &generations, b""));
     assert!(plugin.current().is_none());
-    assert!(host.log_lines()[0].1.contains("rejected (none accepted in this VM): configuration is empty"));
+    assert!(host.log_lines()[0]
+        .1
+        .contains("rejected (none accepted in this VM): configuration is empty"));
 }
 
 #[test]
@@ -97,7 +105,10 @@ fn an_in_flight_stream_keeps_the_config_it_started_with() {
     plugin.configure(&mut host, &generations, &good(200));
     let mut req = FakeHost::request("h", "/", &[]).with_route_name("r");
     old.on_request_headers(&mut req);
-    assert_eq!(req.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["100"]);
+    assert_eq!(
+        req.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["100"]
+    );
 }
 
 #[test]
@@ -110,5 +121,11 @@ fn request_logs_respect_the_host_log_level() {
     let mut chatty = FakeHost::request("h", "/", &[]).with_route_name("r");
     chatty.level = LogLevel::Debug;
     request(&c, &mut chatty);
-    assert_eq!(chatty.log_lines(), vec![(LogLevel::Debug, "attache: generation 1: route \"r\" found by route name".to_string())]);
+    assert_eq!(
+        chatty.log_lines(),
+        vec![(
+            LogLevel::Debug,
+            "attache: generation 1: route \"r\" found by route name".to_string()
+        )]
+    );
 }

@@ -10,15 +10,26 @@ use crate::host::Counter;
 
 fn config() -> Rc<CompiledConfig> {
     compile(&doc(json!([
-        entry("exact", json!({"hostnames": ["*.example.com"], "matches": [{"path": {"type": "Exact", "value": "/a"}}]})),
-        entry("regex", json!({"matches": [{"path": {"type": "RegularExpression", "value": "/r/.*"},
+        entry(
+            "exact",
+            json!({"hostnames": ["*.example.com"], "matches": [{"path": {"type": "Exact", "value": "/a"}}]})
+        ),
+        entry(
+            "regex",
+            json!({"matches": [{"path": {"type": "RegularExpression", "value": "/r/.*"},
             "headers": [{"name": "x-h", "type": "RegularExpression", "value": ".*"}],
             "queryParams": [{"name": "q", "type": "RegularExpression", "value": ".+"}]}],
-            "responseHeaders": {"set": [{"name": "x-r", "value": "1"}]}})),
+            "responseHeaders": {"set": [{"name": "x-r", "value": "1"}]}})
+        ),
     ])))
 }
 
-fn raw_request(authority: Vec<u8>, path: Vec<u8>, method: Vec<u8>, extra: Vec<(String, Vec<u8>)>) -> FakeHost {
+fn raw_request(
+    authority: Vec<u8>,
+    path: Vec<u8>,
+    method: Vec<u8>,
+    extra: Vec<(String, Vec<u8>)>,
+) -> FakeHost {
     let mut host = FakeHost::default();
     host.request.push((":authority".into(), authority));
     host.request.push((":path".into(), path));
@@ -34,7 +45,10 @@ fn non_utf8_pseudo_headers_match_nothing_but_control_headers_still_go() {
         vec![0xc3, 0x28],
         b"/r/\xff\xfe?q=\xff".to_vec(),
         vec![0x80],
-        vec![("x-h".into(), vec![0xff]), ("x-envoy-max-retries".into(), vec![0xff, 0x00])],
+        vec![
+            ("x-h".into(), vec![0xff]),
+            ("x-envoy-max-retries".into(), vec![0xff, 0x00]),
+        ],
     );
     assert_eq!(routed(&c, &mut host), None);
     assert!(host.request_values("x-envoy-max-retries").is_empty());
@@ -44,9 +58,19 @@ fn non_utf8_pseudo_headers_match_nothing_but_control_headers_still_go() {
 #[test]
 fn a_non_utf8_header_fails_only_its_own_condition() {
     let c = config();
-    let mut ok = raw_request(b"h".to_vec(), b"/r/x?q=1".to_vec(), b"GET".to_vec(), vec![("x-h".into(), b"v".to_vec())]);
+    let mut ok = raw_request(
+        b"h".to_vec(),
+        b"/r/x?q=1".to_vec(),
+        b"GET".to_vec(),
+        vec![("x-h".into(), b"v".to_vec())],
+    );
     assert_eq!(routed(&c, &mut ok).as_deref(), Some("regex"));
-    let mut bad = raw_request(b"h".to_vec(), b"/r/x?q=1".to_vec(), b"GET".to_vec(), vec![("x-h".into(), vec![0xff])]);
+    let mut bad = raw_request(
+        b"h".to_vec(),
+        b"/r/x?q=1".to_vec(),
+        b"GET".to_vec(),
+        vec![("x-h".into(), vec![0xff])],
+    );
     assert_eq!(routed(&c, &mut bad), None);
 }
 
@@ -54,7 +78,12 @@ fn a_non_utf8_header_fails_only_its_own_condition() {
 fn a_huge_header_value_is_just_a_value() {
     let c = config();
     let huge = vec![b'a'; 1 << 20];
-    let mut host = raw_request(b"h".to_vec(), b"/r/x?q=1".to_vec(), b"GET".to_vec(), vec![("x-h".into(), huge)]);
+    let mut host = raw_request(
+        b"h".to_vec(),
+        b"/r/x?q=1".to_vec(),
+        b"GET".to_vec(),
+        vec![("x-h".into(), huge)],
+    );
     assert_eq!(routed(&c, &mut host).as_deref(), Some("regex"));
 }
 

@@ -5,7 +5,10 @@ use crate::control::CLIENT_CONTROL_HEADERS;
 use crate::host::Counter;
 
 fn client_headers() -> Vec<(&'static str, &'static str)> {
-    CLIENT_CONTROL_HEADERS.iter().map(|name| (*name, "1")).collect()
+    CLIENT_CONTROL_HEADERS
+        .iter()
+        .map(|name| (*name, "1"))
+        .collect()
 }
 
 fn assert_none_left(host: &FakeHost) {
@@ -16,7 +19,10 @@ fn assert_none_left(host: &FakeHost) {
 
 #[test]
 fn client_control_headers_are_stripped_on_unmatched_requests() {
-    let c = compile(&doc(json!([entry("r", json!({"matches": [{"path": {"type": "Exact", "value": "/only"}}]}))])));
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"matches": [{"path": {"type": "Exact", "value": "/only"}}]})
+    )])));
     let mut host = FakeHost::request("h", "/elsewhere", &client_headers());
     request(&c, &mut host);
     assert_none_left(&host);
@@ -26,12 +32,20 @@ fn client_control_headers_are_stripped_on_unmatched_requests() {
 
 #[test]
 fn client_values_are_replaced_by_policy_on_matched_requests() {
-    let c = compile(&doc(json!([entry("r", json!({"timeouts": {"requestMs": 300}}))])));
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"timeouts": {"requestMs": 300}})
+    )])));
     let mut host = FakeHost::request("h", "/", &client_headers()).with_route_name("r");
     request(&c, &mut host);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["300"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["300"]
+    );
     assert!(host.request_values("x-envoy-max-retries").is_empty());
-    assert!(host.request_values("x-envoy-hedge-on-per-try-timeout").is_empty());
+    assert!(host
+        .request_values("x-envoy-hedge-on-per-try-timeout")
+        .is_empty());
 }
 
 #[test]
@@ -58,6 +72,9 @@ fn trusted_mode_keeps_client_headers_but_policy_still_overwrites_its_own() {
     let mut host = FakeHost::request("h", "/", &client_headers()).with_route_name("r");
     request(&c, &mut host);
     assert_eq!(host.request_values("x-envoy-max-retries"), vec!["1"]);
-    assert_eq!(host.request_values("x-envoy-upstream-rq-timeout-ms"), vec!["300"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["300"]
+    );
     assert_eq!(host.count(Counter::ClientControlHeadersStripped), 0);
 }
