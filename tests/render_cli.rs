@@ -18,17 +18,26 @@ fn workspace() -> PathBuf {
 }
 
 fn attache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attache")).current_dir(workspace()).args(args).output().expect("run attache")
+    Command::new(env!("CARGO_BIN_EXE_attache"))
+        .current_dir(workspace())
+        .args(args)
+        .output()
+        .expect("run attache")
 }
 
 fn ok(args: &[&str]) -> Output {
     let output = attache(args);
-    assert!(output.status.success(), "attache {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "attache {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     output
 }
 
 fn scratch(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("attache-render-cli-{label}-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("attache-render-cli-{label}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch");
     dir
@@ -50,12 +59,25 @@ fn resolved_example() -> Value {
 fn a_backend_without_address_fails_naming_it_and_its_route() {
     // The basics fixture's Service shop/echo has no manifest in the input.
     let output = attache(&[
-        "render", "envoy", "-f", "tests/fixtures/e2e/basics", "--ecds", "/tmp/e.yaml", "--wasm", "/tmp/f.wasm",
+        "render",
+        "envoy",
+        "-f",
+        "tests/fixtures/e2e/basics",
+        "--ecds",
+        "/tmp/e.yaml",
+        "--wasm",
+        "/tmp/f.wasm",
     ]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("error: backend shop/echo/9000 (used by route http/shop/"), "{stderr}");
-    assert!(stderr.contains("no Service shop/echo in the input"), "{stderr}");
+    assert!(
+        stderr.contains("error: backend shop/echo/9000 (used by route http/shop/"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no Service shop/echo in the input"),
+        "{stderr}"
+    );
     assert!(stderr.contains("--backend shop/echo=HOST:PORT"), "{stderr}");
     assert!(output.stdout.is_empty(), "nothing is printed on failure");
 }
@@ -63,17 +85,54 @@ fn a_backend_without_address_fails_naming_it_and_its_route() {
 #[test]
 fn bad_flags_say_what_is_valid() {
     let output = attache(&[
-        "render", "envoy", "-f", "examples/shop", "--ecds", "e.yaml", "--wasm", "f.wasm", "--listener-port", "public=80",
+        "render",
+        "envoy",
+        "-f",
+        "examples/shop",
+        "--ecds",
+        "e.yaml",
+        "--wasm",
+        "f.wasm",
+        "--listener-port",
+        "public=80",
     ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("no such listener; valid: http, admin"), "{stderr}");
+    assert!(
+        stderr.contains("no such listener; valid: http, admin"),
+        "{stderr}"
+    );
 
-    let output = attache(&["render", "envoy", "-f", "examples/shop", "--ecds", "e", "--wasm", "w", "--backend", "orders=1.2.3.4:80"]);
+    let output = attache(&[
+        "render",
+        "envoy",
+        "-f",
+        "examples/shop",
+        "--ecds",
+        "e",
+        "--wasm",
+        "w",
+        "--backend",
+        "orders=1.2.3.4:80",
+    ]);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("expected NAMESPACE/NAME=HOST:PORT"), "{stderr}");
+    assert!(
+        stderr.contains("expected NAMESPACE/NAME=HOST:PORT"),
+        "{stderr}"
+    );
 
-    let output = attache(&["render", "envoy", "-f", "examples/shop", "--ecds", "e", "--wasm", "w", "--listener-port", "http"]);
+    let output = attache(&[
+        "render",
+        "envoy",
+        "-f",
+        "examples/shop",
+        "--ecds",
+        "e",
+        "--wasm",
+        "w",
+        "--listener-port",
+        "http",
+    ]);
     assert_eq!(output.status.code(), Some(2), "clap usage error");
     assert!(String::from_utf8_lossy(&output.stderr).contains("LISTENER=PORT"));
 }
@@ -82,25 +141,63 @@ fn bad_flags_say_what_is_valid() {
 fn ecds_file_carries_the_resolved_document_in_the_format_its_name_asks_for() {
     let dir = scratch("ecds");
     let json_path = dir.join("attache-ecds.json");
-    ok(&["render", "ecds", "-f", "examples/shop", "--wasm", "/w/f.wasm", "-o", json_path.to_str().unwrap()]);
-    let response: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).expect(".json gets JSON");
+    ok(&[
+        "render",
+        "ecds",
+        "-f",
+        "examples/shop",
+        "--wasm",
+        "/w/f.wasm",
+        "-o",
+        json_path.to_str().unwrap(),
+    ]);
+    let response: Value =
+        serde_json::from_slice(&std::fs::read(&json_path).unwrap()).expect(".json gets JSON");
     let config = &response["resources"][0]["typed_config"]["config"];
-    let carried: Value = serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
+    let carried: Value =
+        serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
     assert_eq!(carried, resolved_example());
-    assert_eq!(config["vm_config"]["code"]["local"]["filename"], "/w/f.wasm");
+    assert_eq!(
+        config["vm_config"]["code"]["local"]["filename"],
+        "/w/f.wasm"
+    );
 
     let yaml_path = dir.join("attache-ecds.yaml");
-    ok(&["render", "ecds", "-f", "examples/shop", "--wasm", "/w/f.wasm", "-o", yaml_path.to_str().unwrap()]);
+    ok(&[
+        "render",
+        "ecds",
+        "-f",
+        "examples/shop",
+        "--wasm",
+        "/w/f.wasm",
+        "-o",
+        yaml_path.to_str().unwrap(),
+    ]);
     let from_yaml: Value = serde_yaml_ng::from_slice(&std::fs::read(&yaml_path).unwrap()).unwrap();
     assert_eq!(from_yaml, response);
-    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
-    assert_eq!(leftovers.len(), 2, "no temp files left behind: {leftovers:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        2,
+        "no temp files left behind: {leftovers:?}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn wasmplugin_targets_the_gateway_with_the_document() {
-    let output = ok(&["render", "wasmplugin", "-f", "examples/shop", "--url", "oci://r.example/attache:1"]);
+    let output = ok(&[
+        "render",
+        "wasmplugin",
+        "-f",
+        "examples/shop",
+        "--url",
+        "oci://r.example/attache:1",
+    ]);
     let plugin: Value = serde_yaml_ng::from_slice(&output.stdout).unwrap();
     assert_eq!(plugin["kind"], "WasmPlugin");
     assert_eq!(plugin["metadata"]["namespace"], "infra");
@@ -142,15 +239,23 @@ impl Watch {
 
     /// The next stdout line; generous limit, this only guards against a hang.
     fn next_line(&self) -> String {
-        self.lines.recv_timeout(Duration::from_secs(30)).expect("attache watch printed nothing")
+        self.lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("attache watch printed nothing")
     }
 
     /// Waits until the watcher has said `why` on stderr (it acted on the
     /// input), then checks that it wrote nothing.
     fn assert_refused(&self, stderr: &Path, why: &str) {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while !std::fs::read_to_string(stderr).unwrap_or_default().contains(why) {
-            assert!(std::time::Instant::now() < deadline, "attache watch never said {why:?}");
+        while !std::fs::read_to_string(stderr)
+            .unwrap_or_default()
+            .contains(why)
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "attache watch never said {why:?}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         match self.lines.try_recv() {
@@ -172,7 +277,11 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     let dir = scratch("watch");
     let input = dir.join("input");
     copy_dir(&workspace().join("examples/shop"), &input);
-    let (out, ecds, stderr) = (dir.join("attache.json"), dir.join("attache-ecds.yaml"), dir.join("watch.err"));
+    let (out, ecds, stderr) = (
+        dir.join("attache.json"),
+        dir.join("attache-ecds.yaml"),
+        dir.join("watch.err"),
+    );
     let watch = Watch::start(&input, &out, &ecds, &stderr);
     assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
     let first: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
@@ -181,21 +290,33 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     // A change: a new generation with the new value in both files.
     let storefront = input.join("30-storefront.yaml");
     let original = std::fs::read_to_string(&storefront).unwrap();
-    let edited = original.replace("{name: x-shop-tier, value: web}", "{name: x-shop-tier, value: mobile}");
+    let edited = original.replace(
+        "{name: x-shop-tier, value: web}",
+        "{name: x-shop-tier, value: mobile}",
+    );
     assert_ne!(edited, original);
     std::fs::write(input.join("edit.tmp"), &edited).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
     assert_eq!(watch.next_line(), "wrote generation 2 (7 routes)");
-    assert!(std::fs::read_to_string(&out).unwrap().contains("\"mobile\""));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("\"mobile\""));
     assert!(std::fs::read_to_string(&ecds).unwrap().contains("mobile"));
 
     // Broken YAML: nothing written, the reason on stderr, the files intact.
     let (good_out, good_ecds) = (std::fs::read(&out).unwrap(), std::fs::read(&ecds).unwrap());
-    std::fs::write(input.join("edit.tmp"), "kind: RoutePolicy\nmetadata: {name: broken\n").unwrap();
+    std::fs::write(
+        input.join("edit.tmp"),
+        "kind: RoutePolicy\nmetadata: {name: broken\n",
+    )
+    .unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
     watch.assert_refused(&stderr, "keeping generation 2");
     let said = std::fs::read_to_string(&stderr).unwrap();
-    assert!(said.contains("30-storefront.yaml (document 1): not valid YAML"), "{said}");
+    assert!(
+        said.contains("30-storefront.yaml (document 1): not valid YAML"),
+        "{said}"
+    );
     assert_eq!(std::fs::read(&out).unwrap(), good_out);
     assert_eq!(std::fs::read(&ecds).unwrap(), good_ecds);
 
@@ -205,14 +326,19 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     std::fs::write(input.join("edit.tmp"), &invalid).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
     watch.assert_refused(&stderr, "the input has 1 error(s)");
-    assert!(std::fs::read_to_string(&stderr).unwrap().contains("spec.defaults.timeouts.request"));
+    assert!(std::fs::read_to_string(&stderr)
+        .unwrap()
+        .contains("spec.defaults.timeouts.request"));
     assert_eq!(std::fs::read(&out).unwrap(), good_out);
 
     // Fixed again (back to the first state): written again.
     std::fs::write(input.join("edit.tmp"), &original).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
     assert_eq!(watch.next_line(), "wrote generation 3 (7 routes)");
-    assert_eq!(serde_json::from_slice::<Value>(&std::fs::read(&out).unwrap()).unwrap(), first);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&std::fs::read(&out).unwrap()).unwrap(),
+        first
+    );
     drop(watch);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -41,14 +41,36 @@ fn attache(args: &[&str]) -> Output {
 /// The exact commands envoy/README.md gives for regenerating envoy/.
 fn compose_bootstrap() -> Vec<u8> {
     attache(&[
-        "render", "envoy", "-f", "examples/shop", "--gateway", GATEWAY, "--ecds", COMPOSE_ECDS, "--wasm",
-        COMPOSE_WASM, "--listener-port", "http=8080", "--admin-address", "0.0.0.0",
+        "render",
+        "envoy",
+        "-f",
+        "examples/shop",
+        "--gateway",
+        GATEWAY,
+        "--ecds",
+        COMPOSE_ECDS,
+        "--wasm",
+        COMPOSE_WASM,
+        "--listener-port",
+        "http=8080",
+        "--admin-address",
+        "0.0.0.0",
     ])
     .stdout
 }
 
 fn compose_ecds() -> Vec<u8> {
-    attache(&["render", "ecds", "-f", "examples/shop", "--gateway", GATEWAY, "--wasm", COMPOSE_WASM]).stdout
+    attache(&[
+        "render",
+        "ecds",
+        "-f",
+        "examples/shop",
+        "--gateway",
+        GATEWAY,
+        "--wasm",
+        COMPOSE_WASM,
+    ])
+    .stdout
 }
 
 fn assert_same(committed: &str, rendered: &[u8]) {
@@ -73,16 +95,35 @@ fn committed_ecds_file_is_what_the_generator_renders() {
 
 #[test]
 fn committed_bootstrap_serves_the_compose_ports_and_dns_backend() {
-    let bootstrap: serde_json::Value = serde_yaml_ng::from_slice(&compose_bootstrap()).expect("YAML");
-    let listeners = bootstrap["static_resources"]["listeners"].as_array().expect("listeners");
-    let ports: Vec<u64> =
-        listeners.iter().filter_map(|l| l["address"]["socket_address"]["port_value"].as_u64()).collect();
-    assert_eq!(ports, [8080, 8081], "http moved to 8080, admin keeps its own port");
-    assert_eq!(bootstrap["admin"]["address"]["socket_address"]["port_value"], 9901);
-    for cluster in bootstrap["static_resources"]["clusters"].as_array().expect("clusters") {
+    let bootstrap: serde_json::Value =
+        serde_yaml_ng::from_slice(&compose_bootstrap()).expect("YAML");
+    let listeners = bootstrap["static_resources"]["listeners"]
+        .as_array()
+        .expect("listeners");
+    let ports: Vec<u64> = listeners
+        .iter()
+        .filter_map(|l| l["address"]["socket_address"]["port_value"].as_u64())
+        .collect();
+    assert_eq!(
+        ports,
+        [8080, 8081],
+        "http moved to 8080, admin keeps its own port"
+    );
+    assert_eq!(
+        bootstrap["admin"]["address"]["socket_address"]["port_value"],
+        9901
+    );
+    for cluster in bootstrap["static_resources"]["clusters"]
+        .as_array()
+        .expect("clusters")
+    {
         assert_eq!(cluster["type"], "STRICT_DNS", "{cluster}");
-        let address = &cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]["socket_address"];
-        assert_eq!((address["address"].as_str(), address["port_value"].as_u64()), (Some("backend"), Some(9000)));
+        let address = &cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]
+            ["address"]["socket_address"];
+        assert_eq!(
+            (address["address"].as_str(), address["port_value"].as_u64()),
+            (Some("backend"), Some(9000))
+        );
     }
 }
 
@@ -93,13 +134,15 @@ fn envoy_and_wasm() -> Option<(PathBuf, PathBuf)> {
         eprintln!("ATTACHE_SKIP_ENVOY=1: Envoy validation skipped");
         return None;
     }
-    let envoy = std::env::var_os("ENVOY_BIN").map_or_else(|| workspace().join(".venv/bin/envoy"), PathBuf::from);
+    let envoy = std::env::var_os("ENVOY_BIN")
+        .map_or_else(|| workspace().join(".venv/bin/envoy"), PathBuf::from);
     assert!(
         envoy.is_file(),
         "no Envoy at {} to validate the rendered bootstraps: run scripts/setup.sh, or set ENVOY_BIN, or set ATTACHE_SKIP_ENVOY=1 to skip this check",
         envoy.display()
     );
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace().join("target"), PathBuf::from);
     let candidates = match std::env::var_os("ATTACHE_WASM") {
         Some(wasm) => vec![PathBuf::from(wasm)],
         None => [target, workspace().join("target")]
@@ -132,7 +175,10 @@ fn validate(envoy: &Path, bootstrap: &Path) {
 }
 
 fn scratch(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("attache-render-test-{label}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "attache-render-test-{label}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
@@ -141,11 +187,41 @@ fn scratch(label: &str) -> PathBuf {
 fn render_local(input: &Path, wasm: &Path, dir: &Path) -> PathBuf {
     let ecds = dir.join("attache-ecds.yaml");
     let bootstrap = dir.join("envoy.yaml");
-    let (input, wasm, ecds_text) = (input.to_string_lossy(), wasm.to_string_lossy(), ecds.to_string_lossy());
-    attache(&["render", "ecds", "-f", &input, "--gateway", GATEWAY, "--wasm", &wasm, "-o", &ecds_text]);
+    let (input, wasm, ecds_text) = (
+        input.to_string_lossy(),
+        wasm.to_string_lossy(),
+        ecds.to_string_lossy(),
+    );
     attache(&[
-        "render", "envoy", "-f", &input, "--gateway", GATEWAY, "--ecds", &ecds_text, "--wasm", &wasm, "--backend",
-        "*=127.0.0.1:9000", "--listener-port", "http=18080", "--admin-port", "19901", "-o",
+        "render",
+        "ecds",
+        "-f",
+        &input,
+        "--gateway",
+        GATEWAY,
+        "--wasm",
+        &wasm,
+        "-o",
+        &ecds_text,
+    ]);
+    attache(&[
+        "render",
+        "envoy",
+        "-f",
+        &input,
+        "--gateway",
+        GATEWAY,
+        "--ecds",
+        &ecds_text,
+        "--wasm",
+        &wasm,
+        "--backend",
+        "*=127.0.0.1:9000",
+        "--listener-port",
+        "http=18080",
+        "--admin-port",
+        "19901",
+        "-o",
         &bootstrap.to_string_lossy(),
     ]);
     bootstrap
@@ -153,11 +229,16 @@ fn render_local(input: &Path, wasm: &Path, dir: &Path) -> PathBuf {
 
 #[test]
 fn envoy_validates_every_rendered_bootstrap() {
-    let Some((envoy, wasm)) = envoy_and_wasm() else { return };
+    let Some((envoy, wasm)) = envoy_and_wasm() else {
+        return;
+    };
     let root = scratch("validate");
     let mut inputs = vec![workspace().join("examples/shop")];
     if let Ok(fixtures) = std::fs::read_dir(workspace().join("tests/fixtures/e2e")) {
-        let mut dirs: Vec<PathBuf> = fixtures.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+        let mut dirs: Vec<PathBuf> = fixtures
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
         dirs.sort();
         inputs.extend(dirs);
     }
@@ -173,13 +254,19 @@ fn envoy_validates_every_rendered_bootstrap() {
     std::fs::create_dir_all(&dir).expect("dir");
     let local_ecds = dir.join("attache-ecds.yaml");
     let wasm_text = wasm.to_string_lossy();
-    let ecds = String::from_utf8(compose_ecds()).expect("utf-8").replace(COMPOSE_WASM, &wasm_text);
+    let ecds = String::from_utf8(compose_ecds())
+        .expect("utf-8")
+        .replace(COMPOSE_WASM, &wasm_text);
     std::fs::write(&local_ecds, ecds).expect("write ecds");
-    let committed = std::fs::read_to_string(workspace().join("envoy/envoy.yaml")).expect("envoy/envoy.yaml");
+    let committed =
+        std::fs::read_to_string(workspace().join("envoy/envoy.yaml")).expect("envoy/envoy.yaml");
     assert!(committed.contains(COMPOSE_ECDS) && committed.contains(COMPOSE_WASM));
     let local = committed
         .replace(COMPOSE_ECDS, &local_ecds.to_string_lossy())
-        .replace("path: /var/run/attache\n", &format!("path: {}\n", dir.display()))
+        .replace(
+            "path: /var/run/attache\n",
+            &format!("path: {}\n", dir.display()),
+        )
         .replace(COMPOSE_WASM, &wasm_text);
     let bootstrap = dir.join("envoy.yaml");
     std::fs::write(&bootstrap, local).expect("write bootstrap");

@@ -107,26 +107,37 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Envoy(args) => envoy(args),
         Command::Ecds(args) => {
-            let loaded = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+            let loaded =
+                load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
             let value = ecds_value(&loaded.resolved, &args.wasm)?;
             emit(&value, args.output.as_deref())
         }
         Command::Wasmplugin(args) => {
-            let loaded = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
-            let value = wasm_plugin(&loaded.resolved.resolution, &WasmPluginOptions { url: args.url })
-                .map_err(attache_render::RenderError::from)?;
+            let loaded =
+                load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+            let value = wasm_plugin(
+                &loaded.resolved.resolution,
+                &WasmPluginOptions { url: args.url },
+            )
+            .map_err(attache_render::RenderError::from)?;
             emit(&value, args.output.as_deref())
         }
     }
 }
 
 fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
-    let Loaded { docs, resolved, .. } = load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+    let Loaded { docs, resolved, .. } =
+        load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
     let mut overrides = Overrides::default();
     for given in &args.backends {
-        overrides.add(given).map_err(attache_render::RenderError::from)?;
+        overrides
+            .add(given)
+            .map_err(attache_render::RenderError::from)?;
     }
-    let book = AddressBook { overrides, manifests: Manifests::index(&docs) };
+    let book = AddressBook {
+        overrides,
+        manifests: Manifests::index(&docs),
+    };
     let options = EnvoyOptions {
         ecds_path: args.ecds,
         wasm_path: args.wasm,
@@ -151,19 +162,33 @@ pub struct Loaded {
 
 /// Reads, parses and resolves; prints the diagnostics to stderr (they do
 /// not stop a render: one bad policy must not take the others down).
-pub fn load_and_resolve(files: &[PathBuf], gateway: Option<&ObjectKey>) -> Result<Loaded, CliError> {
+pub fn load_and_resolve(
+    files: &[PathBuf],
+    gateway: Option<&ObjectKey>,
+) -> Result<Loaded, CliError> {
     let docs = crate::input::read_paths(files)?;
     let inputs = attache_core::parse(&docs);
     let gateway = attache_core::select_gateway(&inputs, gateway)?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     report(&inputs, &resolved.diagnostics);
-    let errors = inputs.diagnostics.iter().chain(&resolved.diagnostics).filter(|d| d.severity == Severity::Error).count();
-    Ok(Loaded { docs, resolved, errors })
+    let errors = inputs
+        .diagnostics
+        .iter()
+        .chain(&resolved.diagnostics)
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    Ok(Loaded {
+        docs,
+        resolved,
+        errors,
+    })
 }
 
 pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
-    Ok(attache_render::ecds::discovery_response(&resolved.resolution.document, wasm)
-        .map_err(attache_render::RenderError::from)?)
+    Ok(
+        attache_render::ecds::discovery_response(&resolved.resolution.document, wasm)
+            .map_err(attache_render::RenderError::from)?,
+    )
 }
 
 /// The text Envoy reads at `path`: it picks the parser by extension, so a
@@ -171,7 +196,8 @@ pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
 pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError> {
     let json = path.and_then(Path::extension).is_some_and(|e| e == "json");
     if json {
-        let mut text = serde_json::to_string_pretty(value).map_err(attache_render::RenderError::from)?;
+        let mut text =
+            serde_json::to_string_pretty(value).map_err(attache_render::RenderError::from)?;
         text.push('\n');
         Ok(text)
     } else {
@@ -192,7 +218,11 @@ fn emit(value: &Value, output: Option<&Path>) -> Result<ExitCode, CliError> {
 fn parse_listener_port(text: &str) -> Result<(String, u16), String> {
     let invalid = || format!("{text:?} is not LISTENER=PORT with a port 1-65535 (e.g. http=8080)");
     let (listener, port) = text.split_once('=').ok_or_else(invalid)?;
-    let port = port.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(invalid)?;
+    let port = port
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(invalid)?;
     if listener.is_empty() {
         return Err(invalid());
     }
@@ -205,9 +235,17 @@ mod tests {
 
     #[test]
     fn listener_ports_parse_and_bad_ones_show_the_form() {
-        assert_eq!(parse_listener_port("http=8080"), Ok(("http".to_string(), 8080)));
+        assert_eq!(
+            parse_listener_port("http=8080"),
+            Ok(("http".to_string(), 8080))
+        );
         for bad in ["http", "=80", "http=0", "http=70000", "http=x"] {
-            assert!(parse_listener_port(bad).unwrap_err().contains("LISTENER=PORT"), "{bad}");
+            assert!(
+                parse_listener_port(bad)
+                    .unwrap_err()
+                    .contains("LISTENER=PORT"),
+                "{bad}"
+            );
         }
     }
 

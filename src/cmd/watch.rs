@@ -54,10 +54,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.input.files.iter().any(|f| f.as_os_str() == "-") {
-        return Err(CliError::Usage("attache watch reads files, not standard input ('-'): it must read them again".into()));
+        return Err(CliError::Usage(
+            "attache watch reads files, not standard input ('-'): it must read them again".into(),
+        ));
     }
     let interval = Duration::from_millis(args.interval_ms);
-    let ours: Vec<&Path> = [Some(args.out.as_path()), args.ecds.as_deref()].into_iter().flatten().collect();
+    let ours: Vec<&Path> = [Some(args.out.as_path()), args.ecds.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut generation: u64 = 0;
     let mut acted_on: Option<u64> = None;
     loop {
@@ -75,7 +80,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     announce(&format!("wrote generation {generation} ({routes} routes)"));
                 }
                 Err(err) => {
-                    let kept = if generation == 0 { "nothing written yet".to_string() } else { format!("keeping generation {generation}") };
+                    let kept = if generation == 0 {
+                        "nothing written yet".to_string()
+                    } else {
+                        format!("keeping generation {generation}")
+                    };
                     eprintln!("error: {err:#}\n  {kept}; waiting for the input to change");
                 }
             }
@@ -87,13 +96,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// Resolves and renders everything first, then writes: either every output
 /// is replaced or none is.
 fn write_generation(args: &Args) -> Result<usize, CliError> {
-    let Loaded { resolved, errors, .. } = load_and_resolve(&args.input.files, args.gateway.as_ref())?;
+    let Loaded {
+        resolved, errors, ..
+    } = load_and_resolve(&args.input.files, args.gateway.as_ref())?;
     if errors > 0 {
         return Err(CliError::InvalidInput(errors));
     }
     let document = document_json(&resolved.resolution.document)?;
     let ecds = match (&args.ecds, &args.wasm) {
-        (Some(path), Some(wasm)) => Some((path, encode_for(&ecds_value(&resolved, wasm)?, Some(path))?)),
+        (Some(path), Some(wasm)) => {
+            Some((path, encode_for(&ecds_value(&resolved, wasm)?, Some(path))?))
+        }
         _ => None,
     };
     write_atomically(&args.out, document.as_bytes())?;
@@ -133,7 +146,10 @@ fn hash_path(path: &Path, ours: &[&Path], hasher: &mut DefaultHasher) {
         };
         entries.sort();
         for entry in entries {
-            let manifest = entry.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
+            let manifest = entry
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
             if entry.is_dir() || manifest {
                 hash_path(&entry, ours, hasher);
             }
@@ -173,7 +189,10 @@ mod tests {
         assert_eq!(first, print(), "files -f would not read are ignored");
         std::fs::write(dir.join("sub/b.yml"), "kind: B\n").unwrap();
         let second = print();
-        assert_ne!(first, second, "a new manifest in a subdirectory is a change");
+        assert_ne!(
+            first, second,
+            "a new manifest in a subdirectory is a change"
+        );
         std::fs::write(dir.join("a.yaml"), "kind: C\n").unwrap();
         assert_ne!(second, print(), "same size, other bytes is a change");
         std::fs::remove_dir_all(&dir).unwrap();

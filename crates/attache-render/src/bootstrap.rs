@@ -10,11 +10,11 @@ use attache_core::topology::{GatewayResolution, ListenerInfo};
 use serde_json::{json, Value};
 
 use crate::backends::{AddressBook, Cluster};
+use crate::duration;
 use crate::error::{PortClash, RenderError};
 use crate::matching;
 use crate::virtual_hosts::{self, RouteRef};
 use crate::wasm::{self, FILTER_NAME, WASM_TYPE_URL};
-use crate::duration;
 
 /// Everything about the bootstrap that is not in the resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,11 @@ pub fn envoy_bootstrap(
     let gateway = resolution.gateway.to_string();
     for name in options.listener_ports.keys() {
         if !resolution.listeners.iter().any(|l| &l.name == name) {
-            let valid: Vec<&str> = resolution.listeners.iter().map(|l| l.name.as_str()).collect();
+            let valid: Vec<&str> = resolution
+                .listeners
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect();
             return Err(RenderError::UnknownListener {
                 listener: name.clone(),
                 gateway,
@@ -70,22 +74,35 @@ pub fn envoy_bootstrap(
     let mut clusters: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut listeners = Vec::new();
     for (port, port_listeners) in &by_port {
-        let served: Vec<&RouteEntry> =
-            routes.iter().filter(|e| port_listeners.iter().any(|l| l.name == e.listener)).collect();
+        let served: Vec<&RouteEntry> = routes
+            .iter()
+            .filter(|e| port_listeners.iter().any(|l| l.name == e.listener))
+            .collect();
         let mut virtual_hosts = Vec::new();
         for plan in virtual_hosts::plan(&served, port_listeners) {
             let mut envoy_routes = Vec::new();
             for route in &plan.routes {
                 envoy_routes.push(envoy_route(resolution, route, book, &mut clusters)?);
             }
-            virtual_hosts.push(json!({"name": plan.domain, "domains": [plan.domain], "routes": envoy_routes}));
+            virtual_hosts.push(
+                json!({"name": plan.domain, "domains": [plan.domain], "routes": envoy_routes}),
+            );
         }
         let names: Vec<&str> = port_listeners.iter().map(|l| l.name.as_str()).collect();
-        listeners.push(listener(&names.join("+"), &options.listen_address, *port, virtual_hosts, ecds_filter(options, &default_config)));
+        listeners.push(listener(
+            &names.join("+"),
+            &options.listen_address,
+            *port,
+            virtual_hosts,
+            ecds_filter(options, &default_config),
+        ));
     }
     for entry in routes {
         if !by_port.values().flatten().any(|l| l.name == entry.listener) {
-            notes.push(format!("route {} is on listener '{}', which is not rendered", entry.name, entry.listener));
+            notes.push(format!(
+                "route {} is on listener '{}', which is not rendered",
+                entry.name, entry.listener
+            ));
         }
     }
 
@@ -123,7 +140,11 @@ fn group_by_port<'a>(
     let mut by_port: BTreeMap<u16, Vec<&ListenerInfo>> = BTreeMap::new();
     let mut first_on_port: BTreeMap<u16, &ListenerInfo> = BTreeMap::new();
     for listener in &resolution.listeners {
-        let port = options.listener_ports.get(&listener.name).copied().unwrap_or(listener.port);
+        let port = options
+            .listener_ports
+            .get(&listener.name)
+            .copied()
+            .unwrap_or(listener.port);
         if let Some(first) = first_on_port.get(&port) {
             if !first.protocol.eq_ignore_ascii_case(&listener.protocol) {
                 return Err(RenderError::from(Box::new(PortClash {
@@ -173,7 +194,9 @@ fn envoy_route(
     }
     if weighted.is_empty() {
         // Gateway API: a rule with no usable backend answers 500.
-        return Ok(json!({"name": entry.name, "match": route_match, "direct_response": {"status": 500}}));
+        return Ok(
+            json!({"name": entry.name, "match": route_match, "direct_response": {"status": 500}}),
+        );
     }
     let mut action = serde_json::Map::new();
     if let [single] = weighted.as_slice() {
@@ -198,7 +221,13 @@ fn envoy_route(
     Ok(json!({"name": entry.name, "match": route_match, "route": Value::Object(action)}))
 }
 
-fn listener(name: &str, address: &str, port: u16, virtual_hosts: Vec<Value>, ecds_filter: Value) -> Value {
+fn listener(
+    name: &str,
+    address: &str,
+    port: u16,
+    virtual_hosts: Vec<Value>,
+    ecds_filter: Value,
+) -> Value {
     json!({
         "name": name,
         "address": {"socket_address": {"address": address, "port_value": port}},
@@ -283,11 +312,18 @@ fn envoy_cluster(cluster: &Cluster) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attache_contract::{Document, HttpRouteMatch, PathMatch, PathMatchType, Retry, SCHEMA_VERSION};
+    use attache_contract::{
+        Document, HttpRouteMatch, PathMatch, PathMatchType, Retry, SCHEMA_VERSION,
+    };
     use attache_core::topology::{BackendTarget, ObjectKey};
 
     fn listener(name: &str, port: u16, protocol: &str) -> ListenerInfo {
-        ListenerInfo { name: name.into(), port, protocol: protocol.into(), hostname: None }
+        ListenerInfo {
+            name: name.into(),
+            port,
+            protocol: protocol.into(),
+            hostname: None,
+        }
     }
 
     fn entry(listener: &str, route: &str, prefix: &str) -> RouteEntry {
@@ -298,7 +334,10 @@ mod tests {
             route_name: route.into(),
             rule: "0".into(),
             matches: vec![HttpRouteMatch {
-                path: Some(PathMatch { kind: PathMatchType::PathPrefix, value: prefix.into() }),
+                path: Some(PathMatch {
+                    kind: PathMatchType::PathPrefix,
+                    value: prefix.into(),
+                }),
                 ..HttpRouteMatch::default()
             }],
             ..RouteEntry::default()
@@ -306,13 +345,27 @@ mod tests {
     }
 
     fn backend(name: &str, weight: u32) -> BackendTarget {
-        BackendTarget { namespace: "shop".into(), name: name.into(), port: Some(80), weight }
+        BackendTarget {
+            namespace: "shop".into(),
+            name: name.into(),
+            port: Some(80),
+            weight,
+        }
     }
 
-    fn resolution(listeners: Vec<ListenerInfo>, entries: Vec<(RouteEntry, Vec<BackendTarget>)>) -> GatewayResolution {
-        let backends = entries.iter().map(|(e, b)| (e.name.clone(), b.clone())).collect();
+    fn resolution(
+        listeners: Vec<ListenerInfo>,
+        entries: Vec<(RouteEntry, Vec<BackendTarget>)>,
+    ) -> GatewayResolution {
+        let backends = entries
+            .iter()
+            .map(|(e, b)| (e.name.clone(), b.clone()))
+            .collect();
         GatewayResolution {
-            gateway: ObjectKey { namespace: "infra".into(), name: "edge".into() },
+            gateway: ObjectKey {
+                namespace: "infra".into(),
+                name: "edge".into(),
+            },
             gateway_class: "attache".into(),
             listeners,
             document: Document {
@@ -345,52 +398,93 @@ mod tests {
     }
 
     fn routes_of(config: &Value, listener: usize) -> Vec<Value> {
-        let hcm = &config["static_resources"]["listeners"][listener]["filter_chains"][0]["filters"][0]["typed_config"];
-        hcm["route_config"]["virtual_hosts"][0]["routes"].as_array().cloned().unwrap()
+        let hcm = &config["static_resources"]["listeners"][listener]["filter_chains"][0]["filters"]
+            [0]["typed_config"];
+        hcm["route_config"]["virtual_hosts"][0]["routes"]
+            .as_array()
+            .cloned()
+            .unwrap()
     }
 
     #[test]
     fn routes_are_named_by_entry_carry_backoff_and_split_by_weight() {
         let mut canary = entry("http", "canary", "/shop");
-        canary.retry = Some(Retry { attempts: Some(2), codes: Some(vec![503]), backoff_ms: Some(250), retry_on: None });
+        canary.retry = Some(Retry {
+            attempts: Some(2),
+            codes: Some(vec![503]),
+            backoff_ms: Some(250),
+            retry_on: None,
+        });
         let res = resolution(
             vec![listener("http", 80, "HTTP")],
-            vec![(canary, vec![backend("v1", 90), backend("v2", 10), backend("off", 0)]), (entry("http", "plain", "/"), vec![backend("v1", 1)])],
+            vec![
+                (
+                    canary,
+                    vec![backend("v1", 90), backend("v2", 10), backend("off", 0)],
+                ),
+                (entry("http", "plain", "/"), vec![backend("v1", 1)]),
+            ],
         );
         let rendered = envoy_bootstrap(&res, &book(&["*=127.0.0.1:9000"]), &options()).unwrap();
         let routes = routes_of(&rendered.config, 0);
         assert_eq!(routes[0]["name"], "http/shop/canary/0");
-        assert_eq!(routes[0]["match"], json!({"path_separated_prefix": "/shop"}));
+        assert_eq!(
+            routes[0]["match"],
+            json!({"path_separated_prefix": "/shop"})
+        );
         assert_eq!(
             routes[0]["route"]["weighted_clusters"],
             json!({"clusters": [{"name": "shop/v1/80", "weight": 90}, {"name": "shop/v2/80", "weight": 10}]}),
             "weight 0 sends nothing and is left out"
         );
-        assert_eq!(routes[0]["route"]["retry_policy"], json!({"retry_back_off": {"base_interval": "0.250s"}}));
+        assert_eq!(
+            routes[0]["route"]["retry_policy"],
+            json!({"retry_back_off": {"base_interval": "0.250s"}})
+        );
         assert_eq!(routes[0]["route"]["timeout"], "0s");
         assert_eq!(routes[1]["name"], "http/shop/plain/0");
         assert_eq!(routes[1]["route"]["cluster"], "shop/v1/80");
-        assert!(routes[1]["route"].get("retry_policy").is_none(), "no backoff, no retry_policy");
-        let clusters: Vec<&str> =
-            rendered.config["static_resources"]["clusters"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+        assert!(
+            routes[1]["route"].get("retry_policy").is_none(),
+            "no backoff, no retry_policy"
+        );
+        let clusters: Vec<&str> = rendered.config["static_resources"]["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
         assert_eq!(clusters, ["shop/v1/80", "shop/v2/80"]);
     }
 
     #[test]
     fn a_rule_without_backends_answers_500() {
-        let res = resolution(vec![listener("http", 80, "HTTP")], vec![(entry("http", "none", "/"), vec![backend("zero", 0)])]);
+        let res = resolution(
+            vec![listener("http", 80, "HTTP")],
+            vec![(entry("http", "none", "/"), vec![backend("zero", 0)])],
+        );
         let rendered = envoy_bootstrap(&res, &book(&[]), &options()).unwrap();
-        assert_eq!(routes_of(&rendered.config, 0)[0]["direct_response"], json!({"status": 500}));
+        assert_eq!(
+            routes_of(&rendered.config, 0)[0]["direct_response"],
+            json!({"status": 500})
+        );
     }
 
     #[test]
     fn the_filter_comes_from_the_ecds_file_with_the_document_as_default() {
-        let res = resolution(vec![listener("http", 80, "HTTP")], vec![(entry("http", "a", "/"), vec![backend("v1", 1)])]);
+        let res = resolution(
+            vec![listener("http", 80, "HTTP")],
+            vec![(entry("http", "a", "/"), vec![backend("v1", 1)])],
+        );
         let rendered = envoy_bootstrap(&res, &book(&["*=127.0.0.1:9000"]), &options()).unwrap();
-        let hcm = &rendered.config["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"];
+        let hcm = &rendered.config["static_resources"]["listeners"][0]["filter_chains"][0]
+            ["filters"][0]["typed_config"];
         let filters = hcm["http_filters"].as_array().unwrap();
         assert_eq!(filters.len(), 2);
-        assert_eq!(filters[1]["name"], "envoy.filters.http.router", "the router comes last");
+        assert_eq!(
+            filters[1]["name"], "envoy.filters.http.router",
+            "the router comes last"
+        );
         let discovery = &filters[0]["config_discovery"];
         assert_eq!(filters[0]["name"], FILTER_NAME);
         assert_eq!(
@@ -398,8 +492,12 @@ mod tests {
             json!({"path": "/run/attache/ecds.yaml", "watched_directory": {"path": "/run/attache"}})
         );
         let default = &discovery["default_config"]["config"];
-        assert_eq!(default["vm_config"]["code"]["local"]["filename"], "/opt/f.wasm");
-        let carried: Document = serde_json::from_str(default["configuration"]["value"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            default["vm_config"]["code"]["local"]["filename"],
+            "/opt/f.wasm"
+        );
+        let carried: Document =
+            serde_json::from_str(default["configuration"]["value"].as_str().unwrap()).unwrap();
         assert_eq!(carried, res.document);
         assert_eq!(hcm["use_remote_address"], true);
         assert_eq!(hcm["strip_any_host_port"], true);
@@ -408,24 +506,51 @@ mod tests {
     #[test]
     fn listener_ports_move_listeners_and_unknown_names_are_refused() {
         let res = resolution(
-            vec![listener("http", 80, "HTTP"), listener("admin", 8081, "HTTP"), listener("tls", 443, "HTTPS")],
-            vec![(entry("http", "a", "/"), vec![backend("v1", 1)]), (entry("admin", "ops", "/ops"), vec![backend("ops", 1)])],
+            vec![
+                listener("http", 80, "HTTP"),
+                listener("admin", 8081, "HTTP"),
+                listener("tls", 443, "HTTPS"),
+            ],
+            vec![
+                (entry("http", "a", "/"), vec![backend("v1", 1)]),
+                (entry("admin", "ops", "/ops"), vec![backend("ops", 1)]),
+            ],
         );
         let mut opts = options();
         opts.listener_ports.insert("http".into(), 18080);
         let rendered = envoy_bootstrap(&res, &book(&["*=backend:9000"]), &opts).unwrap();
-        let listeners = rendered.config["static_resources"]["listeners"].as_array().unwrap();
+        let listeners = rendered.config["static_resources"]["listeners"]
+            .as_array()
+            .unwrap();
         let bound: Vec<(String, u64)> = listeners
             .iter()
-            .map(|l| (l["name"].as_str().unwrap().to_string(), l["address"]["socket_address"]["port_value"].as_u64().unwrap()))
+            .map(|l| {
+                (
+                    l["name"].as_str().unwrap().to_string(),
+                    l["address"]["socket_address"]["port_value"]
+                        .as_u64()
+                        .unwrap(),
+                )
+            })
             .collect();
-        assert_eq!(bound, [("admin".to_string(), 8081), ("http".to_string(), 18080)]);
-        assert_eq!(rendered.notes, ["listener 'tls' (HTTPS) is not rendered: only HTTP listeners are"]);
+        assert_eq!(
+            bound,
+            [("admin".to_string(), 8081), ("http".to_string(), 18080)]
+        );
+        assert_eq!(
+            rendered.notes,
+            ["listener 'tls' (HTTPS) is not rendered: only HTTP listeners are"]
+        );
         let cluster = &rendered.config["static_resources"]["clusters"][0];
-        assert_eq!(cluster["type"], "STRICT_DNS", "a DNS name is resolved by Envoy");
+        assert_eq!(
+            cluster["type"], "STRICT_DNS",
+            "a DNS name is resolved by Envoy"
+        );
 
         opts.listener_ports.insert("htp".into(), 1);
-        let err = envoy_bootstrap(&res, &book(&["*=backend:9000"]), &opts).unwrap_err().to_string();
+        let err = envoy_bootstrap(&res, &book(&["*=backend:9000"]), &opts)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "--listener-port names listener 'htp', but Gateway infra/edge has no such listener; valid: http, admin, tls");
     }
 
@@ -433,26 +558,49 @@ mod tests {
     fn listeners_sharing_a_port_share_one_envoy_listener_unless_protocols_differ() {
         let mut shop = listener("shop", 80, "HTTP");
         shop.hostname = Some("shop.example.com".into());
-        let mut entries = vec![(entry("shop", "a", "/"), vec![backend("v1", 1)]), (entry("any", "b", "/"), vec![backend("v1", 1)])];
+        let mut entries = vec![
+            (entry("shop", "a", "/"), vec![backend("v1", 1)]),
+            (entry("any", "b", "/"), vec![backend("v1", 1)]),
+        ];
         entries[0].0.hostnames = vec!["shop.example.com".into()];
-        let res = resolution(vec![shop.clone(), listener("any", 80, "HTTP")], entries.clone());
+        let res = resolution(
+            vec![shop.clone(), listener("any", 80, "HTTP")],
+            entries.clone(),
+        );
         let rendered = envoy_bootstrap(&res, &book(&["*=10.0.0.1:80"]), &options()).unwrap();
-        let listeners = rendered.config["static_resources"]["listeners"].as_array().unwrap();
+        let listeners = rendered.config["static_resources"]["listeners"]
+            .as_array()
+            .unwrap();
         assert_eq!(listeners.len(), 1);
         assert_eq!(listeners[0]["name"], "shop+any");
-        let vhosts = listeners[0]["filter_chains"][0]["filters"][0]["typed_config"]["route_config"]["virtual_hosts"].clone();
+        let vhosts = listeners[0]["filter_chains"][0]["filters"][0]["typed_config"]["route_config"]
+            ["virtual_hosts"]
+            .clone();
         assert_eq!(vhosts[0]["domains"], json!(["shop.example.com"]));
         assert_eq!(vhosts[1]["domains"], json!(["*"]));
 
         let res = resolution(vec![shop, listener("tls", 80, "HTTPS")], entries);
-        let err = envoy_bootstrap(&res, &book(&["*=10.0.0.1:80"]), &options()).unwrap_err().to_string();
-        assert!(err.contains("both need local port 80 but speak different protocols (HTTP vs HTTPS)"), "{err}");
+        let err = envoy_bootstrap(&res, &book(&["*=10.0.0.1:80"]), &options())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("both need local port 80 but speak different protocols (HTTP vs HTTPS)"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_backend_without_address_fails_the_render_naming_it() {
-        let res = resolution(vec![listener("http", 80, "HTTP")], vec![(entry("http", "a", "/"), vec![backend("lost", 1)])]);
-        let err = envoy_bootstrap(&res, &book(&[]), &options()).unwrap_err().to_string();
-        assert!(err.starts_with("backend shop/lost/80 (used by route http/shop/a/0) has no address"), "{err}");
+        let res = resolution(
+            vec![listener("http", 80, "HTTP")],
+            vec![(entry("http", "a", "/"), vec![backend("lost", 1)])],
+        );
+        let err = envoy_bootstrap(&res, &book(&[]), &options())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("backend shop/lost/80 (used by route http/shop/a/0) has no address"),
+            "{err}"
+        );
     }
 }

@@ -6,14 +6,21 @@ use serde_json::{json, Value};
 
 use crate::wasm::{filter_config, FILTER_NAME};
 
-pub const TYPED_EXTENSION_CONFIG_TYPE_URL: &str = "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
+pub const TYPED_EXTENSION_CONFIG_TYPE_URL: &str =
+    "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
 
 /// The discovery response. `version_info` is a digest of the content, so
 /// the same input renders the same bytes and a changed one a new version
 /// (Envoy shows it in `/config_dump`).
-pub fn discovery_response(document: &Document, wasm_path: &str) -> Result<Value, serde_json::Error> {
+pub fn discovery_response(
+    document: &Document,
+    wasm_path: &str,
+) -> Result<Value, serde_json::Error> {
     let typed_config = filter_config(document, wasm_path)?;
-    let version = format!("{:016x}", fnv1a(serde_json::to_string(&typed_config)?.as_bytes()));
+    let version = format!(
+        "{:016x}",
+        fnv1a(serde_json::to_string(&typed_config)?.as_bytes())
+    );
     Ok(json!({
         "version_info": version,
         "type_url": TYPED_EXTENSION_CONFIG_TYPE_URL,
@@ -48,7 +55,10 @@ mod tests {
                 route_namespace: "shop".into(),
                 route_name: "a".into(),
                 rule: "0".into(),
-                timeouts: Some(Timeouts { request_ms: Some(request_ms), backend_request_ms: None }),
+                timeouts: Some(Timeouts {
+                    request_ms: Some(request_ms),
+                    backend_request_ms: None,
+                }),
                 ..RouteEntry::default()
             }],
         }
@@ -61,16 +71,27 @@ mod tests {
         assert_eq!(resource["name"], "attache");
         assert_eq!(resource["@type"], TYPED_EXTENSION_CONFIG_TYPE_URL);
         let config = &resource["typed_config"]["config"];
-        assert_eq!(resource["typed_config"]["@type"], crate::wasm::WASM_TYPE_URL);
-        assert_eq!(config["vm_config"]["code"]["local"]["filename"], "/w/attache.wasm");
-        assert_eq!(config["configuration"]["@type"], crate::wasm::STRING_VALUE_TYPE_URL);
-        let carried: Document = serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            resource["typed_config"]["@type"],
+            crate::wasm::WASM_TYPE_URL
+        );
+        assert_eq!(
+            config["vm_config"]["code"]["local"]["filename"],
+            "/w/attache.wasm"
+        );
+        assert_eq!(
+            config["configuration"]["@type"],
+            crate::wasm::STRING_VALUE_TYPE_URL
+        );
+        let carried: Document =
+            serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
         assert_eq!(carried, document(500));
     }
 
     #[test]
     fn the_version_follows_the_content() {
-        let version = |ms| discovery_response(&document(ms), "f.wasm").unwrap()["version_info"].clone();
+        let version =
+            |ms| discovery_response(&document(ms), "f.wasm").unwrap()["version_info"].clone();
         assert_eq!(version(500), version(500));
         assert_ne!(version(500), version(501));
     }

@@ -10,7 +10,11 @@ pub enum RenderError {
     #[error(
         "--listener-port names listener '{listener}', but Gateway {gateway} has no such listener; valid: {valid}"
     )]
-    UnknownListener { listener: String, gateway: String, valid: String },
+    UnknownListener {
+        listener: String,
+        gateway: String,
+        valid: String,
+    },
     #[error(transparent)]
     PortClash(#[from] Box<PortClash>),
     #[error("Gateway {gateway} has no HTTP listener to render; Attaché renders listeners with protocol HTTP")]

@@ -4,7 +4,9 @@
 
 use std::cmp::Reverse;
 
-use attache_contract::{HeaderMatch, HttpRouteMatch, PathMatch, PathMatchType, QueryParamMatch, StringMatchType};
+use attache_contract::{
+    HeaderMatch, HttpRouteMatch, PathMatch, PathMatchType, QueryParamMatch, StringMatchType,
+};
 use serde_json::{json, Map, Value};
 
 /// The Envoy `RouteMatch` for one Gateway API match.
@@ -20,7 +22,10 @@ pub fn route_match(m: &HttpRouteMatch) -> Value {
         out.insert("headers".into(), Value::Array(headers));
     }
     if !m.query_params.is_empty() {
-        out.insert("query_parameters".into(), m.query_params.iter().map(query_matcher).collect());
+        out.insert(
+            "query_parameters".into(),
+            m.query_params.iter().map(query_matcher).collect(),
+        );
     }
     Value::Object(out)
 }
@@ -89,9 +94,18 @@ impl Precedence {
     pub fn of(m: Option<&HttpRouteMatch>) -> Self {
         let path = m.and_then(|m| m.path.as_ref());
         let (path_kind, path_length) = match path {
-            Some(PathMatch { kind: PathMatchType::Exact, value }) => (0, value.len()),
-            Some(PathMatch { kind: PathMatchType::PathPrefix, value }) => (1, value.trim_end_matches('/').len()),
-            Some(PathMatch { kind: PathMatchType::RegularExpression, .. }) => (2, 0),
+            Some(PathMatch {
+                kind: PathMatchType::Exact,
+                value,
+            }) => (0, value.len()),
+            Some(PathMatch {
+                kind: PathMatchType::PathPrefix,
+                value,
+            }) => (1, value.trim_end_matches('/').len()),
+            Some(PathMatch {
+                kind: PathMatchType::RegularExpression,
+                ..
+            }) => (2, 0),
             None => (1, 0),
         };
         Precedence {
@@ -109,19 +123,37 @@ mod tests {
     use super::*;
 
     fn path(kind: PathMatchType, value: &str) -> HttpRouteMatch {
-        HttpRouteMatch { path: Some(PathMatch { kind, value: value.into() }), ..HttpRouteMatch::default() }
+        HttpRouteMatch {
+            path: Some(PathMatch {
+                kind,
+                value: value.into(),
+            }),
+            ..HttpRouteMatch::default()
+        }
     }
 
     #[test]
     fn path_kinds_map_to_envoy_specifiers() {
-        assert_eq!(route_match(&path(PathMatchType::Exact, "/a/b")), json!({"path": "/a/b"}));
-        assert_eq!(route_match(&path(PathMatchType::PathPrefix, "/api/")), json!({"path_separated_prefix": "/api"}));
-        assert_eq!(route_match(&path(PathMatchType::PathPrefix, "/")), json!({"prefix": "/"}));
+        assert_eq!(
+            route_match(&path(PathMatchType::Exact, "/a/b")),
+            json!({"path": "/a/b"})
+        );
+        assert_eq!(
+            route_match(&path(PathMatchType::PathPrefix, "/api/")),
+            json!({"path_separated_prefix": "/api"})
+        );
+        assert_eq!(
+            route_match(&path(PathMatchType::PathPrefix, "/")),
+            json!({"prefix": "/"})
+        );
         assert_eq!(
             route_match(&path(PathMatchType::RegularExpression, "/v[0-9]+/.*")),
             json!({"safe_regex": {"regex": "/v[0-9]+/.*"}})
         );
-        assert_eq!(route_match(&HttpRouteMatch::default()), json!({"prefix": "/"}));
+        assert_eq!(
+            route_match(&HttpRouteMatch::default()),
+            json!({"prefix": "/"})
+        );
     }
 
     #[test]
@@ -129,10 +161,22 @@ mod tests {
         let m = HttpRouteMatch {
             path: None,
             headers: vec![
-                HeaderMatch { kind: StringMatchType::Exact, name: "X-Tier".into(), value: "Gold".into() },
-                HeaderMatch { kind: StringMatchType::RegularExpression, name: "x-v".into(), value: "v[12]".into() },
+                HeaderMatch {
+                    kind: StringMatchType::Exact,
+                    name: "X-Tier".into(),
+                    value: "Gold".into(),
+                },
+                HeaderMatch {
+                    kind: StringMatchType::RegularExpression,
+                    name: "x-v".into(),
+                    value: "v[12]".into(),
+                },
             ],
-            query_params: vec![QueryParamMatch { kind: StringMatchType::Exact, name: "Debug".into(), value: "1".into() }],
+            query_params: vec![QueryParamMatch {
+                kind: StringMatchType::Exact,
+                name: "Debug".into(),
+                value: "1".into(),
+            }],
             method: Some("POST".into()),
         };
         assert_eq!(
@@ -155,16 +199,42 @@ mod tests {
             f(&mut m);
             m
         };
-        let header = HeaderMatch { kind: StringMatchType::Exact, name: "a".into(), value: "1".into() };
-        let query = QueryParamMatch { kind: StringMatchType::Exact, name: "q".into(), value: "1".into() };
+        let header = HeaderMatch {
+            kind: StringMatchType::Exact,
+            name: "a".into(),
+            value: "1".into(),
+        };
+        let query = QueryParamMatch {
+            kind: StringMatchType::Exact,
+            name: "q".into(),
+            value: "1".into(),
+        };
         let mut cases = [
             ("regex", path(PathMatchType::RegularExpression, "/.*")),
             ("root", path(PathMatchType::PathPrefix, "/")),
             ("short prefix", path(PathMatchType::PathPrefix, "/a")),
-            ("long prefix with trailing slash", path(PathMatchType::PathPrefix, "/abc/")),
-            ("prefix + query", with(path(PathMatchType::PathPrefix, "/a"), &|m| m.query_params.push(query.clone()))),
-            ("prefix + header", with(path(PathMatchType::PathPrefix, "/a"), &|m| m.headers.push(header.clone()))),
-            ("prefix + method", with(path(PathMatchType::PathPrefix, "/a"), &|m| m.method = Some("GET".into()))),
+            (
+                "long prefix with trailing slash",
+                path(PathMatchType::PathPrefix, "/abc/"),
+            ),
+            (
+                "prefix + query",
+                with(path(PathMatchType::PathPrefix, "/a"), &|m| {
+                    m.query_params.push(query.clone())
+                }),
+            ),
+            (
+                "prefix + header",
+                with(path(PathMatchType::PathPrefix, "/a"), &|m| {
+                    m.headers.push(header.clone())
+                }),
+            ),
+            (
+                "prefix + method",
+                with(path(PathMatchType::PathPrefix, "/a"), &|m| {
+                    m.method = Some("GET".into())
+                }),
+            ),
             ("exact short", path(PathMatchType::Exact, "/")),
         ];
         cases.sort_by_key(|(_, m)| Precedence::of(Some(m)));
@@ -182,6 +252,9 @@ mod tests {
                 "regex"
             ]
         );
-        assert_eq!(Precedence::of(None), Precedence::of(Some(&path(PathMatchType::PathPrefix, "/"))));
+        assert_eq!(
+            Precedence::of(None),
+            Precedence::of(Some(&path(PathMatchType::PathPrefix, "/")))
+        );
     }
 }

@@ -59,11 +59,16 @@ fn hostname_rank(h: Option<&str>) -> (u8, Reverse<usize>) {
 
 /// The hostnames an entry answers for; `None` means any. A listener's own
 /// hostname bounds an entry that names none.
-fn effective_hostnames<'a>(entry: &'a RouteEntry, listener: Option<&'a ListenerInfo>) -> Option<Vec<&'a str>> {
+fn effective_hostnames<'a>(
+    entry: &'a RouteEntry,
+    listener: Option<&'a ListenerInfo>,
+) -> Option<Vec<&'a str>> {
     if !entry.hostnames.is_empty() {
         return Some(entry.hostnames.iter().map(String::as_str).collect());
     }
-    listener.and_then(|l| l.hostname.as_deref()).map(|h| vec![h])
+    listener
+        .and_then(|l| l.hostname.as_deref())
+        .map(|h| vec![h])
 }
 
 /// The listener (of those sharing the port) that Gateway API gives
@@ -78,8 +83,12 @@ fn owner<'a>(domain: &str, listeners: &[&'a ListenerInfo]) -> Option<&'a Listene
 
 /// Virtual hosts for the entries served on one port by `listeners`.
 /// `entries` come in document order, which breaks precedence ties.
-pub fn plan<'a>(entries: &[&'a RouteEntry], listeners: &[&ListenerInfo]) -> Vec<VirtualHostPlan<'a>> {
-    let listener_of = |entry: &RouteEntry| listeners.iter().find(|l| l.name == entry.listener).copied();
+pub fn plan<'a>(
+    entries: &[&'a RouteEntry],
+    listeners: &[&ListenerInfo],
+) -> Vec<VirtualHostPlan<'a>> {
+    let listener_of =
+        |entry: &RouteEntry| listeners.iter().find(|l| l.name == entry.listener).copied();
     let mut domains = BTreeSet::new();
     for entry in entries {
         match effective_hostnames(entry, listener_of(entry)) {
@@ -90,11 +99,18 @@ pub fn plan<'a>(entries: &[&'a RouteEntry], listeners: &[&ListenerInfo]) -> Vec<
         }
     }
     let mut domains: Vec<String> = domains.into_iter().collect();
-    domains.sort_by_key(|d| (hostname_rank(Some(d).filter(|d| *d != ANY).map(String::as_str)), d.clone()));
+    domains.sort_by_key(|d| {
+        (
+            hostname_rank(Some(d).filter(|d| *d != ANY).map(String::as_str)),
+            d.clone(),
+        )
+    });
 
     let mut plans = Vec::new();
     for domain in domains {
-        let Some(owner) = owner(&domain, listeners) else { continue };
+        let Some(owner) = owner(&domain, listeners) else {
+            continue;
+        };
         let mut routes = Vec::new();
         for &entry in entries {
             if entry.listener != owner.name {
@@ -102,21 +118,43 @@ pub fn plan<'a>(entries: &[&'a RouteEntry], listeners: &[&ListenerInfo]) -> Vec<
             }
             let host_rank = match effective_hostnames(entry, Some(owner)) {
                 None => hostname_rank(None),
-                Some(hosts) => match hosts.into_iter().filter(|h| covers(h, &domain)).map(|h| hostname_rank(Some(h))).min() {
+                Some(hosts) => match hosts
+                    .into_iter()
+                    .filter(|h| covers(h, &domain))
+                    .map(|h| hostname_rank(Some(h)))
+                    .min()
+                {
                     Some(rank) => rank,
                     None => continue,
                 },
             };
             if entry.matches.is_empty() {
-                routes.push((host_rank, Precedence::of(None), RouteRef { entry, matched: None }));
+                routes.push((
+                    host_rank,
+                    Precedence::of(None),
+                    RouteRef {
+                        entry,
+                        matched: None,
+                    },
+                ));
             }
             for m in &entry.matches {
-                routes.push((host_rank, Precedence::of(Some(m)), RouteRef { entry, matched: Some(m) }));
+                routes.push((
+                    host_rank,
+                    Precedence::of(Some(m)),
+                    RouteRef {
+                        entry,
+                        matched: Some(m),
+                    },
+                ));
             }
         }
         // Stable: equal keys keep document order, then match order.
         routes.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        plans.push(VirtualHostPlan { domain, routes: routes.into_iter().map(|(_, _, r)| r).collect() });
+        plans.push(VirtualHostPlan {
+            domain,
+            routes: routes.into_iter().map(|(_, _, r)| r).collect(),
+        });
     }
     plans
 }
@@ -127,7 +165,12 @@ mod tests {
     use attache_contract::{HttpRouteMatch, PathMatch, PathMatchType};
 
     fn listener(name: &str, hostname: Option<&str>) -> ListenerInfo {
-        ListenerInfo { name: name.into(), port: 80, protocol: "HTTP".into(), hostname: hostname.map(str::to_string) }
+        ListenerInfo {
+            name: name.into(),
+            port: 80,
+            protocol: "HTTP".into(),
+            hostname: hostname.map(str::to_string),
+        }
     }
 
     fn entry(listener: &str, route: &str, hostnames: &[&str], prefixes: &[&str]) -> RouteEntry {
@@ -141,7 +184,10 @@ mod tests {
             matches: prefixes
                 .iter()
                 .map(|p| HttpRouteMatch {
-                    path: Some(PathMatch { kind: PathMatchType::PathPrefix, value: p.to_string() }),
+                    path: Some(PathMatch {
+                        kind: PathMatchType::PathPrefix,
+                        value: p.to_string(),
+                    }),
                     ..HttpRouteMatch::default()
                 })
                 .collect(),
@@ -157,7 +203,10 @@ mod tests {
                     .routes
                     .iter()
                     .map(|r| {
-                        let path = r.matched.and_then(|m| m.path.clone()).map_or("all".into(), |p| p.value);
+                        let path = r
+                            .matched
+                            .and_then(|m| m.path.clone())
+                            .map_or("all".into(), |p| p.value);
                         format!("{}{}", r.entry.route_name, path)
                     })
                     .collect();
@@ -179,8 +228,19 @@ mod tests {
         assert_eq!(
             names(&plans),
             [
-                ("shop.example.com".to_string(), vec!["shop/cart".to_string(), "wild/api".into(), "wild/".into(), "any/".into()]),
-                ("*.example.com".to_string(), vec!["wild/api".to_string(), "wild/".into(), "any/".into()]),
+                (
+                    "shop.example.com".to_string(),
+                    vec![
+                        "shop/cart".to_string(),
+                        "wild/api".into(),
+                        "wild/".into(),
+                        "any/".into()
+                    ]
+                ),
+                (
+                    "*.example.com".to_string(),
+                    vec!["wild/api".to_string(), "wild/".into(), "any/".into()]
+                ),
                 ("*".to_string(), vec!["any/".to_string()]),
             ]
         );
@@ -216,7 +276,11 @@ mod tests {
 
     #[test]
     fn ties_keep_document_order_and_rules_without_matches_match_all() {
-        let entries = [entry("http", "first", &[], &["/a"]), entry("http", "second", &[], &["/a"]), entry("http", "all", &[], &[])];
+        let entries = [
+            entry("http", "first", &[], &["/a"]),
+            entry("http", "second", &[], &["/a"]),
+            entry("http", "all", &[], &[]),
+        ];
         let indexed: Vec<&RouteEntry> = entries.iter().collect();
         let http = listener("http", None);
         let plans = plan(&indexed, &[&http]);

@@ -20,11 +20,16 @@ pub struct WasmPluginOptions {
 
 impl Default for WasmPluginOptions {
     fn default() -> Self {
-        WasmPluginOptions { url: DEFAULT_URL.to_string() }
+        WasmPluginOptions {
+            url: DEFAULT_URL.to_string(),
+        }
     }
 }
 
-pub fn wasm_plugin(resolution: &GatewayResolution, options: &WasmPluginOptions) -> Result<Value, serde_json::Error> {
+pub fn wasm_plugin(
+    resolution: &GatewayResolution,
+    options: &WasmPluginOptions,
+) -> Result<Value, serde_json::Error> {
     let gateway = &resolution.gateway;
     Ok(json!({
         "apiVersion": "extensions.istio.io/v1alpha1",
@@ -67,24 +72,48 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             gateway: "infra/edge".into(),
             options: Default::default(),
-            routes: vec![RouteEntry { name: "http/shop/a/0".into(), ..RouteEntry::default() }],
+            routes: vec![RouteEntry {
+                name: "http/shop/a/0".into(),
+                ..RouteEntry::default()
+            }],
         };
         let resolution = GatewayResolution {
-            gateway: ObjectKey { namespace: "infra".into(), name: "edge".into() },
+            gateway: ObjectKey {
+                namespace: "infra".into(),
+                name: "edge".into(),
+            },
             gateway_class: "attache".into(),
             listeners: vec![],
             document: document.clone(),
             backends: Default::default(),
         };
-        let plugin = wasm_plugin(&resolution, &WasmPluginOptions { url: "oci://r.example/attache:1".into() }).unwrap();
+        let plugin = wasm_plugin(
+            &resolution,
+            &WasmPluginOptions {
+                url: "oci://r.example/attache:1".into(),
+            },
+        )
+        .unwrap();
         assert_eq!(plugin["apiVersion"], "extensions.istio.io/v1alpha1");
-        assert_eq!(plugin["metadata"], json!({"name": "attache-edge", "namespace": "infra",
-            "labels": {"app.kubernetes.io/managed-by": "attache"}}));
+        assert_eq!(
+            plugin["metadata"],
+            json!({"name": "attache-edge", "namespace": "infra",
+            "labels": {"app.kubernetes.io/managed-by": "attache"}})
+        );
         let spec = &plugin["spec"];
-        assert_eq!(spec["targetRefs"], json!([{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}]));
+        assert_eq!(
+            spec["targetRefs"],
+            json!([{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}])
+        );
         assert_eq!(spec["url"], "oci://r.example/attache:1");
-        assert_eq!((spec["phase"].as_str(), spec["failStrategy"].as_str()), (Some("UNSPECIFIED_PHASE"), Some("FAIL_CLOSE")));
-        assert!(spec.get("selector").is_none(), "Istio refuses selector together with targetRefs");
+        assert_eq!(
+            (spec["phase"].as_str(), spec["failStrategy"].as_str()),
+            (Some("UNSPECIFIED_PHASE"), Some("FAIL_CLOSE"))
+        );
+        assert!(
+            spec.get("selector").is_none(),
+            "Istio refuses selector together with targetRefs"
+        );
         let carried: Document = serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
         assert_eq!(carried, document);
         assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
