@@ -342,3 +342,49 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     drop(watch);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn backends_get_their_addresses_from_services_and_endpoint_slices_in_the_input() {
+    let dir = scratch("slices");
+    copy_dir(&workspace().join("tests/fixtures/e2e/basics"), &dir);
+    // shop/echo port 9000 (the Service port, named http) is served by two
+    // ready pods on 8080; the third is not ready.
+    std::fs::write(
+        dir.join("echo.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata: {name: echo, namespace: shop}\n\
+         spec: {clusterIP: 10.96.0.10, ports: [{name: http, port: 9000, targetPort: 8080}]}\n---\n\
+         apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n\
+         metadata: {name: echo-x1, namespace: shop, labels: {kubernetes.io/service-name: echo}}\n\
+         addressType: IPv4\nports: [{name: http, port: 8080}]\n\
+         endpoints:\n- addresses: [10.1.0.2]\n- addresses: [10.1.0.1]\n- addresses: [10.1.0.3]\n  conditions: {ready: false}\n",
+    )
+    .unwrap();
+    let output = ok(&[
+        "render",
+        "envoy",
+        "-f",
+        dir.to_str().unwrap(),
+        "--ecds",
+        "/e/ecds.yaml",
+        "--wasm",
+        "/w/f.wasm",
+    ]);
+    let bootstrap: Value = serde_yaml_ng::from_slice(&output.stdout).unwrap();
+    let clusters = bootstrap["static_resources"]["clusters"]
+        .as_array()
+        .unwrap();
+    assert_eq!(clusters.len(), 1, "one Service and port, one cluster");
+    assert_eq!(clusters[0]["name"], "shop/echo/9000");
+    assert_eq!(clusters[0]["type"], "STATIC");
+    let endpoints: Vec<String> = clusters[0]["load_assignment"]["endpoints"][0]["lb_endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let a = &e["endpoint"]["address"]["socket_address"];
+            format!("{}:{}", a["address"].as_str().unwrap(), a["port_value"])
+        })
+        .collect();
+    assert_eq!(endpoints, ["10.1.0.1:8080", "10.1.0.2:8080"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
