@@ -14,7 +14,9 @@ pub const STRING_VALUE_TYPE_URL: &str = "type.googleapis.com/google.protobuf.Str
 /// `envoy.extensions.filters.http.wasm.v3.Wasm` with the document as the
 /// plugin configuration (a JSON string the filter parses in `on_configure`).
 pub fn filter_config(document: &Document, wasm_path: &str) -> Result<Value, serde_json::Error> {
-    let configuration = serde_json::to_string(document)?;
+    // Pretty, so the committed ECDS file and `/config_dump` can be read;
+    // the filter parses either form.
+    let configuration = serde_json::to_string_pretty(document)?;
     Ok(json!({
         "@type": WASM_TYPE_URL,
         "config": {
