@@ -38,6 +38,7 @@ ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVO
   cargo test --features e2e --test e2e -- --test-threads "${E2E_THREADS:-2}"
 
 say "demo self-check"
-bash "$ROOT/scripts/demo.sh" --check
+DEMO_PORT="${DEMO_PORT:-28080}" DEMO_ADMIN_PORT="${DEMO_ADMIN_PORT:-29901}" DEMO_BACKEND_PORT="${DEMO_BACKEND_PORT:-29000}" \
+  bash "$ROOT/scripts/demo.sh" --check
 
 say "all checks passed"

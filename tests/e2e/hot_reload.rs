@@ -76,7 +76,7 @@ fn policy_changes_reach_envoy_without_restart_and_without_failures() {
     let fixture = Fixture::named("reload", "infra/edge", &["shop/echo"]);
     let scratch = Scratch::new("reload");
     let input = copy_dir(&fixture.input, &scratch.join("input"));
-    let ecds = scratch.join("attache.ecds.yaml");
+    let ecds = scratch.ecds_file();
     let watch = Watch::start(&WatchSpec {
         input: &input,
         gateway: fixture.gateway,

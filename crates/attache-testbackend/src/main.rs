@@ -6,6 +6,7 @@
 
 mod attempts;
 mod echo;
+mod http;
 mod plan;
 mod server;
 
@@ -29,8 +30,8 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let server = match tiny_http::Server::http(args.listen) {
-        Ok(server) => server,
+    let listener = match std::net::TcpListener::bind(args.listen) {
+        Ok(listener) => listener,
         Err(err) => {
             eprintln!(
                 "attache-testbackend: cannot listen on {}: {err}",
@@ -39,10 +40,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let bound = match server.server_addr().to_ip() {
-        Some(addr) => addr,
-        None => {
-            eprintln!("attache-testbackend: listening on a non-IP socket");
+    let bound = match listener.local_addr() {
+        Ok(addr) => addr,
+        Err(err) => {
+            eprintln!("attache-testbackend: no local address: {err}");
             return ExitCode::from(1);
         }
     };
@@ -55,6 +56,6 @@ fn main() -> ExitCode {
     {
         eprintln!("attache-testbackend: listening on {bound} (stdout closed)");
     }
-    server::serve(server);
+    server::serve(listener);
     ExitCode::SUCCESS
 }

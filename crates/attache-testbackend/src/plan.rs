@@ -113,10 +113,14 @@ fn parse_count(header: &'static str, value: &str) -> Result<u64, PlanError> {
 
 fn parse_header(value: &str) -> Result<(String, String), PlanError> {
     match value.split_once(':') {
-        Some((name, header_value)) if !name.trim().is_empty() => Ok((
-            name.trim().to_ascii_lowercase(),
-            header_value.trim().to_owned(),
-        )),
+        Some((name, header_value))
+            if crate::http::valid_header(name.trim(), header_value.trim()) =>
+        {
+            Ok((
+                name.trim().to_ascii_lowercase(),
+                header_value.trim().to_owned(),
+            ))
+        }
         _ => Err(PlanError::Invalid {
             header: "x-backend-respond-header",
             value: value.to_owned(),

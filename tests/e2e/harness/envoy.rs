@@ -31,13 +31,9 @@ impl Envoy {
             .arg(bootstrap)
             // Several Envoys run at once (one per test): no shared memory
             // between them, one worker each to spare the CPU.
-            .args([
-                "--disable-hot-restart",
-                "--concurrency",
-                "1",
-                "--log-level",
-                "warn",
-            ])
+            .args(["--disable-hot-restart", "--concurrency", "1", "--log-level"])
+            // ATTACHE_E2E_ENVOY_LOG_LEVEL=debug when a failure needs Envoy's story.
+            .arg(std::env::var("ATTACHE_E2E_ENVOY_LOG_LEVEL").unwrap_or_else(|_| "warn".to_owned()))
             .stdout(Stdio::null())
             .stderr(File::create(&log).expect("create envoy log"))
             .spawn()

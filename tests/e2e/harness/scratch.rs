@@ -28,6 +28,15 @@ impl Scratch {
         &self.path
     }
 
+    /// Where the ECDS file goes: a directory of its own, because Envoy
+    /// re-reads the file on every change in its watched directory, and a log
+    /// written beside it would keep Envoy busy reloading.
+    pub fn ecds_file(&self) -> PathBuf {
+        let dir = self.path.join("ecds");
+        std::fs::create_dir_all(&dir).expect("create ecds dir");
+        dir.join("attache.ecds.yaml")
+    }
+
     pub fn join(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }

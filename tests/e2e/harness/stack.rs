@@ -53,7 +53,7 @@ impl Stack {
     /// backend and Envoy.
     pub fn start(fixture: &Fixture) -> Stack {
         let scratch = Scratch::new(&fixture.label());
-        let ecds = scratch.join("attache.ecds.yaml");
+        let ecds = scratch.ecds_file();
         generator::render_ecds(&fixture.input, fixture.gateway, &paths::wasm(), &ecds);
         Stack::launch(fixture, &fixture.input, ecds, scratch)
     }
