@@ -97,37 +97,59 @@ const SERVICES: &[&str] = &[
     "wild-only",
 ];
 
-/// (method, host, path, extra header, expected answer)
-const CASES: &[(&str, &str, &str, Option<(&str, &str)>, &str)] = &[
-    ("GET", "a.example.com", "/x", None, "exact-x"),
-    ("GET", "a.example.com", "/x/", None, "prefix-x"),
-    ("GET", "a.example.com", "/x/y", None, "prefix-xy"),
-    ("GET", "a.example.com", "/x/y/z", None, "prefix-xy"),
+/// A request and the Service whose rule must answer it.
+struct Case {
+    method: &'static str,
+    host: &'static str,
+    path: &'static str,
+    header: Option<(&'static str, &'static str)>,
+    expect: &'static str,
+}
+
+const fn case(
+    method: &'static str,
+    host: &'static str,
+    path: &'static str,
+    expect: &'static str,
+) -> Case {
+    Case {
+        method,
+        host,
+        path,
+        header: None,
+        expect,
+    }
+}
+
+const fn with_header(c: Case, name: &'static str, value: &'static str) -> Case {
+    Case {
+        header: Some((name, value)),
+        ..c
+    }
+}
+
+const CASES: &[Case] = &[
+    case("GET", "a.example.com", "/x", "exact-x"),
+    case("GET", "a.example.com", "/x/", "prefix-x"),
+    case("GET", "a.example.com", "/x/y", "prefix-xy"),
+    case("GET", "a.example.com", "/x/y/z", "prefix-xy"),
     // Whole segments: /xz is not under /x, so a.example.com has no rule
     // for it and the wildcard hostname's rules get their turn.
-    ("GET", "a.example.com", "/xz", None, "wild-root"),
-    ("GET", "a.example.com", "/only-wild", None, "wild-only"),
-    (
-        "POST",
-        "a.example.com",
-        "/h?q=1",
-        Some(("x-h", "1")),
-        "method",
+    case("GET", "a.example.com", "/xz", "wild-root"),
+    case("GET", "a.example.com", "/only-wild", "wild-only"),
+    with_header(
+        case("POST", "a.example.com", "/h?q=1", "method"),
+        "x-h",
+        "1",
     ),
-    (
-        "GET",
-        "a.example.com",
-        "/h?q=1",
-        Some(("x-h", "1")),
-        "header",
-    ),
-    ("GET", "a.example.com", "/h?q=1", None, "query"),
-    ("GET", "a.example.com", "/h", None, "plain-h"),
-    ("GET", "A.Example.COM", "/h", None, "plain-h"),
-    ("GET", "r.example.com", "/r1", None, "prefix-r1"),
-    ("GET", "r.example.com", "/r2", None, "regex"),
-    ("GET", "r.example.com", "/r", None, "wild-root"),
-    ("GET", "b.example.com", "/x", None, "wild-root"),
+    with_header(case("GET", "a.example.com", "/h?q=1", "header"), "x-h", "1"),
+    case("GET", "a.example.com", "/h?q=1", "query"),
+    case("GET", "a.example.com", "/h", "plain-h"),
+    case("GET", "A.Example.COM", "/h", "plain-h"),
+    case("GET", "r.example.com", "/r1", "prefix-r1"),
+    case("GET", "r.example.com", "/r2", "regex"),
+    case("GET", "r.example.com", "/r", "wild-root"),
+    case("GET", "b.example.com", "/x", "wild-root"),
 ];
 
 fn workspace() -> PathBuf {
