@@ -156,13 +156,17 @@ def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: d
     """Two ECDS-fed Envoys (the filter, and the probe as the floor); see config_load."""
     targets, envoys = {}, {}
     try:
-        for offset, (kind, vm_name) in enumerate((("attache", "attache"), ("probe", "bench_probe"))):
+        kinds = [("attache", "attache", "json"), ("probe", "bench_probe", "json")]
+        if args.attache is not None and args.attache.exists():
+            kinds.append(("rendered", "attache", "yaml"))
+        for offset, (kind, vm_name, ext) in enumerate(kinds):
             ecds_dir = args.work / f"ecds-{kind}"
             ecds_dir.mkdir(exist_ok=True)
-            target = config_load.Target(kind, ecds_dir / "filter.json", ECDS_PORT + offset,
-                                        wasm[kind], vm_name)
-            series = next(s for s in config_load.SERIES if s.filter_kind == kind and s.routes == 10)
-            ecds_text = config_load.configuration(series, docs[10], 0)
+            code = wasm["probe" if kind == "probe" else "attache"]
+            target = config_load.Target(kind, ecds_dir / f"filter.{ext}", ECDS_PORT + offset, code, vm_name)
+            first = config_load.Series("initial", "probe" if kind == "probe" else "attache", 10)
+            ecds_text = config_load.configuration(first, docs[10], 0)
+            # JSON is YAML too, so the first file serves either extension.
             target.ecds.write_text(json.dumps(config_load.ecds_response(target.wasm, vm_name, ecds_text, 0)))
             v = variants.Variant(f"ecds-{kind}", f"{kind} via ECDS", "attache", routes=10)
             cfg = envoy_configs.bootstrap(v, target.port, ECDS_ADMIN + offset, UPSTREAM_PORT, {}, None,
@@ -171,11 +175,14 @@ def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: d
             envoys[kind] = start(args.envoy, path, ECDS_ADMIN + offset, "0",
                                  args.work / f"ecds-{kind}.log", 150 + offset)
             targets[kind] = target
-        out = config_load.measure(targets, docs, args.load_repeats)
+        out = config_load.measure(targets, docs, args.load_repeats, args.attache)
         out["ecds_stats"] = {k: e.counters("extension_config_discovery") for k, e in envoys.items()}
         out["rss_kib"] = {k: e.rss_kib() for k, e in envoys.items()}
         out["wasm_vms_active"] = {k: e.counters("wasm.envoy.wasm.runtime.v8.active").get(
             "wasm.envoy.wasm.runtime.v8.active") for k, e in envoys.items()}
+        # VMs created over the whole series: tells whether an update reuses the VMs.
+        out["wasm_vms_created"] = {k: e.counters("wasm.envoy.wasm.runtime.v8.created").get(
+            "wasm.envoy.wasm.runtime.v8.created") for k, e in envoys.items()}
         return out
     finally:
         for envoy in envoys.values():
@@ -185,6 +192,7 @@ def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: d
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except (EnvoyError, verify.PolicyNotEnforced, load.LoadError) as err:
+    except (EnvoyError, verify.PolicyNotEnforced, load.LoadError, config_load.RenderError,
+            TimeoutError) as err:
         print(f"bench: {err}", file=sys.stderr)
         sys.exit(1)

@@ -8,6 +8,9 @@ header, renames it into place and polls with back-to-back requests until the mar
 served. The probe's time is the floor (file watch, Envoy's JSON-to-proto parse, the copy
 into the VM, the plugin swap); the Attaché filter's time minus the floor is the filter's
 own work (parsing and indexing the document) for the same bytes.
+
+A third Envoy takes the file exactly as the project writes it: `attache render ecds` on
+manifests whose policy carries the marker (YAML, so a `.yaml` path), renamed into place.
 """
 
 import copy
@@ -15,11 +18,12 @@ import http.client
 import json
 import os
 import statistics
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import envoy_configs, policy
+from . import documents, envoy_configs, policy
 
 MARKER_HEADER = policy.RESPONSE_SET[0][0]
 # Every document holds the 10-route document's target entry; requests hit that one, so
@@ -30,7 +34,7 @@ TARGET_ROUTES = 10
 @dataclass(frozen=True)
 class Series:
     key: str
-    filter_kind: str  # "attache" | "probe"
+    filter_kind: str  # "attache" | "probe" | "rendered" (attache, file from `attache render ecds`)
     routes: int
     strip_sources: bool = False
 
@@ -42,6 +46,7 @@ SERIES = [
     Series("probe_10", "probe", 10),
     Series("probe_10k", "probe", 10_000),
     Series("probe_10k_no_sources", "probe", 10_000, strip_sources=True),
+    Series("rendered_10k", "rendered", 10_000),
 ]
 
 
@@ -126,18 +131,44 @@ class Target:
     vm_name: str
 
 
-def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int) -> dict:
+class RenderError(Exception):
+    pass
+
+
+def render_staged(attache: Path, target: Target, routes: int, generation: int) -> Path:
+    """`attache render ecds` into a staging directory beside the watched one."""
+    stage = target.ecds.parent.with_name(target.ecds.parent.name + "-stage")
+    stage.mkdir(exist_ok=True)
+    manifests = stage / "manifests.yaml"
+    manifests.write_text(documents.manifests_yaml(routes, f"gen-{generation}"))
+    out = stage / target.ecds.name
+    cmd = [str(attache), "render", "ecds", "-f", str(manifests), "--gateway", policy.GATEWAY,
+           "--wasm", str(target.wasm), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RenderError(f"{' '.join(cmd)}: {proc.stderr.strip()[-400:]}")
+    return out
+
+
+def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int,
+            attache: Path | None) -> dict:
     """Every series `repeats` times, interleaved; per-step latencies in ms."""
-    steps: dict[str, list[float]] = {s.key: [] for s in SERIES}
+    chosen = [s for s in SERIES if s.filter_kind in targets]
+    steps: dict[str, list[float]] = {s.key: [] for s in chosen}
     generation = 1000
     for _ in range(repeats):
-        for series in SERIES:
+        for series in chosen:
             generation += 1
             target = targets[series.filter_kind]
-            text = json.dumps(ecds_response(target.wasm, target.vm_name,
-                                            configuration(series, docs[series.routes], generation),
-                                            generation))
-            started = write_atomically(target.ecds, text)
+            if series.filter_kind == "rendered" and attache is not None:
+                staged = render_staged(attache, target, series.routes, generation)
+                started = time.monotonic()
+                os.rename(staged, target.ecds)
+            else:
+                text = json.dumps(ecds_response(target.wasm, target.vm_name,
+                                                configuration(series, docs[series.routes], generation),
+                                                generation))
+                started = write_atomically(target.ecds, text)
             served = _wait_for_marker(target.port, f"gen-{generation}", 60.0)
             steps[series.key].append((served - started) * 1e3)
     medians = {k: statistics.median(v) for k, v in steps.items()}
@@ -145,6 +176,8 @@ def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int) -> 
         "document_10k_bytes": len(json.dumps(docs[10_000])),
         "document_10k_no_sources_bytes": len(json.dumps(_marked(docs[10_000], 0, True))),
     }
+    if "rendered_10k" in medians:
+        sizes["rendered_10k_bytes"] = targets["rendered"].ecds.stat().st_size
     return {
         "steps_ms": steps,
         "median_ms": medians,

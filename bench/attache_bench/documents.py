@@ -11,11 +11,16 @@ from pathlib import Path
 from . import policy
 
 
-def manifests_yaml(routes: int) -> str:
+def manifests_yaml(routes: int, response_marker: str | None = None) -> str:
     """Gateway API manifests for one Gateway, `routes` HTTPRoutes and one RoutePolicy.
 
     Written as JSON flow documents (valid YAML), so no YAML library is needed.
+    `response_marker` replaces the value of the first response header the policy sets
+    (the configuration-load measurement watches for it).
     """
+    response_set = list(policy.RESPONSE_SET)
+    if response_marker is not None:
+        response_set[0] = (response_set[0][0], response_marker)
     docs = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": policy.NAMESPACE}},
         {
@@ -59,7 +64,7 @@ def manifests_yaml(routes: int) -> str:
                         "remove": policy.REQUEST_REMOVE,
                     },
                     "responseHeaderModifier": {
-                        "set": [{"name": n, "value": v} for n, v in policy.RESPONSE_SET],
+                        "set": [{"name": n, "value": v} for n, v in response_set],
                     },
                 },
             },

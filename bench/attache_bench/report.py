@@ -129,6 +129,7 @@ def markdown(results: dict) -> str:
             "probe_10": "probe (floor), same bytes as 10 routes",
             "probe_10k": "probe (floor), same bytes as 10,000 routes",
             "probe_10k_no_sources": "probe (floor), same bytes as 10,000 routes without `sources`",
+            "rendered_10k": "attache, 10,000 routes, file from `attache render ecds` (YAML)",
         }
         lines += ["## Configuration load (ECDS)", "",
                   "From the rename of the ECDS file to the first request served with the new "
