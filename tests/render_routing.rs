@@ -363,11 +363,12 @@ fn envoy_routes_requests_the_way_gateway_api_ranks_the_rules() {
     wait_ready(admin, &mut envoy, &log);
 
     let mut wrong = Vec::new();
-    for (method, host, path, header, expected) in CASES {
-        let (status, body) = request(listener, method, host, path, *header);
-        if (status, body.as_str()) != (200, *expected) {
+    for c in CASES {
+        let (status, body) = request(listener, c.method, c.host, c.path, c.header);
+        if (status, body.as_str()) != (200, c.expect) {
+            let (method, host, path, header, want) = (c.method, c.host, c.path, c.header, c.expect);
             wrong.push(format!(
-                "{method} {host}{path} {header:?}: got {status} {body:?}, want {expected}"
+                "{method} {host}{path} {header:?}: got {status} {body:?}, want {want}"
             ));
         }
     }
