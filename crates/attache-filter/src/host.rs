@@ -90,3 +90,19 @@ pub trait Host {
     fn log(&self, level: LogLevel, message: &str);
     fn increment(&mut self, counter: Counter);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Counter;
+
+    #[test]
+    fn every_counter_has_its_own_slot_and_metric_name() {
+        for (i, counter) in Counter::ALL.iter().enumerate() {
+            assert_eq!(counter.index(), i, "{counter:?}");
+        }
+        let mut names: Vec<_> = Counter::ALL.iter().map(|c| c.metric_name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Counter::ALL.len());
+    }
+}
