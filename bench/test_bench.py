@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Unit tests of the harness's pure parts: `python3 bench/test_bench.py`.
+
+With ATTACHE_BIN set to a built `attache`, also checks that the document the harness
+builds by hand is the one the real generator resolves from the same manifests.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from attache_bench import config_load, documents, envoy_configs, load, policy, report, variants  # noqa: E402
+
+HEY_OUTPUT = """
+Summary:
+  Total:\t1.0031 secs
+  Slowest:\t0.0120 secs
+  Fastest:\t0.0002 secs
+  Average:\t0.0009 secs
+  Requests/sec:\t8745.1234
+
+Latency distribution:
+  10% in 0.0004 secs
+  50% in 0.0008 secs
+  99% in 0.0031 secs
+
+Status code distribution:
+  [200]\t8700 responses
+  [503]\t45 responses
+"""
+
+
+class HeyParsing(unittest.TestCase):
+    def test_reads_rate_percentiles_and_codes(self):
+        parsed = load.parse_hey(HEY_OUTPUT)
+        self.assertAlmostEqual(parsed["rps"], 8745.1234)
+        self.assertAlmostEqual(parsed["p50_ms"], 0.8)
+        self.assertAlmostEqual(parsed["p99_ms"], 3.1)
+        self.assertEqual(parsed["codes"], {200: 8700, 503: 45})
+
+    def test_missing_figures_are_an_error_not_a_zero(self):
+        with self.assertRaises(load.LoadError):
+            load.parse_hey("Summary:\n  Total: 1 secs\n")
+
+
+class Documents(unittest.TestCase):
+    def test_target_entry_carries_the_whole_policy(self):
+        doc = documents.built_here(10)
+        target = next(r for r in doc["routes"] if r["name"] == policy.entry_name(9))
+        self.assertEqual(target["timeouts"], {"requestMs": 10_000, "backendRequestMs": 2_000})
+        self.assertEqual(target["retry"], {"attempts": 2, "codes": [502, 503]})
+        self.assertEqual(len(target["requestHeaders"]["set"]), 3)
+        self.assertEqual(target["requestHeaders"]["remove"], ["x-bench-remove"])
+        self.assertEqual(len(target["responseHeaders"]["set"]), 2)
+
+    def test_marker_changes_only_the_target_and_can_drop_provenance(self):
+        doc = documents.built_here(12)
+        for entry in doc["routes"]:
+            entry["sources"] = {"timeouts.requestMs": "somewhere"}
+        marked = config_load._marked(doc, 7, strip_sources=True)
+        values = {r["name"]: r["responseHeaders"]["set"][-1]["value"] for r in marked["routes"]}
+        self.assertEqual(values[policy.entry_name(9)], "gen-7")
+        self.assertEqual(sum(v == "gen-7" for v in values.values()), 1)
+        self.assertFalse(any("sources" in r for r in marked["routes"]))
+        self.assertIn("sources", doc["routes"][0], "the input document is left alone")
+
+    def test_probe_gets_a_marker_line_then_the_same_document(self):
+        doc = documents.built_here(10)
+        text = config_load.configuration(config_load.Series("p", "probe", 10), doc, 3)
+        first, rest = text.split("\n", 1)
+        self.assertEqual(first, "marker:gen-3")
+        attache = config_load.configuration(config_load.Series("a", "attache", 10), doc, 3)
+        self.assertEqual(rest, attache)
+
+    @unittest.skipUnless(os.environ.get("ATTACHE_BIN"), "set ATTACHE_BIN to compare with the generator")
+    def test_hand_built_document_equals_the_resolved_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            manifests = Path(tmp) / "m.yaml"
+            manifests.write_text(documents.manifests_yaml(5))
+            out = subprocess.run([os.environ["ATTACHE_BIN"], "resolve", "-f", str(manifests)],
+                                 capture_output=True, text=True, check=True).stdout
+        resolved = json.loads(out)
+        for entry in resolved["routes"]:
+            entry.pop("sources", None)
+        self.assertEqual(resolved, documents.built_here(5))
+
+
+class EnvoyConfigs(unittest.TestCase):
+    def test_native_route_carries_the_policy_and_others_do_not(self):
+        native = envoy_configs.route(variants.select(["native"])[0])
+        self.assertEqual(native["route"]["retry_policy"]["retriable_status_codes"], [502, 503])
+        self.assertEqual(native["route"]["retry_policy"]["per_try_timeout"], "2.0s")
+        self.assertEqual(native["route"]["timeout"], "10.0s")
+        self.assertEqual(native["request_headers_to_remove"], ["x-bench-remove"])
+        baseline = envoy_configs.route(variants.select(["baseline"])[0])
+        self.assertEqual(baseline["route"], {"cluster": "upstream"})
+
+    def test_route_name_is_the_entry_name_only_when_matching_by_name(self):
+        by_name, fallback = variants.select(["attache-10k", "attache-fallback-10k"])
+        self.assertEqual(by_name.envoy_route_name, policy.entry_name(9_999))
+        self.assertNotIn(fallback.envoy_route_name,
+                         {r["name"] for r in documents.built_here(10_000)["routes"]})
+
+    def test_lua_sets_every_header_the_filter_sets(self):
+        code = envoy_configs._lua_code()
+        for name, value in policy.REQUEST_SET + policy.RESPONSE_SET + policy.CONTROL_HEADERS:
+            self.assertIn(f'h:replace("{name}", "{value}")', code)
+        self.assertIn('h:remove("x-bench-remove")', code)
+
+
+class Report(unittest.TestCase):
+    def test_ratios_are_against_the_named_variants(self):
+        def variant(label, cpu):
+            return {"label": label, "kind": "x", "rss_kib": 1024, "wasm_vms_active": None,
+                    "median": {"rps": 1.0, "p50_ms": 1.0, "p99_ms": 1.0,
+                               "cpu_us_per_req": cpu, "sched_us_per_req": cpu}}
+        results = {"variants": {"baseline": variant("b", 50.0), "empty-wasm": variant("e", 100.0),
+                                "native": variant("n", 80.0), "lua": variant("l", 125.0),
+                                "attache-name": variant("a", 110.0)}}
+        row = next(line for line in report.table(results).splitlines() if line.startswith("| a |"))
+        self.assertIn("| 2.20x | 1.10x | 1.38x | 0.88x |", row)
+
+
+if __name__ == "__main__":
+    unittest.main()
