@@ -6,9 +6,12 @@
 #   scripts/demo.sh --check    the same, then run those curl lines, assert what
 #                              they show, and exit (scripts/test.sh runs this)
 #
-# Ports: DEMO_PORT (8080), DEMO_ADMIN_PORT (9901), DEMO_BACKEND_PORT (9000).
-# Another set of manifests: DEMO_EXAMPLE (dir), DEMO_GATEWAY (NS/NAME),
-# DEMO_BACKENDS ("NS/NAME ..." answered by the test backend).
+# Ports: DEMO_PORT (8080, the Gateway's `http` listener), DEMO_OPS_PORT (8081,
+# its `admin` listener), DEMO_ADMIN_PORT (9901, Envoy's admin interface),
+# DEMO_BACKEND_PORT (9000, the test backend).
+# Other manifests: DEMO_EXAMPLE (dir), DEMO_GATEWAY (NS/NAME),
+# DEMO_LISTENERS ("LISTENER=PORT ..."), DEMO_BACKENDS ("NS/NAME ..." sent to
+# the test backend; default `*`, every backend).
 # `attache watch` keeps running too: edit examples/shop/*.yaml and the next
 # request follows the new policies, with no Envoy restart.
 set -euo pipefail
@@ -22,20 +25,22 @@ case "${1:-}" in
 esac
 
 PORT="${DEMO_PORT:-8080}"
+OPS_PORT="${DEMO_OPS_PORT:-8081}"
 ADMIN_PORT="${DEMO_ADMIN_PORT:-9901}"
 BACKEND_PORT="${DEMO_BACKEND_PORT:-9000}"
 EXAMPLE="${DEMO_EXAMPLE:-$ROOT/examples/shop}"
 GATEWAY="${DEMO_GATEWAY:-infra/edge}"
 # Every Service the example's routes send to (NS/NAME, space-separated) that
 # has no address in the manifests; the test backend answers them all.
-read -r -a BACKENDS <<<"${DEMO_BACKENDS:-}"
+read -r -a BACKENDS <<<"${DEMO_BACKENDS:-*}"
+read -r -a LISTENERS <<<"${DEMO_LISTENERS:-http=$PORT admin=$OPS_PORT}"
 RUN="$ROOT/.run/demo"
 
 command -v curl >/dev/null || die "curl is not installed (e.g. apt-get install curl)"
 bash "$ROOT/scripts/setup.sh"
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for port in "$PORT" "$ADMIN_PORT" "$BACKEND_PORT"; do
+for port in "${LISTENERS[@]#*=}" "$ADMIN_PORT" "$BACKEND_PORT"; do
   if port_busy "$port"; then
     die "127.0.0.1:$port is already in use; stop what uses it or choose other ports with DEMO_PORT, DEMO_ADMIN_PORT, DEMO_BACKEND_PORT"
   fi
@@ -73,11 +78,13 @@ wait_for() { # what, seconds, command...
 }
 wait_for "attache watch writing its first generation" 30 grep -qs '^wrote generation' "$RUN/watch.out"
 
-backend_args=()
-for backend in "${BACKENDS[@]}"; do backend_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
+render_args=()
+for backend in "${BACKENDS[@]}"; do render_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
+for listener in "${LISTENERS[@]}"; do render_args+=(--listener-port "$listener"); done
 "$ATTACHE_BIN" render envoy -f "$EXAMPLE" --gateway "$GATEWAY" \
-  --ecds "$RUN/ecds/attache.ecds.yaml" --wasm "$WASM" "${backend_args[@]}" \
-  --listener-port "http=$PORT" --admin-port "$ADMIN_PORT" -o "$RUN/envoy.yaml"
+  --ecds "$RUN/ecds/attache.ecds.yaml" --wasm "$WASM" "${render_args[@]}" \
+  --admin-port "$ADMIN_PORT" -o "$RUN/envoy.yaml" 2>"$RUN/render.log" \
+  || { cat "$RUN/render.log" >&2; die "attache render envoy failed"; }
 
 # --- Envoy -------------------------------------------------------------------
 "$ENVOY_BIN" -c "$RUN/envoy.yaml" --disable-hot-restart --log-level warn >"$RUN/envoy.log" 2>&1 &
