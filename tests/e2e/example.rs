@@ -55,6 +55,9 @@ fn target() -> Target {
         Ok(envoy) => {
             let backend = std::env::var("ATTACHE_E2E_BACKEND_URL")
                 .expect("ATTACHE_E2E_BACKEND_URL must name the test backend when ATTACHE_E2E_ENVOY_URL is set");
+            if let Ok(admin) = std::env::var("ATTACHE_E2E_ADMIN_URL") {
+                wait_until_live(&admin);
+            }
             Target::External {
                 envoy,
                 backend: Backend::external(&backend),
@@ -66,6 +69,20 @@ fn target() -> Target {
             listeners: &[LISTENER, "admin"],
             backends: EXAMPLE_BACKENDS,
         }))),
+    }
+}
+
+/// A stack that is still starting (`docker compose up -d` returns at once)
+/// is waited for through Envoy's admin `/ready`.
+fn wait_until_live(admin: &str) {
+    let url = format!("{}/ready", admin.trim_end_matches('/'));
+    let started = std::time::Instant::now();
+    while !client::try_get(&url, &[]).is_ok_and(|reply| reply.status == 200) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{url} did not answer 200 within 120s"
+        );
+        std::thread::sleep(Duration::from_millis(250));
     }
 }
 
