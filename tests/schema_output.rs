@@ -7,9 +7,12 @@ use std::process::Command;
 use serde_json::Value;
 
 fn validator() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/schema-1.json"))
-        .expect("schema file");
-    jsonschema::validator_for(&serde_json::from_str(&text).expect("schema is JSON")).expect("schema compiles")
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/schema-1.json"),
+    )
+    .expect("schema file");
+    jsonschema::validator_for(&serde_json::from_str(&text).expect("schema is JSON"))
+        .expect("schema compiles")
 }
 
 fn resolve(dir: &str, gateway: &str) -> Value {
@@ -18,7 +21,11 @@ fn resolve(dir: &str, gateway: &str) -> Value {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("attache runs");
-    assert!(out.status.success(), "attache resolve failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "attache resolve failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
@@ -27,6 +34,12 @@ fn example_shop_output_matches_the_schema() {
     let doc = resolve("examples/shop", "infra/edge");
     let routes = doc["routes"].as_array().map_or(0, Vec::len);
     assert!(routes > 0, "the example resolves to no routes: {doc}");
-    let errors: Vec<String> = validator().iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path)).collect();
-    assert!(errors.is_empty(), "generator output breaks the schema: {errors:#?}");
+    let errors: Vec<String> = validator()
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "generator output breaks the schema: {errors:#?}"
+    );
 }
