@@ -5,13 +5,13 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use attache_contract::{Document, HeaderChanges, RouteEntry, SCHEMA_VERSION};
+use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
 
 use crate::document;
 use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::route::CompiledRoute;
-use crate::syntax;
+use crate::validate::{validate_settings, EntryError};
 
 #[derive(Debug)]
 pub struct CompiledConfig {
@@ -79,59 +79,6 @@ impl CompiledConfig {
     pub fn route_count(&self) -> usize {
         self.by_name.len()
     }
-}
-
-/// A problem inside one entry: the field path relative to the entry.
-type EntryError = (String, Problem);
-
-fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
-    if let Some(retry) = &entry.retry {
-        for (j, &code) in retry.codes.iter().flatten().enumerate() {
-            if !(400..=599).contains(&code) {
-                return Err((format!("retry.codes[{j}]"), Problem::StatusCode(code)));
-            }
-        }
-        for (j, trigger) in retry.retry_on.iter().flatten().enumerate() {
-            if !syntax::is_retry_trigger(trigger) {
-                return Err((
-                    format!("retry.retryOn[{j}]"),
-                    Problem::RetryTrigger(trigger.clone()),
-                ));
-            }
-        }
-    }
-    if let Some(changes) = &entry.request_headers {
-        validate_header_changes("requestHeaders", changes)?;
-    }
-    if let Some(changes) = &entry.response_headers {
-        validate_header_changes("responseHeaders", changes)?;
-    }
-    Ok(())
-}
-
-fn validate_header_changes(section: &str, changes: &HeaderChanges) -> Result<(), EntryError> {
-    for (kind, headers) in [("set", &changes.set), ("add", &changes.add)] {
-        for (j, h) in headers.iter().enumerate() {
-            if !syntax::is_token(&h.name) {
-                return Err((
-                    format!("{section}.{kind}[{j}].name"),
-                    Problem::HeaderName(h.name.clone()),
-                ));
-            }
-            if !syntax::is_header_value(&h.value) {
-                return Err((format!("{section}.{kind}[{j}].value"), Problem::HeaderValue));
-            }
-        }
-    }
-    for (j, name) in changes.remove.iter().enumerate() {
-        if !syntax::is_token(name) {
-            return Err((
-                format!("{section}.remove[{j}]"),
-                Problem::HeaderName(name.clone()),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn add_candidates(

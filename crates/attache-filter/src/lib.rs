@@ -19,6 +19,7 @@ pub mod request;
 pub mod route;
 pub mod stream;
 pub mod syntax;
+pub mod validate;
 
 #[cfg(target_arch = "wasm32")]
 mod proxy;
