@@ -143,6 +143,7 @@ def main() -> int:
         "documents": {str(n): source.notes.get(n, "") for n in docs},
         "quick": args.quick,
         "profile": args.profile,
+        "json": str(args.out_json) if args.out_json else None,
     }
     if args.out_json:
         args.out_json.write_text(json.dumps(results, indent=1) + "\n")
