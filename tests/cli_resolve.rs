@@ -9,11 +9,16 @@ use std::process::{Command, Output};
 use attache_contract::Document;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cli").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cli")
+        .join(name)
 }
 
 fn attache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attache")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_attache"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -35,11 +40,24 @@ fn resolves_the_only_gateway_to_schema_1_json() {
     let doc: Document = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc.gateway, "infra/edge");
     let names: Vec<&str> = doc.routes.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["http/shop/storefront/1", "http/shop/api/checkout", "http/shop/api/1"]);
+    assert_eq!(
+        names,
+        [
+            "http/shop/storefront/1",
+            "http/shop/api/checkout",
+            "http/shop/api/1"
+        ]
+    );
     let checkout = &doc.routes[1];
-    assert_eq!(checkout.timeouts.as_ref().and_then(|t| t.request_ms), Some(2000));
+    assert_eq!(
+        checkout.timeouts.as_ref().and_then(|t| t.request_ms),
+        Some(2000)
+    );
     assert!(out.stdout.ends_with(b"}\n"), "trailing newline");
-    assert!(text(&out.stderr).contains("warning: "), "the clamp is reported on stderr");
+    assert!(
+        text(&out.stderr).contains("warning: "),
+        "the clamp is reported on stderr"
+    );
     assert!(text(&out.stderr).contains("clamped to 2000ms"));
 }
 
@@ -66,7 +84,12 @@ fn output_is_byte_for_byte_deterministic_whatever_the_document_order() {
         reversed.push(&pair[1]);
     }
     let shuffled = attache(&reversed);
-    assert_eq!(shuffled.status.code(), Some(0), "{}", text(&shuffled.stderr));
+    assert_eq!(
+        shuffled.status.code(),
+        Some(0),
+        "{}",
+        text(&shuffled.stderr)
+    );
     assert_eq!(text(&shuffled.stdout), text(&first.stdout));
 }
 
@@ -76,12 +99,21 @@ fn output_file_is_written_whole_with_no_temp_left() {
     let target = dir.join("edge.json");
     std::fs::write(&target, "old").unwrap();
     let shop = fixture("shop.yaml");
-    let out = attache(&["resolve", "-f", shop.to_str().unwrap(), "-o", target.to_str().unwrap()]);
+    let out = attache(&[
+        "resolve",
+        "-f",
+        shop.to_str().unwrap(),
+        "-o",
+        target.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
     let stdout = attache(&["resolve", "-f", shop.to_str().unwrap()]).stdout;
     assert_eq!(std::fs::read(&target).unwrap(), stdout);
-    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(left, ["edge.json"]);
 }
 
@@ -91,7 +123,10 @@ fn malformed_yaml_and_missing_files_exit_1_naming_file_and_document() {
     let out = attache(&["resolve", "-f", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("malformed.yaml (document 2): not valid YAML"), "{err}");
+    assert!(
+        err.contains("malformed.yaml (document 2): not valid YAML"),
+        "{err}"
+    );
     let out = attache(&["resolve", "-f", "/nonexistent/attache.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("/nonexistent/attache.yaml: no such file or directory"));
@@ -104,16 +139,27 @@ fn several_gateways_need_gateway_and_errors_list_them() {
     let out = attache(&["resolve", "-f", two]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("2 Gateways") && err.contains("infra/edge, infra/internal") && err.contains("--gateway"), "{err}");
+    assert!(
+        err.contains("2 Gateways")
+            && err.contains("infra/edge, infra/internal")
+            && err.contains("--gateway"),
+        "{err}"
+    );
     let out = attache(&["resolve", "-f", two, "--gateway", "infra/nope"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("Gateway infra/nope is not in the input; Gateways found: infra/edge, infra/internal"));
+    assert!(text(&out.stderr).contains(
+        "Gateway infra/nope is not in the input; Gateways found: infra/edge, infra/internal"
+    ));
     let out = attache(&["resolve", "-f", two, "--gateway", "infra/internal"]);
     assert_eq!(out.status.code(), Some(0));
     let doc: Document = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc.routes.len(), 1);
     let out = attache(&["resolve", "-f", two, "--gateway", "internal"]);
-    assert_eq!(out.status.code(), Some(2), "clap rejects a malformed NS/NAME");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap rejects a malformed NS/NAME"
+    );
     assert!(text(&out.stderr).contains("is not NAMESPACE/NAME"));
 }
 
@@ -128,8 +174,18 @@ fn no_gateway_is_an_error() {
 #[test]
 fn each_bad_policy_is_reported_precisely_and_the_rest_still_applies() {
     let (shop, bad) = (fixture("shop.yaml"), fixture("bad-policies.yaml"));
-    let out = attache(&["resolve", "-f", shop.to_str().unwrap(), "-f", bad.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "without --strict problems are reported, not fatal");
+    let out = attache(&[
+        "resolve",
+        "-f",
+        shop.to_str().unwrap(),
+        "-f",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "without --strict problems are reported, not fatal"
+    );
     let err = text(&out.stderr);
     let file = bad.display().to_string();
     for expected in [
@@ -146,8 +202,16 @@ fn each_bad_policy_is_reported_precisely_and_the_rest_still_applies() {
     let doc: Document = serde_json::from_slice(&out.stdout).unwrap();
     for entry in doc.routes.iter().filter(|r| r.route_name == "api") {
         let set = &entry.response_headers.as_ref().unwrap().set;
-        assert_eq!((set[0].name.as_str(), set[0].value.as_str()), ("x-served-by", "attache"), "the good policy applies");
-        assert_ne!(entry.timeouts.as_ref().and_then(|t| t.request_ms), Some(1500), "the invalid one does not");
+        assert_eq!(
+            (set[0].name.as_str(), set[0].value.as_str()),
+            ("x-served-by", "attache"),
+            "the good policy applies"
+        );
+        assert_ne!(
+            entry.timeouts.as_ref().and_then(|t| t.request_ms),
+            Some(1500),
+            "the invalid one does not"
+        );
     }
 }
 
@@ -157,18 +221,35 @@ fn strict_turns_problems_into_exit_3_and_writes_nothing() {
     let dir = scratch("strict");
     let target = dir.join("out.json");
     let out = attache(&[
-        "resolve", "-f", shop.to_str().unwrap(), "-f", bad.to_str().unwrap(), "--strict", "-o", target.to_str().unwrap(),
+        "resolve",
+        "-f",
+        shop.to_str().unwrap(),
+        "-f",
+        bad.to_str().unwrap(),
+        "--strict",
+        "-o",
+        target.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(3));
     let err = text(&out.stderr);
-    assert!(err.contains("RoutePolicy shop/fast: spec.defaults.timeouts.request"), "{err}");
+    assert!(
+        err.contains("RoutePolicy shop/fast: spec.defaults.timeouts.request"),
+        "{err}"
+    );
     assert!(err.contains("--strict"), "{err}");
     assert!(!target.exists());
     // The shop alone draws a clamp warning, which --strict also refuses.
     let out = attache(&["resolve", "-f", shop.to_str().unwrap(), "--strict"]);
     assert_eq!(out.status.code(), Some(3));
     let two = fixture("two-gateways.yaml");
-    let out = attache(&["resolve", "-f", two.to_str().unwrap(), "--gateway", "infra/internal", "--strict"]);
+    let out = attache(&[
+        "resolve",
+        "-f",
+        two.to_str().unwrap(),
+        "--gateway",
+        "infra/internal",
+        "--strict",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
@@ -176,5 +257,10 @@ fn strict_turns_problems_into_exit_3_and_writes_nothing() {
 fn help_teaches_with_examples() {
     let out = attache(&["resolve", "--help"]);
     let help = text(&out.stdout);
-    assert!(help.contains("Examples:") && help.contains("--gateway infra/edge") && help.contains("--strict"), "{help}");
+    assert!(
+        help.contains("Examples:")
+            && help.contains("--gateway infra/edge")
+            && help.contains("--strict"),
+        "{help}"
+    );
 }

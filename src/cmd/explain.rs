@@ -53,10 +53,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     report(&inputs, &resolved.diagnostics);
     let route = args.route.to_string();
-    let chosen: Vec<&Explanation> = resolved
-        .explanations
+    let explained = attache_core::explain_route(&inputs, &gateway, &args.route)?;
+    let chosen: Vec<&Explanation> = explained
         .iter()
-        .filter(|e| e.route == route)
         .filter(|e| args.rule.as_ref().is_none_or(|r| *r == e.rule))
         .filter(|e| args.listener.as_ref().is_none_or(|l| *l == e.listener))
         .collect();
@@ -68,11 +67,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if let Some(listener) = &args.listener {
             let _ = write!(wanted, " on listener {listener}");
         }
-        let names: Vec<&str> = resolved.explanations.iter().map(|e| e.entry.as_str()).collect();
+        let names: Vec<&str> = resolved.resolution.document.routes.iter().map(|e| e.name.as_str()).collect();
         return Err(CliError::NoSuchEntry {
             wanted,
             gateway: gateway.to_string(),
-            available: if names.is_empty() { "none".into() } else { names.join(", ") },
+            available: if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            },
         });
     }
     let text = match args.output {
@@ -82,7 +85,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             json.push('\n');
             json
         }
-        Format::Table => chosen.iter().map(|e| table(e)).collect::<Vec<_>>().join("\n"),
+        Format::Table => chosen
+            .iter()
+            .map(|e| table(e))
+            .collect::<Vec<_>>()
+            .join("\n"),
     };
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -103,7 +110,11 @@ fn supplier(s: &attache_core::supplier::SupplierView) -> String {
 fn table(e: &Explanation) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", e.entry);
-    let _ = write!(out, "  listener {}, HTTPRoute {} rule {}", e.listener, e.route, e.rule);
+    let _ = write!(
+        out,
+        "  listener {}, HTTPRoute {} rule {}",
+        e.listener, e.route, e.rule
+    );
     if !e.via.is_empty() {
         let _ = write!(out, ", via {}", e.via.join(" > "));
     }
@@ -119,7 +130,11 @@ fn table(e: &Explanation) -> String {
         out.push_str("  (no timeouts, retries or header changes apply)\n");
         return out;
     }
-    let mut rows: Vec<[String; 3]> = vec![["FIELD".into(), "VALUE".into(), "FROM (policy, role @ level)".into()]];
+    let mut rows: Vec<[String; 3]> = vec![[
+        "FIELD".into(),
+        "VALUE".into(),
+        "FROM (policy, role @ level)".into(),
+    ]];
     let mut lost_lines: Vec<Vec<String>> = vec![Vec::new()];
     for field in fields {
         let effective = e.fields.iter().find(|f| f.field == field);

@@ -57,8 +57,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// Pretty JSON with a trailing newline; the same input gives the same bytes.
 pub fn document_json(document: &attache_core::contract::Document) -> Result<String, CliError> {
-    let mut json =
-        serde_json::to_string_pretty(document).map_err(|e| CliError::Resolve(format!("cannot encode the document: {e}")))?;
+    let mut json = serde_json::to_string_pretty(document)
+        .map_err(|e| CliError::Resolve(format!("cannot encode the document: {e}")))?;
     json.push('\n');
     Ok(json)
 }
@@ -85,7 +85,10 @@ pub fn report(inputs: &Inputs, more: &[Diagnostic]) -> usize {
 pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
     match text.split_once('/') {
         Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-            Ok(ObjectKey { namespace: ns.to_string(), name: name.to_string() })
+            Ok(ObjectKey {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+            })
         }
         _ => Err(format!("{text:?} is not NAMESPACE/NAME (e.g. infra/edge)")),
     }
@@ -95,19 +98,28 @@ pub fn print_stdout(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|source| CliError::Write { path: "-".into(), source })
+        .map_err(|source| CliError::Write {
+            path: "-".into(),
+            source,
+        })
 }
 
 /// Writes a temp file next to `path` and renames it over, so a reader
 /// (Envoy, the filter loader) never sees half a file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     let shown = path.display().to_string();
-    let err = |source| CliError::Write { path: shown.clone(), source };
+    let err = |source| CliError::Write {
+        path: shown.clone(),
+        source,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

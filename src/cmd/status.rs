@@ -36,8 +36,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let inputs = load(&args.input)?;
     let status = attache_core::policy_status(&inputs);
     report(&inputs, &status.diagnostics);
-    let list = List { api_version: "v1", kind: "List", items: status.policies };
-    let yaml = serde_yaml_ng::to_string(&list).map_err(|e| CliError::Resolve(format!("cannot encode status: {e}")))?;
+    let list = List {
+        api_version: "v1",
+        kind: "List",
+        items: status.policies,
+    };
+    let yaml = serde_yaml_ng::to_string(&list)
+        .map_err(|e| CliError::Resolve(format!("cannot encode status: {e}")))?;
     print_stdout(&yaml)?;
     Ok(ExitCode::SUCCESS)
 }

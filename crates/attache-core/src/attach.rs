@@ -45,7 +45,11 @@ impl<'a> Attachment<'a> {
 }
 
 /// Every rule the Gateway serves, in no particular order yet.
-pub fn attach<'a>(inputs: &'a Inputs, gateway: &'a Gateway, diags: &mut Vec<Diagnostic>) -> Vec<Attachment<'a>> {
+pub fn attach<'a>(
+    inputs: &'a Inputs,
+    gateway: &'a Gateway,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Attachment<'a>> {
     let mut out = Vec::new();
     for listener in &gateway.listeners {
         for route in inputs.routes.values() {
@@ -66,7 +70,9 @@ pub fn attach<'a>(inputs: &'a Inputs, gateway: &'a Gateway, diags: &mut Vec<Diag
                 continue;
             };
             let mut chain = Vec::new();
-            walk(inputs, listener, route, hostnames, &mut chain, &mut out, diags);
+            walk(
+                inputs, listener, route, hostnames, &mut chain, &mut out, diags,
+            );
         }
     }
     dedupe(out, diags)
@@ -93,7 +99,9 @@ fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &Htt
         NamespaceFrom::Selector(sel) => sel.matches(&inputs.namespace_labels(ns)),
     };
     let kind_ok = match &listener.allowed.kinds {
-        Some(kinds) => kinds.iter().any(|(g, k)| g == GATEWAY_GROUP && k == "HTTPRoute"),
+        Some(kinds) => kinds
+            .iter()
+            .any(|(g, k)| g == GATEWAY_GROUP && k == "HTTPRoute"),
         None => matches!(listener.protocol.as_str(), "HTTP" | "HTTPS"),
     };
     ns_ok && kind_ok
@@ -111,17 +119,23 @@ fn walk<'a>(
     for rule in &route.rules {
         chain.push((route, rule));
         if rule.delegates.is_empty() {
-            out.push(Attachment { listener, chain: chain.clone(), hostnames: hostnames.clone() });
+            out.push(Attachment {
+                listener,
+                chain: chain.clone(),
+                hostnames: hostnames.clone(),
+            });
         }
         for (i, child_key) in rule.delegates.iter().enumerate() {
             let field = format!("spec.rules[{}].backendRefs", rule.index);
             let Some(child) = inputs.routes.get(child_key) else {
                 diags.push(
-                    Diagnostic::warning(format!("delegates to HTTPRoute {child_key}, which does not exist"))
-                        .at(&route.meta.origin)
-                        .on(format!("HTTPRoute {}", route.key))
-                        .field(format!("{field}[{i}]"))
-                        .hint("create the child route, or fix name/namespace of the backendRef"),
+                    Diagnostic::warning(format!(
+                        "delegates to HTTPRoute {child_key}, which does not exist"
+                    ))
+                    .at(&route.meta.origin)
+                    .on(format!("HTTPRoute {}", route.key))
+                    .field(format!("{field}[{i}]"))
+                    .hint("create the child route, or fix name/namespace of the backendRef"),
                 );
                 continue;
             };
@@ -164,7 +178,10 @@ fn dedupe<'a>(mut all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<
     let path_key = |a: &Attachment<'a>| -> (usize, Vec<(String, String, usize)>) {
         (
             a.chain.len(),
-            a.chain.iter().map(|(r, rule)| (r.key.namespace.clone(), r.key.name.clone(), rule.index)).collect(),
+            a.chain
+                .iter()
+                .map(|(r, rule)| (r.key.namespace.clone(), r.key.name.clone(), rule.index))
+                .collect(),
         )
     };
     all.sort_by_cached_key(|a| (a.entry_name(), path_key(a)));

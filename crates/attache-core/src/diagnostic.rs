@@ -49,7 +49,14 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(severity: Severity, message: impl Into<String>) -> Self {
-        Diagnostic { severity, origin: None, object: None, field: None, message: message.into(), hint: None }
+        Diagnostic {
+            severity,
+            origin: None,
+            object: None,
+            field: None,
+            message: message.into(),
+            hint: None,
+        }
     }
     pub fn error(message: impl Into<String>) -> Self {
         Self::new(Severity::Error, message)
@@ -114,7 +121,11 @@ mod tests {
     #[test]
     fn display_names_file_document_object_field_and_hint() {
         let d = Diagnostic::error("\"1.5s\" is not a Gateway API duration")
-            .at(&Origin { file: "policies.yaml".into(), document: 3, item: None })
+            .at(&Origin {
+                file: "policies.yaml".into(),
+                document: 3,
+                item: None,
+            })
             .on("RoutePolicy shop/fast")
             .field("spec.defaults.timeouts.request")
             .hint("use e.g. 1500ms");

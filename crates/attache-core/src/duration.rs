@@ -61,14 +61,29 @@ mod tests {
         assert_eq!(parse_millis("1500ms"), Some(1500));
         assert_eq!(parse_millis("10s"), Some(10_000));
         assert_eq!(parse_millis("1h"), Some(3_600_000));
-        assert_eq!(parse_millis("10s30m1h"), Some(10_000 + 1_800_000 + 3_600_000));
+        assert_eq!(
+            parse_millis("10s30m1h"),
+            Some(10_000 + 1_800_000 + 3_600_000)
+        );
         assert_eq!(parse_millis("1m1m1m1m"), Some(240_000));
         assert_eq!(parse_millis("99999ms"), Some(99_999));
     }
 
     #[test]
     fn invalid_durations_are_rejected() {
-        for bad in ["", "1d", "1.5s", "-1s", "s", "10", "100000ms", "1m1m1m1m1m", "1 s", "1S", "1msx"] {
+        for bad in [
+            "",
+            "1d",
+            "1.5s",
+            "-1s",
+            "s",
+            "10",
+            "100000ms",
+            "1m1m1m1m1m",
+            "1 s",
+            "1S",
+            "1msx",
+        ] {
             assert_eq!(parse_millis(bad), None, "{bad:?} should be invalid");
         }
     }

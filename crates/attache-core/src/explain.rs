@@ -71,7 +71,11 @@ pub(crate) fn explain(folded: &Folded, suppliers: &[Supplier], head: Explanation
             })
         })
         .collect();
-    Explanation { fields, lost, ..head }
+    Explanation {
+        fields,
+        lost,
+        ..head
+    }
 }
 
 fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier) -> String {
@@ -84,18 +88,36 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
     let w = winner.who();
     match reason {
         LossReason::AlreadySet if winner.level == loser.level => {
-            format!("{} fills only unset fields; {w} ranks higher at the same level and set it first", loser.role)
+            format!(
+                "{} fills only unset fields; {w} ranks higher at the same level and set it first",
+                loser.role
+            )
         }
-        LossReason::AlreadySet => format!("{} fills only unset fields; already set by {w} at {}", loser.role, winner.level),
+        LossReason::AlreadySet => format!(
+            "{} fills only unset fields; already set by {w} at {}",
+            loser.role, winner.level
+        ),
         LossReason::GroupAlreadySet => {
-            format!("shallow merge keeps {group} whole; {w} at {} already set {group}", winner.level)
+            format!(
+                "shallow merge keeps {group} whole; {w} at {} already set {group}",
+                winner.level
+            )
         }
         LossReason::Replaced if winner.level == loser.level => {
-            format!("replaced by {w} ({}), which ranks higher at the same level", winner.role)
+            format!(
+                "replaced by {w} ({}), which ranks higher at the same level",
+                winner.role
+            )
         }
-        LossReason::Replaced => format!("replaced by {w} ({}) at the less specific {}", winner.role, winner.level),
+        LossReason::Replaced => format!(
+            "replaced by {w} ({}) at the less specific {}",
+            winner.role, winner.level
+        ),
         LossReason::GroupReplaced => {
-            format!("shallow replace: {w} ({}) at {} took {group} whole", winner.role, winner.level)
+            format!(
+                "shallow replace: {w} ({}) at {} took {group} whole",
+                winner.role, winner.level
+            )
         }
     }
 }

@@ -39,8 +39,13 @@ impl FieldKey {
     pub fn group(&self) -> Group {
         match self {
             FieldKey::RequestTimeout | FieldKey::BackendRequestTimeout => Group::Timeouts,
-            FieldKey::RetryAttempts | FieldKey::RetryCodes | FieldKey::RetryBackoff | FieldKey::RetryOn => Group::Retry,
-            FieldKey::HeaderSet(d, _) | FieldKey::HeaderAdd(d, _) | FieldKey::HeaderRemove(d) => Group::Headers(*d),
+            FieldKey::RetryAttempts
+            | FieldKey::RetryCodes
+            | FieldKey::RetryBackoff
+            | FieldKey::RetryOn => Group::Retry,
+            FieldKey::HeaderSet(d, _) | FieldKey::HeaderAdd(d, _) | FieldKey::HeaderRemove(d) => {
+                Group::Headers(*d)
+            }
         }
     }
 

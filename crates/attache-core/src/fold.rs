@@ -63,7 +63,13 @@ pub struct Folded {
 
 impl Folded {
     /// Folds one contribution in.
-    pub fn apply(&mut self, supplier: usize, contribution: &FieldMap, op: Op, granularity: Granularity) {
+    pub fn apply(
+        &mut self,
+        supplier: usize,
+        contribution: &FieldMap,
+        op: Op,
+        granularity: Granularity,
+    ) {
         match (granularity, op) {
             (Granularity::Shallow, Op::Fill) => self.shallow_fill(supplier, contribution),
             (Granularity::Shallow, Op::Replace) => self.shallow_replace(supplier, contribution),
@@ -78,10 +84,16 @@ impl Folded {
 
     fn shallow_fill(&mut self, supplier: usize, contribution: &FieldMap) {
         for group in groups(contribution) {
-            let holder = self.fields.iter().find(|(k, _)| k.group() == group).map(|(_, e)| first(e));
+            let holder = self
+                .fields
+                .iter()
+                .find(|(k, _)| k.group() == group)
+                .map(|(_, e)| first(e));
             for (key, value) in contribution.iter().filter(|(k, _)| k.group() == group) {
                 match holder {
-                    Some(winner) => self.lose(key, value, supplier, winner, LossReason::GroupAlreadySet),
+                    Some(winner) => {
+                        self.lose(key, value, supplier, winner, LossReason::GroupAlreadySet)
+                    }
                     None => self.set(key, value, vec![supplier]),
                 }
             }
@@ -90,11 +102,19 @@ impl Folded {
 
     fn shallow_replace(&mut self, supplier: usize, contribution: &FieldMap) {
         for group in groups(contribution) {
-            let displaced: Vec<FieldKey> = self.fields.keys().filter(|k| k.group() == group).cloned().collect();
+            let displaced: Vec<FieldKey> = self
+                .fields
+                .keys()
+                .filter(|k| k.group() == group)
+                .cloned()
+                .collect();
             for key in displaced {
                 if let Some(old) = self.fields.remove(&key) {
-                    let reason =
-                        if contribution.contains_key(&key) { LossReason::Replaced } else { LossReason::GroupReplaced };
+                    let reason = if contribution.contains_key(&key) {
+                        LossReason::Replaced
+                    } else {
+                        LossReason::GroupReplaced
+                    };
                     for loser in old.suppliers {
                         self.lose(&key, &old.value, loser, supplier, reason);
                     }
@@ -117,7 +137,13 @@ impl Folded {
             }
         }
         match op {
-            Op::Fill => self.lose(key, value, supplier, first(&existing), LossReason::AlreadySet),
+            Op::Fill => self.lose(
+                key,
+                value,
+                supplier,
+                first(&existing),
+                LossReason::AlreadySet,
+            ),
             Op::Replace => {
                 for loser in existing.suppliers {
                     self.lose(key, &existing.value, loser, supplier, LossReason::Replaced);
@@ -128,11 +154,30 @@ impl Folded {
     }
 
     fn set(&mut self, key: &FieldKey, value: &FieldValue, suppliers: Vec<usize>) {
-        self.fields.insert(key.clone(), Effective { value: value.clone(), suppliers });
+        self.fields.insert(
+            key.clone(),
+            Effective {
+                value: value.clone(),
+                suppliers,
+            },
+        );
     }
 
-    fn lose(&mut self, key: &FieldKey, value: &FieldValue, loser: usize, winner: usize, reason: LossReason) {
-        self.losses.push(Loss { field: key.clone(), value: value.clone(), loser, winner, reason });
+    fn lose(
+        &mut self,
+        key: &FieldKey,
+        value: &FieldValue,
+        loser: usize,
+        winner: usize,
+        reason: LossReason,
+    ) {
+        self.losses.push(Loss {
+            field: key.clone(),
+            value: value.clone(),
+            loser,
+            winner,
+            reason,
+        });
     }
 }
 
@@ -151,8 +196,14 @@ fn join(existing: &Effective, supplier: usize, value: &FieldValue, op: Op) -> Op
     // the parent (contribution) for replace.
     let (value, suppliers) = match (&existing.value, value) {
         (FieldValue::Text(old), FieldValue::Text(new)) => match op {
-            Op::Fill => (FieldValue::Text(format!("{old},{new}")), with(&existing.suppliers, supplier, false)),
-            Op::Replace => (FieldValue::Text(format!("{new},{old}")), with(&existing.suppliers, supplier, true)),
+            Op::Fill => (
+                FieldValue::Text(format!("{old},{new}")),
+                with(&existing.suppliers, supplier, false),
+            ),
+            Op::Replace => (
+                FieldValue::Text(format!("{new},{old}")),
+                with(&existing.suppliers, supplier, true),
+            ),
         },
         (FieldValue::Words(old), FieldValue::Words(new)) => {
             let (a, b, front) = match op {
@@ -161,7 +212,10 @@ fn join(existing: &Effective, supplier: usize, value: &FieldValue, op: Op) -> Op
             };
             let mut union = a.clone();
             union.extend(b.iter().filter(|w| !a.contains(w)).cloned());
-            (FieldValue::Words(union), with(&existing.suppliers, supplier, front))
+            (
+                FieldValue::Words(union),
+                with(&existing.suppliers, supplier, front),
+            )
         }
         _ => return None,
     };
@@ -186,11 +240,23 @@ mod tests {
     use crate::field::Direction::Request;
 
     fn headers(pairs: &[(&str, &str)]) -> FieldMap {
-        pairs.iter().map(|(n, v)| (FieldKey::HeaderSet(Request, n.to_string()), FieldValue::Text(v.to_string()))).collect()
+        pairs
+            .iter()
+            .map(|(n, v)| {
+                (
+                    FieldKey::HeaderSet(Request, n.to_string()),
+                    FieldValue::Text(v.to_string()),
+                )
+            })
+            .collect()
     }
 
     fn text(f: &Folded, name: &str) -> Option<String> {
-        match f.fields.get(&FieldKey::HeaderSet(Request, name.into())).map(|e| &e.value) {
+        match f
+            .fields
+            .get(&FieldKey::HeaderSet(Request, name.into()))
+            .map(|e| &e.value)
+        {
             Some(FieldValue::Text(t)) => Some(t.clone()),
             _ => None,
         }
@@ -200,13 +266,38 @@ mod tests {
     #[test]
     fn deep_merge_prefer_parent_joins_parent_first() {
         let mut f = Folded::default();
-        f.apply(0, &headers(&[("x-season", "spring"), ("x-holiday", "easter"), ("x-discount", "10%")]), Op::Fill, Granularity::Field);
-        f.apply(1, &headers(&[("x-season", "winter"), ("x-holiday", "christmas")]), Op::Replace, Granularity::Deep);
-        f.apply(2, &headers(&[("x-season", "summer")]), Op::Replace, Granularity::Deep);
-        assert_eq!(text(&f, "x-season").as_deref(), Some("summer,winter,spring"));
+        f.apply(
+            0,
+            &headers(&[
+                ("x-season", "spring"),
+                ("x-holiday", "easter"),
+                ("x-discount", "10%"),
+            ]),
+            Op::Fill,
+            Granularity::Field,
+        );
+        f.apply(
+            1,
+            &headers(&[("x-season", "winter"), ("x-holiday", "christmas")]),
+            Op::Replace,
+            Granularity::Deep,
+        );
+        f.apply(
+            2,
+            &headers(&[("x-season", "summer")]),
+            Op::Replace,
+            Granularity::Deep,
+        );
+        assert_eq!(
+            text(&f, "x-season").as_deref(),
+            Some("summer,winter,spring")
+        );
         assert_eq!(text(&f, "x-holiday").as_deref(), Some("christmas,easter"));
         assert_eq!(text(&f, "x-discount").as_deref(), Some("10%"));
-        assert_eq!(f.fields[&FieldKey::HeaderSet(Request, "x-season".into())].suppliers, vec![2, 1, 0]);
+        assert_eq!(
+            f.fields[&FieldKey::HeaderSet(Request, "x-season".into())].suppliers,
+            vec![2, 1, 0]
+        );
         assert!(f.losses.is_empty());
     }
 
@@ -214,20 +305,47 @@ mod tests {
     #[test]
     fn shallow_prefer_child_keeps_the_child_modifier_whole() {
         let mut f = Folded::default();
-        f.apply(0, &headers(&[("x-season", "winter"), ("x-holiday", "christmas")]), Op::Fill, Granularity::Field);
-        f.apply(1, &headers(&[("x-season", "summer"), ("x-parent-only", "1")]), Op::Fill, Granularity::Shallow);
+        f.apply(
+            0,
+            &headers(&[("x-season", "winter"), ("x-holiday", "christmas")]),
+            Op::Fill,
+            Granularity::Field,
+        );
+        f.apply(
+            1,
+            &headers(&[("x-season", "summer"), ("x-parent-only", "1")]),
+            Op::Fill,
+            Granularity::Shallow,
+        );
         assert_eq!(text(&f, "x-season").as_deref(), Some("winter"));
         assert_eq!(text(&f, "x-holiday").as_deref(), Some("christmas"));
-        assert_eq!(text(&f, "x-parent-only"), None, "shallow: the parent's modifier is atomic");
+        assert_eq!(
+            text(&f, "x-parent-only"),
+            None,
+            "shallow: the parent's modifier is atomic"
+        );
         assert_eq!(f.losses.len(), 2);
-        assert!(f.losses.iter().all(|l| l.loser == 1 && l.winner == 0 && l.reason == LossReason::GroupAlreadySet));
+        assert!(f
+            .losses
+            .iter()
+            .all(|l| l.loser == 1 && l.winner == 0 && l.reason == LossReason::GroupAlreadySet));
     }
 
     #[test]
     fn field_fill_merges_header_entries_by_name() {
         let mut f = Folded::default();
-        f.apply(0, &headers(&[("x-season", "winter")]), Op::Fill, Granularity::Field);
-        f.apply(1, &headers(&[("x-season", "summer"), ("x-parent-only", "1")]), Op::Fill, Granularity::Field);
+        f.apply(
+            0,
+            &headers(&[("x-season", "winter")]),
+            Op::Fill,
+            Granularity::Field,
+        );
+        f.apply(
+            1,
+            &headers(&[("x-season", "summer"), ("x-parent-only", "1")]),
+            Op::Fill,
+            Granularity::Field,
+        );
         assert_eq!(text(&f, "x-season").as_deref(), Some("winter"));
         assert_eq!(text(&f, "x-parent-only").as_deref(), Some("1"));
     }
@@ -235,11 +353,18 @@ mod tests {
     #[test]
     fn shallow_replace_drops_fields_the_parent_does_not_set() {
         let mut f = Folded::default();
-        let child: FieldMap = [(FieldKey::RequestTimeout, FieldValue::Millis(1)), (FieldKey::BackendRequestTimeout, FieldValue::Millis(2))].into();
+        let child: FieldMap = [
+            (FieldKey::RequestTimeout, FieldValue::Millis(1)),
+            (FieldKey::BackendRequestTimeout, FieldValue::Millis(2)),
+        ]
+        .into();
         let parent: FieldMap = [(FieldKey::RequestTimeout, FieldValue::Millis(9))].into();
         f.apply(0, &child, Op::Fill, Granularity::Field);
         f.apply(1, &parent, Op::Replace, Granularity::Shallow);
-        assert_eq!(f.fields[&FieldKey::RequestTimeout].value, FieldValue::Millis(9));
+        assert_eq!(
+            f.fields[&FieldKey::RequestTimeout].value,
+            FieldValue::Millis(9)
+        );
         assert!(!f.fields.contains_key(&FieldKey::BackendRequestTimeout));
         let reasons: Vec<LossReason> = f.losses.iter().map(|l| l.reason).collect();
         assert_eq!(reasons, [LossReason::Replaced, LossReason::GroupReplaced]);
@@ -249,7 +374,11 @@ mod tests {
     fn deep_unions_remove_lists_preferred_first() {
         let mut f = Folded::default();
         let rm = |names: &[&str]| -> FieldMap {
-            [(FieldKey::HeaderRemove(Request), FieldValue::Words(names.iter().map(|s| s.to_string()).collect()))].into()
+            [(
+                FieldKey::HeaderRemove(Request),
+                FieldValue::Words(names.iter().map(|s| s.to_string()).collect()),
+            )]
+            .into()
         };
         f.apply(0, &rm(&["a", "b"]), Op::Fill, Granularity::Field);
         f.apply(1, &rm(&["c", "a"]), Op::Replace, Granularity::Deep);

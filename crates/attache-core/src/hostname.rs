@@ -19,7 +19,9 @@ pub fn intersect(a: &str, b: &str) -> Option<String> {
 /// Whether wildcard `pattern` matches every host `name` stands for.
 fn covers(pattern: &str, name: &str) -> bool {
     match pattern.strip_prefix('*') {
-        Some(suffix) => suffix.starts_with('.') && name.len() > suffix.len() && name.ends_with(suffix),
+        Some(suffix) => {
+            suffix.starts_with('.') && name.len() > suffix.len() && name.ends_with(suffix)
+        }
         None => false,
     }
 }
@@ -56,9 +58,18 @@ mod tests {
 
     #[test]
     fn wildcards_intersect_to_the_more_specific_name() {
-        assert_eq!(intersect("*.example.com", "shop.example.com").as_deref(), Some("shop.example.com"));
-        assert_eq!(intersect("a.b.example.com", "*.example.com").as_deref(), Some("a.b.example.com"));
-        assert_eq!(intersect("*.example.com", "*.shop.example.com").as_deref(), Some("*.shop.example.com"));
+        assert_eq!(
+            intersect("*.example.com", "shop.example.com").as_deref(),
+            Some("shop.example.com")
+        );
+        assert_eq!(
+            intersect("a.b.example.com", "*.example.com").as_deref(),
+            Some("a.b.example.com")
+        );
+        assert_eq!(
+            intersect("*.example.com", "*.shop.example.com").as_deref(),
+            Some("*.shop.example.com")
+        );
         assert_eq!(intersect("*.example.com", "example.com"), None);
         assert_eq!(intersect("shop.example.com", "api.example.com"), None);
     }
@@ -66,8 +77,14 @@ mod tests {
     #[test]
     fn lists_treat_empty_as_any() {
         assert_eq!(intersect_lists(&[], &v(&["a.com"])), Some(v(&["a.com"])));
-        assert_eq!(intersect_lists(&v(&["*.a.com"]), &[]), Some(v(&["*.a.com"])));
-        assert_eq!(intersect_lists(&v(&["*.a.com"]), &v(&["x.a.com", "b.com"])), Some(v(&["x.a.com"])));
+        assert_eq!(
+            intersect_lists(&v(&["*.a.com"]), &[]),
+            Some(v(&["*.a.com"]))
+        );
+        assert_eq!(
+            intersect_lists(&v(&["*.a.com"]), &v(&["x.a.com", "b.com"])),
+            Some(v(&["x.a.com"]))
+        );
         assert_eq!(intersect_lists(&v(&["*.a.com"]), &v(&["b.com"])), None);
     }
 }

@@ -5,6 +5,7 @@
 //! let inputs = attache_core::parse(&docs);            // never fails; see inputs.diagnostics
 //! let gw = attache_core::select_gateway(&inputs, None)?;
 //! let resolved = attache_core::resolve(&inputs, &gw)?; // resolved.resolution.document is schema-1
+//! let why = attache_core::explain_route(&inputs, &gw, &route)?; // per-field provenance and losers
 //! let status = attache_core::policy_status(&inputs);   // GEP-713 conditions per policy
 //! ```
 #![forbid(unsafe_code)]
@@ -18,10 +19,12 @@ pub mod explain;
 pub mod field;
 pub mod fold;
 pub mod hostname;
+mod levels;
 pub mod model;
 pub mod parse;
 pub mod resolve;
 pub mod settings;
+mod shared;
 pub mod source;
 pub mod status;
 pub mod supplier;
@@ -30,5 +33,5 @@ pub mod topology;
 pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
 pub use parse::{parse, Inputs};
-pub use resolve::{resolve, select_gateway, Resolved, ResolveError};
+pub use resolve::{explain_route, resolve, select_gateway, ResolveError, Resolved};
 pub use status::{policy_status, StatusReport};

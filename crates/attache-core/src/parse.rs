@@ -15,8 +15,8 @@ use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, 
 use crate::model::policy::{RawPolicy, RawTargetRef, POLICY_GROUP};
 use crate::model::route::{RawHttpRoute, RawRule, GATEWAY_GROUP};
 use crate::model::{
-    AllowedRoutes, Gateway, GatewayClass, HttpRoute, Listener, Meta, Namespace, NamespaceFrom, ParentRef, Policy,
-    PolicyKind, Priority, Rule, Target, TargetRef,
+    AllowedRoutes, Gateway, GatewayClass, HttpRoute, Listener, Meta, Namespace, NamespaceFrom,
+    ParentRef, Policy, PolicyKind, Priority, Rule, Target, TargetRef,
 };
 use crate::settings::{self, Problem};
 use crate::source::{Origin, SourceDoc};
@@ -35,6 +35,9 @@ pub struct Inputs {
     pub by_target: BTreeMap<Target, Vec<usize>>,
     /// Everything noticed while reading, in input order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Reading-time index of `policies` for duplicate detection (stale
+    /// after the final sort, which is why it is private).
+    policy_ids: std::collections::HashMap<(PolicyKind, Option<String>, String), usize>,
 }
 
 impl Inputs {
@@ -53,7 +56,11 @@ impl Inputs {
     /// Labels of a namespace as a selector sees them: the manifest's labels
     /// plus `kubernetes.io/metadata.name`, which Kubernetes always sets.
     pub fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
-        let mut labels = self.namespaces.get(name).map(|n| n.meta.labels.clone()).unwrap_or_default();
+        let mut labels = self
+            .namespaces
+            .get(name)
+            .map(|n| n.meta.labels.clone())
+            .unwrap_or_default();
         labels.insert("kubernetes.io/metadata.name".into(), name.to_string());
         labels
     }
@@ -117,7 +124,10 @@ fn typed<T: DeserializeOwned>(doc: &SourceDoc, kind: &str) -> Result<T, Box<Diag
     serde_path_to_error::deserialize(&doc.value).map_err(|err| {
         let path = err.path().to_string();
         let name = doc.value.pointer("/metadata/name").and_then(|v| v.as_str());
-        let ns = doc.value.pointer("/metadata/namespace").and_then(|v| v.as_str());
+        let ns = doc
+            .value
+            .pointer("/metadata/namespace")
+            .and_then(|v| v.as_str());
         let object = match (ns, name) {
             (Some(ns), Some(name)) => format!("{kind} {ns}/{name}"),
             (None, Some(name)) => format!("{kind} {name}"),
@@ -126,13 +136,21 @@ fn typed<T: DeserializeOwned>(doc: &SourceDoc, kind: &str) -> Result<T, Box<Diag
         let d = Diagnostic::error(err.inner().to_string())
             .at(&doc.origin)
             .on(object)
-            .hint(format!("fix the field's spelling or type; the {kind} is ignored until then"));
+            .hint(format!(
+                "fix the field's spelling or type; the {kind} is ignored until then"
+            ));
         Box::new(if path == "." { d } else { d.field(path) })
     })
 }
 
 /// Validates metadata; `namespaced` objects default to namespace `default`.
-fn meta(raw: RawMeta, origin: &Origin, kind: &str, namespaced: bool, out: &mut Vec<Diagnostic>) -> Option<Meta> {
+fn meta(
+    raw: RawMeta,
+    origin: &Origin,
+    kind: &str,
+    namespaced: bool,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Meta> {
     let Some(name) = raw.name.filter(|n| !n.is_empty()) else {
         out.push(
             Diagnostic::error("metadata.name is missing")
@@ -143,7 +161,11 @@ fn meta(raw: RawMeta, origin: &Origin, kind: &str, namespaced: bool, out: &mut V
         );
         return None;
     };
-    let namespace = if namespaced { Some(raw.namespace.unwrap_or_else(|| "default".into())) } else { None };
+    let namespace = if namespaced {
+        Some(raw.namespace.unwrap_or_else(|| "default".into()))
+    } else {
+        None
+    };
     let object = match &namespace {
         Some(ns) => format!("{kind} {ns}/{name}"),
         None => format!("{kind} {name}"),
@@ -155,11 +177,13 @@ fn meta(raw: RawMeta, origin: &Origin, kind: &str, namespaced: bool, out: &mut V
             match Priority::parse(value) {
                 Some(p) => priority = p,
                 None => out.push(
-                    Diagnostic::warning(format!("{value:?} is not a merge priority; using ShallowMergePreferChild"))
-                        .at(origin)
-                        .on(object.clone())
-                        .field(format!("metadata.annotations[{key}]"))
-                        .hint(format!("use one of {PRIORITY_VALUES}")),
+                    Diagnostic::warning(format!(
+                        "{value:?} is not a merge priority; using ShallowMergePreferChild"
+                    ))
+                    .at(origin)
+                    .on(object.clone())
+                    .field(format!("metadata.annotations[{key}]"))
+                    .hint(format!("use one of {PRIORITY_VALUES}")),
                 ),
             }
         }
@@ -168,11 +192,13 @@ fn meta(raw: RawMeta, origin: &Origin, kind: &str, namespaced: bool, out: &mut V
         Some(ts) if is_timestamp(&ts) => Some(ts),
         Some(ts) => {
             out.push(
-                Diagnostic::warning(format!("{ts:?} is not a Kubernetes timestamp; treated as absent (sorts first)"))
-                    .at(origin)
-                    .on(object)
-                    .field("metadata.creationTimestamp")
-                    .hint("use RFC 3339 in UTC, e.g. 2024-05-01T10:00:00Z"),
+                Diagnostic::warning(format!(
+                    "{ts:?} is not a Kubernetes timestamp; treated as absent (sorts first)"
+                ))
+                .at(origin)
+                .on(object)
+                .field("metadata.creationTimestamp")
+                .hint("use RFC 3339 in UTC, e.g. 2024-05-01T10:00:00Z"),
             );
             None
         }
@@ -191,10 +217,12 @@ fn meta(raw: RawMeta, origin: &Origin, kind: &str, namespaced: bool, out: &mut V
 }
 
 fn duplicate(kind: &str, object: &str, first: &Origin, origin: &Origin) -> Diagnostic {
-    Diagnostic::error(format!("{object} is defined twice; the one in {first} is kept"))
-        .at(origin)
-        .on(format!("{kind} {object}"))
-        .hint("remove one of the two definitions")
+    Diagnostic::error(format!(
+        "{object} is defined twice; the one in {first} is kept"
+    ))
+    .at(origin)
+    .on(format!("{kind} {object}"))
+    .hint("remove one of the two definitions")
 }
 
 fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
@@ -202,12 +230,22 @@ fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
-    let Some(meta) = meta(raw.metadata, &doc.origin, "GatewayClass", false, &mut inputs.diagnostics) else { return };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "GatewayClass",
+        false,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
     if let Some(first) = inputs.classes.get(&meta.name) {
         let d = duplicate("GatewayClass", &meta.name, &first.meta.origin, &doc.origin);
         return inputs.diagnostics.push(d);
     }
-    inputs.classes.insert(meta.name.clone(), GatewayClass { meta });
+    inputs
+        .classes
+        .insert(meta.name.clone(), GatewayClass { meta });
 }
 
 fn read_namespace(doc: &SourceDoc, inputs: &mut Inputs) {
@@ -215,17 +253,38 @@ fn read_namespace(doc: &SourceDoc, inputs: &mut Inputs) {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
-    let Some(meta) = meta(raw.metadata, &doc.origin, "Namespace", false, &mut inputs.diagnostics) else { return };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "Namespace",
+        false,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
     if let Some(first) = inputs.namespaces.get(&meta.name) {
         let d = duplicate("Namespace", &meta.name, &first.meta.origin, &doc.origin);
         return inputs.diagnostics.push(d);
     }
-    inputs.namespaces.insert(meta.name.clone(), Namespace { meta });
+    inputs
+        .namespaces
+        .insert(meta.name.clone(), Namespace { meta });
 }
 
-fn problems_to_diagnostics(problems: Vec<Problem>, origin: &Origin, object: &str, out: &mut Vec<Diagnostic>) {
+fn problems_to_diagnostics(
+    problems: Vec<Problem>,
+    origin: &Origin,
+    object: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     for p in problems {
-        out.push(Diagnostic::error(p.message).at(origin).on(object).field(p.field).hint(p.hint));
+        out.push(
+            Diagnostic::error(p.message)
+                .at(origin)
+                .on(object)
+                .field(p.field)
+                .hint(p.hint),
+        );
     }
 }
 
@@ -234,8 +293,19 @@ fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
-    let Some(meta) = meta(raw.metadata, &doc.origin, "Gateway", true, &mut inputs.diagnostics) else { return };
-    let key = ObjectKey { namespace: meta.namespace.clone().unwrap_or_default(), name: meta.name.clone() };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "Gateway",
+        true,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
+    let key = ObjectKey {
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone(),
+    };
     let object = format!("Gateway {key}");
     let mut problems = Vec::new();
     let mut listeners: Vec<Listener> = Vec::new();
@@ -249,7 +319,12 @@ fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
             });
             continue;
         }
-        let allowed = l.allowed_routes.unwrap_or(crate::model::gateway::RawAllowedRoutes { namespaces: None, kinds: None });
+        let allowed = l
+            .allowed_routes
+            .unwrap_or(crate::model::gateway::RawAllowedRoutes {
+                namespaces: None,
+                kinds: None,
+            });
         let (from, selector) = match allowed.namespaces {
             Some(ns) => (ns.from.unwrap_or(RawFrom::Same), ns.selector),
             None => (RawFrom::Same, None),
@@ -262,13 +337,17 @@ fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
                 problems.push(Problem {
                     field: format!("{path}.allowedRoutes.namespaces.selector"),
                     message: "from: Selector needs a selector".into(),
-                    hint: "add selector.matchLabels (or matchExpressions), or use from: Same / All".into(),
+                    hint: "add selector.matchLabels (or matchExpressions), or use from: Same / All"
+                        .into(),
                 });
                 continue;
             }
         };
         let kinds = allowed.kinds.map(|kinds| {
-            kinds.into_iter().map(|k| (k.group.unwrap_or_else(|| GATEWAY_GROUP.into()), k.kind)).collect()
+            kinds
+                .into_iter()
+                .map(|k| (k.group.unwrap_or_else(|| GATEWAY_GROUP.into()), k.kind))
+                .collect()
         });
         listeners.push(Listener {
             name: l.name,
@@ -285,7 +364,15 @@ fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
         let d = duplicate("Gateway", &key.to_string(), &first.meta.origin, &doc.origin);
         return inputs.diagnostics.push(d);
     }
-    inputs.gateways.insert(key.clone(), Gateway { meta, key, class: raw.spec.gateway_class_name, listeners });
+    inputs.gateways.insert(
+        key.clone(),
+        Gateway {
+            meta,
+            key,
+            class: raw.spec.gateway_class_name,
+            listeners,
+        },
+    );
 }
 
 fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
@@ -293,9 +380,20 @@ fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
-    let Some(meta) = meta(raw.metadata, &doc.origin, "HTTPRoute", true, &mut inputs.diagnostics) else { return };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "HTTPRoute",
+        true,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
     let ns = meta.namespace.clone().unwrap_or_default();
-    let key = ObjectKey { namespace: ns.clone(), name: meta.name.clone() };
+    let key = ObjectKey {
+        namespace: ns.clone(),
+        name: meta.name.clone(),
+    };
     let object = format!("HTTPRoute {key}");
     let parent_refs = raw
         .spec
@@ -322,17 +420,44 @@ fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
                 });
             }
         }
-        rules.push(read_rule(raw_rule, index, &ns, &object, doc, &mut problems, &mut inputs.diagnostics));
+        rules.push(read_rule(
+            raw_rule,
+            index,
+            &ns,
+            &object,
+            doc,
+            &mut problems,
+            &mut inputs.diagnostics,
+        ));
     }
     if !problems.is_empty() {
         return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
     }
     if let Some(first) = inputs.routes.get(&key) {
-        let d = duplicate("HTTPRoute", &key.to_string(), &first.meta.origin, &doc.origin);
+        let d = duplicate(
+            "HTTPRoute",
+            &key.to_string(),
+            &first.meta.origin,
+            &doc.origin,
+        );
         return inputs.diagnostics.push(d);
     }
-    let hostnames = raw.spec.hostnames.iter().map(|h| h.to_ascii_lowercase()).collect();
-    inputs.routes.insert(key.clone(), HttpRoute { meta, key, parent_refs, hostnames, rules });
+    let hostnames = raw
+        .spec
+        .hostnames
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect();
+    inputs.routes.insert(
+        key.clone(),
+        HttpRoute {
+            meta,
+            key,
+            parent_refs,
+            hostnames,
+            rules,
+        },
+    );
 }
 
 fn read_rule(
@@ -357,18 +482,26 @@ fn read_rule(
     for (i, filter) in raw.filters.iter().enumerate() {
         let at = format!("{path}.filters[{i}]");
         let (direction, modifier, seen, field) = match filter.kind.as_str() {
-            "RequestHeaderModifier" => {
-                (Direction::Request, &filter.request_header_modifier, &mut seen_request, "requestHeaderModifier")
-            }
-            "ResponseHeaderModifier" => {
-                (Direction::Response, &filter.response_header_modifier, &mut seen_response, "responseHeaderModifier")
-            }
+            "RequestHeaderModifier" => (
+                Direction::Request,
+                &filter.request_header_modifier,
+                &mut seen_request,
+                "requestHeaderModifier",
+            ),
+            "ResponseHeaderModifier" => (
+                Direction::Response,
+                &filter.response_header_modifier,
+                &mut seen_response,
+                "responseHeaderModifier",
+            ),
             other => {
                 notes.push(
-                    Diagnostic::note(format!("filter type {other} is not applied by attache; ignored"))
-                        .at(&doc.origin)
-                        .on(object)
-                        .field(format!("{at}.type")),
+                    Diagnostic::note(format!(
+                        "filter type {other} is not applied by attache; ignored"
+                    ))
+                    .at(&doc.origin)
+                    .on(object)
+                    .field(format!("{at}.type")),
                 );
                 continue;
             }
@@ -383,7 +516,13 @@ fn read_rule(
         }
         *seen = true;
         match modifier {
-            Some(m) => settings::header_modifier(m, direction, &format!("{at}.{field}"), &mut inline, problems),
+            Some(m) => settings::header_modifier(
+                m,
+                direction,
+                &format!("{at}.{field}"),
+                &mut inline,
+                problems,
+            ),
             None => problems.push(Problem {
                 field: format!("{at}.{field}"),
                 message: format!("type {} needs its {field} field", filter.kind),
@@ -398,38 +537,63 @@ fn read_rule(
         let kind = b.kind.unwrap_or_else(|| "Service".into());
         let namespace = b.namespace.unwrap_or_else(|| ns.to_string());
         match (group.as_str(), kind.as_str()) {
-            (GATEWAY_GROUP, "HTTPRoute") => delegates.push(ObjectKey { namespace, name: b.name }),
-            ("" | "core", "Service") => {
-                backends.push(BackendTarget { namespace, name: b.name, port: b.port, weight: b.weight.unwrap_or(1) })
-            }
+            (GATEWAY_GROUP, "HTTPRoute") => delegates.push(ObjectKey {
+                namespace,
+                name: b.name,
+            }),
+            ("" | "core", "Service") => backends.push(BackendTarget {
+                namespace,
+                name: b.name,
+                port: b.port,
+                weight: b.weight.unwrap_or(1),
+            }),
             _ => notes.push(
-                Diagnostic::warning(format!("backend kind {group}/{kind} is not supported; ignored"))
-                    .at(&doc.origin)
-                    .on(object)
-                    .field(format!("{path}.backendRefs[{i}]"))
-                    .hint("use a Service, or an HTTPRoute (group gateway.networking.k8s.io) to delegate"),
+                Diagnostic::warning(format!(
+                    "backend kind {group}/{kind} is not supported; ignored"
+                ))
+                .at(&doc.origin)
+                .on(object)
+                .field(format!("{path}.backendRefs[{i}]"))
+                .hint(
+                    "use a Service, or an HTTPRoute (group gateway.networking.k8s.io) to delegate",
+                ),
             ),
         }
     }
     if !delegates.is_empty() && !backends.is_empty() {
         notes.push(
-            Diagnostic::warning("rule both delegates to HTTPRoutes and names Services; the Services are ignored")
-                .at(&doc.origin)
-                .on(object)
-                .field(format!("{path}.backendRefs"))
-                .hint("move the Services into a child route"),
+            Diagnostic::warning(
+                "rule both delegates to HTTPRoutes and names Services; the Services are ignored",
+            )
+            .at(&doc.origin)
+            .on(object)
+            .field(format!("{path}.backendRefs"))
+            .hint("move the Services into a child route"),
         );
         backends.clear();
     }
-    Rule { index, name: raw.name, matches: normalise_matches(raw.matches), inline, delegates, backends }
+    Rule {
+        index,
+        name: raw.name,
+        matches: normalise_matches(raw.matches),
+        inline,
+        delegates,
+        backends,
+    }
 }
 
 /// Gateway API defaults: no matches means one `PathPrefix /` match; a match
 /// without a path gets `PathPrefix /`.
 fn normalise_matches(matches: Vec<HttpRouteMatch>) -> Vec<HttpRouteMatch> {
-    let root = || PathMatch { kind: PathMatchType::PathPrefix, value: "/".into() };
+    let root = || PathMatch {
+        kind: PathMatchType::PathPrefix,
+        value: "/".into(),
+    };
     if matches.is_empty() {
-        return vec![HttpRouteMatch { path: Some(root()), ..HttpRouteMatch::default() }];
+        return vec![HttpRouteMatch {
+            path: Some(root()),
+            ..HttpRouteMatch::default()
+        }];
     }
     matches
         .into_iter()
@@ -456,7 +620,13 @@ fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
                 .unwrap_or_default();
             let reason = d.to_string();
             inputs.diagnostics.push(*d);
-            if let Some(meta) = meta(raw_meta, &doc.origin, &kind_name, namespaced, &mut Vec::new()) {
+            if let Some(meta) = meta(
+                raw_meta,
+                &doc.origin,
+                &kind_name,
+                namespaced,
+                &mut Vec::new(),
+            ) {
                 push_policy(inputs, invalid_policy(kind, meta, reason));
             }
             return;
@@ -464,14 +634,25 @@ fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
     };
     if !namespaced && raw.metadata.namespace.is_some() {
         inputs.diagnostics.push(
-            Diagnostic::warning("a ClusterRoutePolicy is cluster-scoped; metadata.namespace is ignored")
-                .at(&doc.origin)
-                .on(format!("{kind_name} {}", raw.metadata.name.clone().unwrap_or_default()))
-                .field("metadata.namespace")
-                .hint("remove metadata.namespace, or use a RoutePolicy"),
+            Diagnostic::warning(
+                "a ClusterRoutePolicy is cluster-scoped; metadata.namespace is ignored",
+            )
+            .at(&doc.origin)
+            .on(format!(
+                "{kind_name} {}",
+                raw.metadata.name.clone().unwrap_or_default()
+            ))
+            .field("metadata.namespace")
+            .hint("remove metadata.namespace, or use a RoutePolicy"),
         );
     }
-    let Some(meta) = meta(raw.metadata, &doc.origin, &kind_name, namespaced, &mut inputs.diagnostics) else {
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        &kind_name,
+        namespaced,
+        &mut inputs.diagnostics,
+    ) else {
         return;
     };
     let mut policy = Policy {
@@ -510,14 +691,30 @@ fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
                 .into(),
         });
     }
-    policy.defaults = spec.defaults.as_ref().map(|s| settings::settings(s, "spec.defaults", &mut problems));
-    policy.overrides = spec.overrides.as_ref().map(|s| settings::settings(s, "spec.overrides", &mut problems));
-    policy.plain = plain.as_ref().map(|s| settings::settings(s, "spec", &mut problems));
+    policy.defaults = spec
+        .defaults
+        .as_ref()
+        .map(|s| settings::settings(s, "spec.defaults", &mut problems));
+    policy.overrides = spec
+        .overrides
+        .as_ref()
+        .map(|s| settings::settings(s, "spec.overrides", &mut problems));
+    policy.plain = plain
+        .as_ref()
+        .map(|s| settings::settings(s, "spec", &mut problems));
     let refs: Vec<(String, RawTargetRef)> = match (spec.target_ref, spec.target_refs) {
         (Some(one), None) => vec![("spec.targetRef".into(), one)],
-        (None, Some(many)) => many.into_iter().enumerate().map(|(i, r)| (format!("spec.targetRefs[{i}]"), r)).collect(),
+        (None, Some(many)) => many
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r))
+            .collect(),
         (Some(one), Some(many)) => std::iter::once(("spec.targetRef".to_string(), one))
-            .chain(many.into_iter().enumerate().map(|(i, r)| (format!("spec.targetRefs[{i}]"), r)))
+            .chain(
+                many.into_iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r)),
+            )
             .collect(),
         (None, None) => Vec::new(),
     };
@@ -525,7 +722,8 @@ fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
         problems.push(Problem {
             field: "spec.targetRefs".into(),
             message: "the policy targets nothing".into(),
-            hint: "add targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ...}]".into(),
+            hint: "add targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ...}]"
+                .into(),
         });
     }
     for (path, r) in refs {
@@ -564,16 +762,27 @@ fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Policy {
 }
 
 fn push_policy(inputs: &mut Inputs, policy: Policy) {
-    let same = |p: &Policy| p.kind == policy.kind && p.meta.namespace == policy.meta.namespace && p.meta.name == policy.meta.name;
-    if let Some(first) = inputs.policies.iter().find(|p| same(p)) {
+    let same = |p: &Policy| {
+        p.kind == policy.kind
+            && p.meta.namespace == policy.meta.namespace
+            && p.meta.name == policy.meta.name
+    };
+    let id = (policy.kind, policy.meta.namespace.clone(), policy.meta.name.clone());
+    if let Some(first) = inputs.policy_ids.get(&id).and_then(|i| inputs.policies.get(*i)).filter(|p| same(p)) {
         let name = match &policy.meta.namespace {
             Some(ns) => format!("{ns}/{}", policy.meta.name),
             None => policy.meta.name.clone(),
         };
-        let d = duplicate(&policy.kind.to_string(), &name, &first.meta.origin, &policy.meta.origin);
+        let d = duplicate(
+            &policy.kind.to_string(),
+            &name,
+            &first.meta.origin,
+            &policy.meta.origin,
+        );
         inputs.diagnostics.push(d);
         return;
     }
+    inputs.policy_ids.insert(id, inputs.policies.len());
     inputs.policies.push(policy);
 }
 
@@ -686,20 +895,37 @@ fn resolve_targets(inputs: &mut Inputs) {
         }
         let (display, origin) = (policy.display_name(), policy.meta.origin.clone());
         for tr in policy.targets.iter_mut() {
-            let Some(target) = tr.resolved.clone() else { continue };
+            let Some(target) = tr.resolved.clone() else {
+                continue;
+            };
             let found: Result<(), String> = match &target {
-                Target::GatewayClass(name) => inputs.classes.contains_key(name).then_some(()).ok_or_else(|| {
-                    format!("known GatewayClasses: {}", list(inputs.classes.keys().map(String::as_str)))
-                }),
+                Target::GatewayClass(name) => inputs
+                    .classes
+                    .contains_key(name)
+                    .then_some(())
+                    .ok_or_else(|| {
+                        format!(
+                            "known GatewayClasses: {}",
+                            list(inputs.classes.keys().map(String::as_str))
+                        )
+                    }),
                 Target::Namespace(name) => namespaces_in_use
                     .contains(name.as_str())
                     .then_some(())
-                    .ok_or_else(|| "no Namespace manifest and no Gateway or HTTPRoute lives there".into()),
+                    .ok_or_else(|| {
+                        "no Namespace manifest and no Gateway or HTTPRoute lives there".into()
+                    }),
                 Target::Gateway(key, section) => match inputs.gateways.get(key) {
                     None => Err(format!(
                         "Gateways in {}: {}",
                         key.namespace,
-                        list(inputs.gateways.keys().filter(|k| k.namespace == key.namespace).map(|k| k.name.as_str()))
+                        list(
+                            inputs
+                                .gateways
+                                .keys()
+                                .filter(|k| k.namespace == key.namespace)
+                                .map(|k| k.name.as_str())
+                        )
                     )),
                     Some(g) => match section {
                         Some(s) if !g.listeners.iter().any(|l| &l.name == s) => Err(format!(
@@ -713,13 +939,21 @@ fn resolve_targets(inputs: &mut Inputs) {
                     None => Err(format!(
                         "HTTPRoutes in {}: {}",
                         key.namespace,
-                        list(inputs.routes.keys().filter(|k| k.namespace == key.namespace).map(|k| k.name.as_str()))
+                        list(
+                            inputs
+                                .routes
+                                .keys()
+                                .filter(|k| k.namespace == key.namespace)
+                                .map(|k| k.name.as_str())
+                        )
                     )),
                     Some(r) => match section {
-                        Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => Err(format!(
-                            "named rules of HTTPRoute {key}: {}",
-                            list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
-                        )),
+                        Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
+                            Err(format!(
+                                "named rules of HTTPRoute {key}: {}",
+                                list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
+                            ))
+                        }
                         _ => Ok(()),
                     },
                 },
@@ -728,11 +962,13 @@ fn resolve_targets(inputs: &mut Inputs) {
                 Ok(()) => by_target.entry(target).or_default().push(index),
                 Err(hint) => {
                     missing.push(
-                        Diagnostic::warning(format!("target {target} does not exist (TargetNotFound)"))
-                            .at(&origin)
-                            .on(display.clone())
-                            .field(tr.path.clone())
-                            .hint(hint),
+                        Diagnostic::warning(format!(
+                            "target {target} does not exist (TargetNotFound)"
+                        ))
+                        .at(&origin)
+                        .on(display.clone())
+                        .field(tr.path.clone())
+                        .hint(hint),
                     );
                     tr.resolved = None;
                 }
@@ -749,5 +985,9 @@ fn resolve_targets(inputs: &mut Inputs) {
 
 fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
-    if names.is_empty() { "none".into() } else { names.join(", ") }
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
 }

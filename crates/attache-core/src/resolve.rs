@@ -1,5 +1,6 @@
-//! `resolve`: one Gateway's schema-1 document, with provenance, explain
-//! data and the per-policy results that status is built from.
+//! `resolve`: one Gateway's schema-1 document with provenance; `explain`
+//! and the per-policy results behind status fold the same way but keep
+//! every losing contribution.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,10 +9,12 @@ use crate::contract::{Document, Header, HeaderChanges, Retry, RouteEntry, Timeou
 use crate::diagnostic::Diagnostic;
 use crate::explain::{explain, Explanation};
 use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
-use crate::fold::{Folded, Op};
+use crate::fold::Folded;
+use crate::levels::Fold;
 use crate::model::{Gateway, Target};
 use crate::parse::Inputs;
-use crate::supplier::{Role, Source, Supplier};
+use crate::shared::SharedUpper;
+use crate::supplier::{Source, Supplier};
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,10 +32,7 @@ pub fn select_gateway(inputs: &Inputs, wanted: Option<&ObjectKey>) -> Result<Obj
     let available = || inputs.gateways.keys().map(ObjectKey::to_string).collect::<Vec<_>>().join(", ");
     match wanted {
         Some(key) if inputs.gateways.contains_key(key) => Ok(key.clone()),
-        Some(key) if inputs.gateways.is_empty() => {
-            let _ = key;
-            Err(ResolveError::NoGateway)
-        }
+        Some(_) if inputs.gateways.is_empty() => Err(ResolveError::NoGateway),
         Some(key) => Err(ResolveError::GatewayNotFound { wanted: key.clone(), available: available() }),
         None => {
             let mut keys = inputs.gateways.keys();
@@ -54,7 +54,7 @@ pub struct ContributionStats {
     pub fields_set: usize,
     /// Fields that did not end up in the result, summed over entries.
     pub fields_lost: usize,
-    /// Who took the fields it lost.
+    /// Who holds the fields it lost.
     pub winners: BTreeSet<String>,
     /// Policies at the same level and with the same operation that beat it
     /// on precedence with a different value.
@@ -65,19 +65,18 @@ pub struct ContributionStats {
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub resolution: GatewayResolution,
-    /// Parallel to `resolution.document.routes`.
-    pub explanations: Vec<Explanation>,
     /// Attachment and fold findings (reading findings are in `Inputs`).
     pub diagnostics: Vec<Diagnostic>,
-    /// Keyed by (index into `Inputs::policies`, target).
-    pub contributions: BTreeMap<(usize, Target), ContributionStats>,
 }
 
-/// Resolves one Gateway. Entries are sorted by listener name, then route
-/// creationTimestamp (absent first), then route namespace/name, then rule
-/// index: the filter uses document order as the last tie-break of Gateway
-/// API match precedence, which ranks older routes first.
-pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, ResolveError> {
+/// The Gateway's attachments in document order, and what attaching found.
+struct Prepared<'a> {
+    gateway: &'a Gateway,
+    attachments: Vec<Attachment<'a>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn prepare<'a>(inputs: &'a Inputs, gateway: &ObjectKey) -> Result<Prepared<'a>, ResolveError> {
     let Some(gw) = inputs.gateways.get(gateway) else {
         return Err(select_gateway(inputs, Some(gateway)).err().unwrap_or(ResolveError::NoGateway));
     };
@@ -91,43 +90,79 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
         );
     }
     let mut attachments = attach(inputs, gw, &mut diagnostics);
+    // Document order (see `resolve`).
     attachments.sort_by_cached_key(|a| {
         let (route, rule) = a.leaf().map(|(r, rule)| (r, rule.index)).unzip();
-        (
-            a.listener.name.clone(),
-            route.and_then(|r| r.meta.created.clone()),
-            route.map(|r| r.key.clone()),
-            rule,
-        )
+        (a.listener.name.clone(), route.and_then(|r| r.meta.created.clone()), route.map(|r| r.key.clone()), rule)
     });
+    Ok(Prepared { gateway: gw, attachments, diagnostics })
+}
+
+/// Resolves one Gateway. Entries are sorted by listener name, then route
+/// creationTimestamp (absent first), then route namespace/name, then rule
+/// index: the filter uses document order as the last tie-break of Gateway
+/// API match precedence, which ranks older routes first.
+pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, ResolveError> {
+    let Prepared { gateway: gw, attachments, mut diagnostics } = prepare(inputs, gateway)?;
+    let mut shared = SharedUpper::new(inputs, gw);
     let mut routes = Vec::with_capacity(attachments.len());
-    let mut explanations = Vec::with_capacity(attachments.len());
     let mut backends = BTreeMap::new();
-    let mut contributions: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
     for att in &attachments {
-        let Some((leaf_route, leaf_rule)) = att.leaf() else { continue };
-        let (mut folded, suppliers, maps) = fold_attachment(inputs, gw, att);
+        let Some((_, leaf_rule)) = att.leaf() else { continue };
+        let mut lower = Fold::new(inputs);
+        lower.lower(att);
+        let (mut folded, suppliers) = shared.complete(att.listener, lower.folded, lower.suppliers);
         let name = att.entry_name();
-        let mut notes = Vec::new();
-        if let Some(note) = clamp(&mut folded) {
-            diagnostics.push(
-                Diagnostic::warning(format!("{note} (entry {name})"))
-                    .at(&leaf_route.meta.origin)
-                    .on(format!("HTTPRoute {}", leaf_route.key))
-                    .field(format!("spec.rules[{}]", leaf_rule.index))
-                    .hint("set backendRequest no larger than request"),
-            );
-            notes.push(note);
+        let clamped = clamp(&mut folded);
+        if let Some(note) = &clamped {
+            diagnostics.push(clamp_warning(note, att, &name));
         }
-        record_stats(&folded, &suppliers, &maps, &mut contributions);
         let mut entry = to_entry(att, &name, &folded, &suppliers);
-        if !notes.is_empty() {
+        if clamped.is_some() {
             if let Some(source) = entry.sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
                 source.push_str(", clamped to timeouts.requestMs");
             }
         }
+        backends.insert(name, leaf_rule.backends.clone());
+        routes.push(entry);
+    }
+    let document = Document { schema_version: SCHEMA_VERSION, gateway: gw.key.to_string(), options: Default::default(), routes };
+    let listeners = gw
+        .listeners
+        .iter()
+        .map(|l| ListenerInfo { name: l.name.clone(), port: l.port, protocol: l.protocol.clone(), hostname: l.hostname.clone() })
+        .collect();
+    diagnostics.sort();
+    diagnostics.dedup();
+    Ok(Resolved {
+        resolution: GatewayResolution { gateway: gw.key.clone(), gateway_class: gw.class.clone(), listeners, document, backends },
+        diagnostics,
+    })
+}
+
+/// Every level folded for one attachment, keeping all losses.
+fn fold_full<'a>(inputs: &'a Inputs, gw: &Gateway, att: &Attachment<'a>) -> Fold<'a> {
+    let mut fold = Fold::new(inputs);
+    fold.lower(att);
+    fold.upper(gw, att.listener);
+    fold
+}
+
+/// The explanation of every rule of `route` (leaf route of the entry) that
+/// the Gateway serves, in document order.
+pub fn explain_route(inputs: &Inputs, gateway: &ObjectKey, route: &ObjectKey) -> Result<Vec<Explanation>, ResolveError> {
+    let prepared = prepare(inputs, gateway)?;
+    let mut out = Vec::new();
+    for att in &prepared.attachments {
+        let Some((leaf_route, leaf_rule)) = att.leaf() else { continue };
+        if leaf_route.key != *route {
+            continue;
+        }
+        let mut fold = fold_full(inputs, prepared.gateway, att);
+        let name = att.entry_name();
+        let notes: Vec<String> = clamp(&mut fold.folded).into_iter().collect();
         let head = Explanation {
-            entry: name.clone(),
+            entry: name,
             listener: att.listener.name.clone(),
             route: leaf_route.key.to_string(),
             rule: leaf_rule.label(),
@@ -139,122 +174,33 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
             lost: Vec::new(),
             notes,
         };
-        explanations.push(explain(&folded, &suppliers, head));
-        backends.insert(name, leaf_rule.backends.clone());
-        routes.push(entry);
+        out.push(explain(&fold.folded, &fold.suppliers, head));
     }
-    let document = Document {
-        schema_version: SCHEMA_VERSION,
-        gateway: gw.key.to_string(),
-        options: Default::default(),
-        routes,
-    };
-    let listeners = gw
-        .listeners
-        .iter()
-        .map(|l| ListenerInfo { name: l.name.clone(), port: l.port, protocol: l.protocol.clone(), hostname: l.hostname.clone() })
-        .collect();
-    diagnostics.sort();
-    diagnostics.dedup();
-    Ok(Resolved {
-        resolution: GatewayResolution {
-            gateway: gw.key.clone(),
-            gateway_class: gw.class.clone(),
-            listeners,
-            document,
-            backends,
-        },
-        explanations,
-        diagnostics,
-        contributions,
-    })
+    Ok(out)
 }
 
-/// The fold of SEMANTICS.md section 3 for one attachment: start from the
-/// leaf rule's own values, then fold each level from most to least specific.
-fn fold_attachment<'a>(
-    inputs: &'a Inputs,
-    gw: &Gateway,
-    att: &Attachment<'a>,
-) -> (Folded, Vec<Supplier>, Vec<&'a FieldMap>) {
-    let mut f = Fold { inputs, folded: Folded::default(), suppliers: Vec::new(), maps: Vec::new() };
-    let Some((leaf_route, leaf_rule)) = att.leaf() else { return (f.folded, f.suppliers, f.maps) };
-    let inline = |route: &crate::model::HttpRoute, rule: &crate::model::Rule, leaf: bool| Supplier {
-        source: Source::Inline { route: route.key.clone(), rule: rule.label() },
-        role: Role::Inline(route.meta.priority),
-        level: format!("HTTPRoute {} rule {} (inline)", route.key, rule.label()),
-        leaf,
-    };
-    // The leaf rule's own values are the starting point (a fill into nothing).
-    f.push(inline(leaf_route, leaf_rule, true), &leaf_rule.inline, Some(Op::Fill));
-    for (depth, (route, rule)) in att.chain.iter().enumerate().rev() {
-        if depth + 1 < att.chain.len() {
-            // A delegating parent rule's own values, per its route's annotation.
-            f.push(inline(route, rule, false), &rule.inline, None);
-        }
-        if let Some(name) = &rule.name {
-            f.level(Target::Route(route.key.clone(), Some(name.clone())));
-        }
-        f.level(Target::Route(route.key.clone(), None));
-    }
-    f.level(Target::Gateway(gw.key.clone(), Some(att.listener.name.clone())));
-    f.level(Target::Gateway(gw.key.clone(), None));
-    f.level(Target::Namespace(gw.key.namespace.clone()));
-    f.level(Target::GatewayClass(gw.class.clone()));
-    (f.folded, f.suppliers, f.maps)
+/// The entry names the Gateway serves (for messages).
+pub fn entry_names(inputs: &Inputs, gateway: &ObjectKey) -> Result<Vec<String>, ResolveError> {
+    Ok(prepare(inputs, gateway)?.attachments.iter().map(Attachment::entry_name).collect())
 }
 
-struct Fold<'a> {
-    inputs: &'a Inputs,
-    folded: Folded,
-    suppliers: Vec<Supplier>,
-    maps: Vec<&'a FieldMap>,
-}
-
-impl<'a> Fold<'a> {
-    fn push(&mut self, supplier: Supplier, map: &'a FieldMap, op: Option<Op>) {
-        if map.is_empty() {
-            return;
+/// Per (policy index, target): what it did on this Gateway; plus the
+/// Gateway's diagnostics. Folds every level per rule (status is not on the
+/// hot path).
+pub(crate) fn contributions(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<(BTreeMap<(usize, Target), ContributionStats>, Vec<Diagnostic>), ResolveError> {
+    let mut prepared = prepare(inputs, gateway)?;
+    let mut stats = BTreeMap::new();
+    for att in &prepared.attachments {
+        let mut fold = fold_full(inputs, prepared.gateway, att);
+        if let Some(note) = clamp(&mut fold.folded) {
+            prepared.diagnostics.push(clamp_warning(&note, att, &att.entry_name()));
         }
-        let id = self.suppliers.len();
-        let op = op.unwrap_or(supplier.role.op());
-        self.folded.apply(id, map, op, supplier.role.granularity());
-        self.suppliers.push(supplier);
-        self.maps.push(map);
+        record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
     }
-
-    /// One level: fills in precedence order, then replaces in reverse
-    /// precedence order so that the top-ranked one is applied last.
-    fn level(&mut self, target: Target) {
-        let inputs = self.inputs;
-        let Some(ranked) = inputs.by_target.get(&target) else { return };
-        let priority = inputs.priority_of(&target);
-        let level = target.to_string();
-        let supplier = |index: usize, role: Role| Supplier {
-            source: Source::Policy { index, name: inputs.policies[index].display_name(), target: target.clone() },
-            role,
-            level: level.clone(),
-            leaf: false,
-        };
-        for &index in ranked {
-            let p = &inputs.policies[index];
-            if let Some(map) = &p.defaults {
-                self.push(supplier(index, Role::Defaults), map, None);
-            }
-            if let (Some(map), Op::Fill) = (&p.plain, priority.op()) {
-                self.push(supplier(index, Role::Plain(priority)), map, None);
-            }
-        }
-        for &index in ranked.iter().rev() {
-            let p = &inputs.policies[index];
-            if let Some(map) = &p.overrides {
-                self.push(supplier(index, Role::Overrides), map, None);
-            }
-            if let (Some(map), Op::Replace) = (&p.plain, priority.op()) {
-                self.push(supplier(index, Role::Plain(priority)), map, None);
-            }
-        }
-    }
+    Ok((stats, prepared.diagnostics))
 }
 
 /// backendRequest may not exceed a non-zero request timeout.
@@ -271,6 +217,18 @@ fn clamp(folded: &mut Folded) -> Option<String> {
         }
         _ => None,
     }
+}
+
+fn clamp_warning(note: &str, att: &Attachment<'_>, name: &str) -> Diagnostic {
+    let (route, rule) = match att.leaf() {
+        Some((route, rule)) => (route, rule),
+        None => return Diagnostic::warning(note.to_string()),
+    };
+    Diagnostic::warning(format!("{note} (entry {name})"))
+        .at(&route.meta.origin)
+        .on(format!("HTTPRoute {}", route.key))
+        .field(format!("spec.rules[{}]", rule.index))
+        .hint("set backendRequest no larger than request")
 }
 
 fn record_stats(
@@ -321,7 +279,8 @@ fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supp
         Some(FieldValue::Millis(ms)) => Some(*ms),
         _ => None,
     };
-    let timeouts = Timeouts { request_ms: millis(&FieldKey::RequestTimeout), backend_request_ms: millis(&FieldKey::BackendRequestTimeout) };
+    let timeouts =
+        Timeouts { request_ms: millis(&FieldKey::RequestTimeout), backend_request_ms: millis(&FieldKey::BackendRequestTimeout) };
     let retry = Retry {
         attempts: match get(&FieldKey::RetryAttempts) {
             Some(FieldValue::Count(n)) => Some(*n),
@@ -375,4 +334,24 @@ fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supp
         response_headers: headers(Direction::Response),
         sources,
     }
+}
+
+/// Folds every level per rule without sharing the upper levels: the
+/// reference `resolve`'s shared fold must agree with (tests only).
+#[doc(hidden)]
+pub fn resolve_unshared(inputs: &Inputs, gateway: &ObjectKey) -> Result<Document, ResolveError> {
+    let prepared = prepare(inputs, gateway)?;
+    let mut routes = Vec::new();
+    for att in &prepared.attachments {
+        let mut fold = fold_full(inputs, prepared.gateway, att);
+        let clamped = clamp(&mut fold.folded);
+        let mut entry = to_entry(att, &att.entry_name(), &fold.folded, &fold.suppliers);
+        if clamped.is_some() {
+            if let Some(source) = entry.sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
+                source.push_str(", clamped to timeouts.requestMs");
+            }
+        }
+        routes.push(entry);
+    }
+    Ok(Document { schema_version: SCHEMA_VERSION, gateway: prepared.gateway.key.to_string(), options: Default::default(), routes })
 }

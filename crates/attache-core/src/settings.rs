@@ -66,7 +66,9 @@ fn duration_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::String(s)) => Ok(Some(s)),
         Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
-        Some(other) => Err(D::Error::custom(format!("expected a duration such as 10s, found {other}"))),
+        Some(other) => Err(D::Error::custom(format!(
+            "expected a duration such as 10s, found {other}"
+        ))),
     }
 }
 
@@ -103,7 +105,11 @@ pub const RETRY_TRIGGERS: &[&str] = &[
 pub fn timeouts(raw: &RawTimeouts, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
     for (text, name, key) in [
         (&raw.request, "request", FieldKey::RequestTimeout),
-        (&raw.backend_request, "backendRequest", FieldKey::BackendRequestTimeout),
+        (
+            &raw.backend_request,
+            "backendRequest",
+            FieldKey::BackendRequestTimeout,
+        ),
     ] {
         if let Some(text) = text {
             match duration_field(text, &format!("{path}.{name}"), problems) {
@@ -179,7 +185,9 @@ pub fn header_modifier(
         let mut seen = BTreeSet::new();
         for (i, header) in list.iter().enumerate() {
             let at = format!("{path}.{name}[{i}]");
-            let Some(lower) = header_name(&header.name, &format!("{at}.name"), problems) else { continue };
+            let Some(lower) = header_name(&header.name, &format!("{at}.name"), problems) else {
+                continue;
+            };
             if !seen.insert(lower.clone()) {
                 problems.push(Problem {
                     field: format!("{at}.name"),
@@ -196,7 +204,11 @@ pub fn header_modifier(
                 });
                 continue;
             }
-            let key = if is_set { FieldKey::HeaderSet(direction, lower) } else { FieldKey::HeaderAdd(direction, lower) };
+            let key = if is_set {
+                FieldKey::HeaderSet(direction, lower)
+            } else {
+                FieldKey::HeaderAdd(direction, lower)
+            };
             out.insert(key, FieldValue::Text(header.value.clone()));
         }
     }
@@ -204,7 +216,9 @@ pub fn header_modifier(
         let mut names: Vec<String> = Vec::new();
         for (i, name) in raw.remove.iter().enumerate() {
             let at = format!("{path}.remove[{i}]");
-            let Some(lower) = header_name(name, &at, problems) else { continue };
+            let Some(lower) = header_name(name, &at, problems) else {
+                continue;
+            };
             if names.contains(&lower) {
                 problems.push(Problem {
                     field: at,
@@ -229,10 +243,22 @@ pub fn settings(raw: &RawSettings, path: &str, problems: &mut Vec<Problem>) -> F
         retry(r, &format!("{path}.retry"), &mut out, problems);
     }
     if let Some(h) = &raw.request_header_modifier {
-        header_modifier(h, Direction::Request, &format!("{path}.requestHeaderModifier"), &mut out, problems);
+        header_modifier(
+            h,
+            Direction::Request,
+            &format!("{path}.requestHeaderModifier"),
+            &mut out,
+            problems,
+        );
     }
     if let Some(h) = &raw.response_header_modifier {
-        header_modifier(h, Direction::Response, &format!("{path}.responseHeaderModifier"), &mut out, problems);
+        header_modifier(
+            h,
+            Direction::Response,
+            &format!("{path}.responseHeaderModifier"),
+            &mut out,
+            problems,
+        );
     }
     out
 }
@@ -243,7 +269,10 @@ fn duration_field(text: &str, field: &str, problems: &mut Vec<Problem>) -> Optio
         problems.push(Problem {
             field: field.to_string(),
             message: format!("{text:?} is not a Gateway API duration"),
-            hint: format!("use e.g. 1500ms, 10s or 1m30s; 0s disables (pattern {})", duration::PATTERN),
+            hint: format!(
+                "use e.g. 1500ms, 10s or 1m30s; 0s disables (pattern {})",
+                duration::PATTERN
+            ),
         });
     }
     ms
@@ -258,7 +287,9 @@ fn header_name(name: &str, field: &str, problems: &mut Vec<Problem>) -> Option<S
         problems.push(Problem {
             field: field.to_string(),
             message: format!("{name:?} is not a valid HTTP header name"),
-            hint: "use letters, digits and !#$%&'*+-.^_`|~ only (RFC 7230 token), e.g. x-request-id".into(),
+            hint:
+                "use letters, digits and !#$%&'*+-.^_`|~ only (RFC 7230 token), e.g. x-request-id"
+                    .into(),
         });
         None
     }
@@ -283,9 +314,18 @@ mod tests {
             "requestHeaderModifier": {"set": [{"name": "X-A", "value": "1"}], "remove": ["X-B"]}
         }));
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(map.get(&FieldKey::RequestTimeout), Some(&FieldValue::Millis(10_000)));
-        assert_eq!(map.get(&FieldKey::BackendRequestTimeout), Some(&FieldValue::Millis(0)));
-        assert_eq!(map.get(&FieldKey::RetryCodes), Some(&FieldValue::Codes(vec![502, 503])));
+        assert_eq!(
+            map.get(&FieldKey::RequestTimeout),
+            Some(&FieldValue::Millis(10_000))
+        );
+        assert_eq!(
+            map.get(&FieldKey::BackendRequestTimeout),
+            Some(&FieldValue::Millis(0))
+        );
+        assert_eq!(
+            map.get(&FieldKey::RetryCodes),
+            Some(&FieldValue::Codes(vec![502, 503]))
+        );
         assert_eq!(
             map.get(&FieldKey::HeaderSet(Direction::Request, "x-a".into())),
             Some(&FieldValue::Text("1".into()))
@@ -321,7 +361,9 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_rejected() {
-        let err = serde_json::from_value::<RawSettings>(serde_json::json!({"timeout": {"request": "1s"}}));
+        let err = serde_json::from_value::<RawSettings>(
+            serde_json::json!({"timeout": {"request": "1s"}}),
+        );
         assert!(err.is_err());
     }
 }

@@ -17,7 +17,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::policy::POLICY_GROUP;
 use crate::model::{Policy, Target};
 use crate::parse::Inputs;
-use crate::resolve::{resolve, ContributionStats};
+use crate::resolve::{contributions, ContributionStats};
 
 pub const CONTROLLER_NAME: &str = "policy.attache.dev/attache";
 
@@ -92,9 +92,11 @@ pub fn policy_status(inputs: &Inputs) -> StatusReport {
     let mut stats: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
     let mut diagnostics = Vec::new();
     for key in inputs.gateways.keys() {
-        let Ok(resolved) = resolve(inputs, key) else { continue };
-        diagnostics.extend(resolved.diagnostics);
-        for (k, s) in resolved.contributions {
+        let Ok((found, diags)) = contributions(inputs, key) else {
+            continue;
+        };
+        diagnostics.extend(diags);
+        for (k, s) in found {
             let acc = stats.entry(k).or_default();
             acc.entries += s.entries;
             acc.fields_set += s.fields_set;
@@ -105,11 +107,25 @@ pub fn policy_status(inputs: &Inputs) -> StatusReport {
     }
     diagnostics.sort();
     diagnostics.dedup();
-    let policies = inputs.policies.iter().enumerate().map(|(i, p)| one(i, p, &stats)).collect();
-    StatusReport { policies, diagnostics }
+    let policies = inputs
+        .policies
+        .iter()
+        .enumerate()
+        .map(|(i, p)| one(i, p, &stats))
+        .collect();
+    StatusReport {
+        policies,
+        diagnostics,
+    }
 }
 
-fn condition(kind: &str, ok: bool, reason: &str, message: String, generation: Option<i64>) -> Condition {
+fn condition(
+    kind: &str,
+    ok: bool,
+    reason: &str,
+    message: String,
+    generation: Option<i64>,
+) -> Condition {
     Condition {
         kind: kind.into(),
         status: if ok { "True" } else { "False" }.into(),
@@ -119,9 +135,16 @@ fn condition(kind: &str, ok: bool, reason: &str, message: String, generation: Op
     }
 }
 
-fn one(index: usize, policy: &Policy, stats: &BTreeMap<(usize, Target), ContributionStats>) -> PolicyStatus {
+fn one(
+    index: usize,
+    policy: &Policy,
+    stats: &BTreeMap<(usize, Target), ContributionStats>,
+) -> PolicyStatus {
     let generation = policy.meta.generation;
-    let metadata = StatusMeta { name: policy.meta.name.clone(), namespace: policy.meta.namespace.clone() };
+    let metadata = StatusMeta {
+        name: policy.meta.name.clone(),
+        namespace: policy.meta.namespace.clone(),
+    };
     let head = |status| PolicyStatus {
         api_version: format!("{POLICY_GROUP}/v1alpha1"),
         kind: policy.kind.to_string(),
@@ -153,17 +176,28 @@ fn one(index: usize, policy: &Policy, stats: &BTreeMap<(usize, Target), Contribu
                 "Accepted",
                 false,
                 "TargetNotFound",
-                format!("{} {} (sectionName {:?}) does not exist", tr.kind, tr.name, tr.section_name),
+                format!(
+                    "{} {} (sectionName {:?}) does not exist",
+                    tr.kind, tr.name, tr.section_name
+                ),
                 generation,
             )],
             Some(target) => {
                 found += 1;
-                let s = stats.get(&(index, target.clone())).cloned().unwrap_or_default();
+                let s = stats
+                    .get(&(index, target.clone()))
+                    .cloned()
+                    .unwrap_or_default();
                 let winners = s.winners.iter().cloned().collect::<Vec<_>>().join("; ");
                 let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
                 let accepted = if lost_all && !s.conflicts_with.is_empty() {
                     conflicted += 1;
-                    let peers = s.conflicts_with.iter().cloned().collect::<Vec<_>>().join(", ");
+                    let peers = s
+                        .conflicts_with
+                        .iter()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ");
                     condition(
                         "Accepted",
                         false,
@@ -172,20 +206,41 @@ fn one(index: usize, policy: &Policy, stats: &BTreeMap<(usize, Target), Contribu
                         generation,
                     )
                 } else {
-                    condition("Accepted", true, "Accepted", format!("attached to {target}"), generation)
+                    condition(
+                        "Accepted",
+                        true,
+                        "Accepted",
+                        format!("attached to {target}"),
+                        generation,
+                    )
                 };
                 let attached = if s.entries == 0 {
-                    condition("Attached", true, "Attached", "no route rule is served through this target yet".into(), generation)
+                    condition(
+                        "Attached",
+                        true,
+                        "Attached",
+                        "no route rule is served through this target yet".into(),
+                        generation,
+                    )
                 } else if s.fields_lost == 0 {
                     condition(
                         "Attached",
                         true,
                         "Attached",
-                        format!("supplies every field it sets on {} route rule(s)", s.entries),
+                        format!(
+                            "supplies every field it sets on {} route rule(s)",
+                            s.entries
+                        ),
                         generation,
                     )
                 } else if lost_all {
-                    condition("Attached", false, "Overridden", format!("every value it sets is overridden by {winners}"), generation)
+                    condition(
+                        "Attached",
+                        false,
+                        "Overridden",
+                        format!("every value it sets is overridden by {winners}"),
+                        generation,
+                    )
                 } else {
                     condition(
                         "Attached",
@@ -203,15 +258,39 @@ fn one(index: usize, policy: &Policy, stats: &BTreeMap<(usize, Target), Contribu
                 vec![accepted, attached]
             }
         };
-        ancestors.push(AncestorStatus { ancestor_ref, controller_name: CONTROLLER_NAME.into(), conditions });
+        ancestors.push(AncestorStatus {
+            ancestor_ref,
+            controller_name: CONTROLLER_NAME.into(),
+            conditions,
+        });
     }
     let summary = if found == 0 {
-        condition("Accepted", false, "TargetNotFound", "none of its targets exists".into(), generation)
+        condition(
+            "Accepted",
+            false,
+            "TargetNotFound",
+            "none of its targets exists".into(),
+            generation,
+        )
     } else if conflicted == found {
-        condition("Accepted", false, "Conflicted", "it loses every value to a higher-ranked policy at the same level".into(), generation)
+        condition(
+            "Accepted",
+            false,
+            "Conflicted",
+            "it loses every value to a higher-ranked policy at the same level".into(),
+            generation,
+        )
     } else {
-        condition("Accepted", true, "Accepted", format!("attached to {found} target(s)"), generation)
+        condition(
+            "Accepted",
+            true,
+            "Accepted",
+            format!("attached to {found} target(s)"),
+            generation,
+        )
     };
-    head(PolicyStatusBody { conditions: vec![summary], ancestors })
+    head(PolicyStatusBody {
+        conditions: vec![summary],
+        ancestors,
+    })
 }
-

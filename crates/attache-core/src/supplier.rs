@@ -54,7 +54,11 @@ impl fmt::Display for Role {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Source {
     /// Index into `Inputs::policies`, and the target through which it applies.
-    Policy { index: usize, name: String, target: Target },
+    Policy {
+        index: usize,
+        name: String,
+        target: Target,
+    },
     /// A rule's own values.
     Inline { route: ObjectKey, rule: String },
 }
@@ -103,7 +107,15 @@ pub struct SupplierView {
 
 impl From<&Supplier> for SupplierView {
     fn from(s: &Supplier) -> Self {
-        let role = if s.leaf { "inline".to_string() } else { s.role.to_string() };
-        SupplierView { source: s.who(), role, level: s.level.clone() }
+        let role = if s.leaf {
+            "inline".to_string()
+        } else {
+            s.role.to_string()
+        };
+        SupplierView {
+            source: s.who(),
+            role,
+            level: s.level.clone(),
+        }
     }
 }

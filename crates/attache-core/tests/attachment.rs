@@ -45,8 +45,18 @@ fn route(ns: &str, name: &str, parent_ref: &str, extra: &str) -> String {
 fn allowed_routes_same_all_and_selector() {
     let mut yaml = GATEWAY.to_string();
     yaml.push_str(&route("infra", "same", "{name: edge}", ""));
-    yaml.push_str(&route("shop", "labelled", "{name: edge, namespace: infra}", ""));
-    yaml.push_str(&route("misc", "unlabelled", "{name: edge, namespace: infra}", ""));
+    yaml.push_str(&route(
+        "shop",
+        "labelled",
+        "{name: edge, namespace: infra}",
+        "",
+    ));
+    yaml.push_str(&route(
+        "misc",
+        "unlabelled",
+        "{name: edge, namespace: infra}",
+        "",
+    ));
     let r = resolve_yaml(&yaml, "infra/edge");
     assert_eq!(
         names(&r),
@@ -63,8 +73,15 @@ fn allowed_routes_same_all_and_selector() {
 
 #[test]
 fn namespaces_without_manifest_carry_only_their_name_label() {
-    let yaml = GATEWAY.replace("matchLabels: {team: shop}", "matchLabels: {kubernetes.io/metadata.name: misc}")
-        + &route("misc", "r", "{name: edge, namespace: infra, sectionName: selected}", "");
+    let yaml = GATEWAY.replace(
+        "matchLabels: {team: shop}",
+        "matchLabels: {kubernetes.io/metadata.name: misc}",
+    ) + &route(
+        "misc",
+        "r",
+        "{name: edge, namespace: infra, sectionName: selected}",
+        "",
+    );
     let r = resolve_yaml(&yaml, "infra/edge");
     assert_eq!(names(&r), ["selected/misc/r/0"]);
 }
@@ -72,41 +89,91 @@ fn namespaces_without_manifest_carry_only_their_name_label() {
 #[test]
 fn section_name_and_port_pick_listeners() {
     let mut yaml = GATEWAY.to_string();
-    yaml.push_str(&route("infra", "by-section", "{name: edge, sectionName: other}", ""));
+    yaml.push_str(&route(
+        "infra",
+        "by-section",
+        "{name: edge, sectionName: other}",
+        "",
+    ));
     yaml.push_str(&route("infra", "by-port", "{name: edge, port: 80}", ""));
-    yaml.push_str(&route("infra", "wrong-port", "{name: edge, sectionName: http, port: 8080}", ""));
+    yaml.push_str(&route(
+        "infra",
+        "wrong-port",
+        "{name: edge, sectionName: http, port: 8080}",
+        "",
+    ));
     let r = resolve_yaml(&yaml, "infra/edge");
-    assert_eq!(names(&r), ["http/infra/by-port/0", "other/infra/by-section/0"]);
+    assert_eq!(
+        names(&r),
+        ["http/infra/by-port/0", "other/infra/by-section/0"]
+    );
 }
 
 #[test]
 fn hostnames_intersect_with_the_listener() {
     let mut yaml = GATEWAY.to_string();
-    yaml.push_str(&route("infra", "shop", "{name: edge, sectionName: http}", "  hostnames: [Shop.Example.com, other.org]\n"));
-    yaml.push_str(&route("infra", "elsewhere", "{name: edge, sectionName: http}", "  hostnames: [other.org]\n"));
-    yaml.push_str(&route("infra", "any", "{name: edge, sectionName: http}", ""));
+    yaml.push_str(&route(
+        "infra",
+        "shop",
+        "{name: edge, sectionName: http}",
+        "  hostnames: [Shop.Example.com, other.org]\n",
+    ));
+    yaml.push_str(&route(
+        "infra",
+        "elsewhere",
+        "{name: edge, sectionName: http}",
+        "  hostnames: [other.org]\n",
+    ));
+    yaml.push_str(&route(
+        "infra",
+        "any",
+        "{name: edge, sectionName: http}",
+        "",
+    ));
     let r = resolve_yaml(&yaml, "infra/edge");
-    assert_eq!(names(&r), ["http/infra/any/0", "http/infra/shop/0"], "no common hostname, no entry");
-    assert_eq!(entry(&r, "http/infra/shop/0").hostnames, ["shop.example.com"]);
-    assert_eq!(entry(&r, "http/infra/any/0").hostnames, ["*.example.com"], "a route without hostnames takes the listener's");
+    assert_eq!(
+        names(&r),
+        ["http/infra/any/0", "http/infra/shop/0"],
+        "no common hostname, no entry"
+    );
+    assert_eq!(
+        entry(&r, "http/infra/shop/0").hostnames,
+        ["shop.example.com"]
+    );
+    assert_eq!(
+        entry(&r, "http/infra/any/0").hostnames,
+        ["*.example.com"],
+        "a route without hostnames takes the listener's"
+    );
 }
 
 #[test]
 fn entries_are_ordered_by_listener_then_age_then_name_then_rule() {
     let mut yaml = GATEWAY.to_string();
-    yaml.push_str(&route("infra", "b-old", "{name: edge, sectionName: other}", "").replace(
-        "name: b-old, namespace: infra}",
-        "name: b-old, namespace: infra, creationTimestamp: \"2020-01-01T00:00:00Z\"}",
+    yaml.push_str(
+        &route("infra", "b-old", "{name: edge, sectionName: other}", "").replace(
+            "name: b-old, namespace: infra}",
+            "name: b-old, namespace: infra, creationTimestamp: \"2020-01-01T00:00:00Z\"}",
+        ),
+    );
+    yaml.push_str(
+        &route("infra", "a-new", "{name: edge, sectionName: other}", "").replace(
+            "name: a-new, namespace: infra}",
+            "name: a-new, namespace: infra, creationTimestamp: \"2024-01-01T00:00:00Z\"}",
+        ),
+    );
+    yaml.push_str(&route(
+        "infra",
+        "z-no-timestamp",
+        "{name: edge, sectionName: other}",
+        "",
     ));
-    yaml.push_str(&route("infra", "a-new", "{name: edge, sectionName: other}", "").replace(
-        "name: a-new, namespace: infra}",
-        "name: a-new, namespace: infra, creationTimestamp: \"2024-01-01T00:00:00Z\"}",
-    ));
-    yaml.push_str(&route("infra", "z-no-timestamp", "{name: edge, sectionName: other}", ""));
-    yaml.push_str(&route("infra", "two-rules", "{name: edge, sectionName: http}", "").replace(
-        "  rules:\n",
-        "  rules:\n  - name: first\n    backendRefs: [{name: a}]\n",
-    ));
+    yaml.push_str(
+        &route("infra", "two-rules", "{name: edge, sectionName: http}", "").replace(
+            "  rules:\n",
+            "  rules:\n  - name: first\n    backendRefs: [{name: a}]\n",
+        ),
+    );
     let r = resolve_yaml(&yaml, "infra/edge");
     assert_eq!(
         names(&r),
@@ -126,21 +193,52 @@ fn matches_get_gateway_api_defaults_and_backends_their_weight() {
         + "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: HTTPRoute\nmetadata: {name: r, namespace: infra}\nspec:\n  parentRefs: [{name: edge, sectionName: other}]\n  rules:\n  - matches: [{headers: [{name: x-canary, value: \"1\"}]}, {path: {value: /exact, type: Exact}}]\n    backendRefs: [{name: a, port: 80}, {name: b, port: 81, weight: 3}]\n  - backendRefs: [{name: c}]\n";
     let r = resolve_yaml(&yaml, "infra/edge");
     let first = entry(&r, "other/infra/r/0");
-    let prefix = PathMatch { kind: PathMatchType::PathPrefix, value: "/".into() };
+    let prefix = PathMatch {
+        kind: PathMatchType::PathPrefix,
+        value: "/".into(),
+    };
     assert_eq!(first.matches[0].path.as_ref(), Some(&prefix));
     assert_eq!(first.matches[0].headers[0].name, "x-canary");
-    assert_eq!(first.matches[1].path.as_ref().map(|p| p.kind), Some(PathMatchType::Exact));
-    assert_eq!(entry(&r, "other/infra/r/1").matches[0].path.as_ref(), Some(&prefix), "no matches: one PathPrefix /");
+    assert_eq!(
+        first.matches[1].path.as_ref().map(|p| p.kind),
+        Some(PathMatchType::Exact)
+    );
+    assert_eq!(
+        entry(&r, "other/infra/r/1").matches[0].path.as_ref(),
+        Some(&prefix),
+        "no matches: one PathPrefix /"
+    );
     let backends = &r.resolution.backends["other/infra/r/0"];
-    assert_eq!(backends.iter().map(|b| (b.name.as_str(), b.port, b.weight)).collect::<Vec<_>>(), [("a", Some(80), 1), ("b", Some(81), 3)]);
-    let listeners: Vec<(&str, u16)> = r.resolution.listeners.iter().map(|l| (l.name.as_str(), l.port)).collect();
-    assert_eq!(listeners, [("http", 80), ("other", 8080), ("selected", 8081), ("tcp", 9000)]);
+    assert_eq!(
+        backends
+            .iter()
+            .map(|b| (b.name.as_str(), b.port, b.weight))
+            .collect::<Vec<_>>(),
+        [("a", Some(80), 1), ("b", Some(81), 3)]
+    );
+    let listeners: Vec<(&str, u16)> = r
+        .resolution
+        .listeners
+        .iter()
+        .map(|l| (l.name.as_str(), l.port))
+        .collect();
+    assert_eq!(
+        listeners,
+        [
+            ("http", 80),
+            ("other", 8080),
+            ("selected", 8081),
+            ("tcp", 9000)
+        ]
+    );
     assert_eq!(r.resolution.gateway_class, "gc");
 }
 
 fn delegating(name: &str, children: &[&str], parent_ref: &str) -> String {
-    let refs: Vec<String> =
-        children.iter().map(|c| format!("{{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {c}}}")).collect();
+    let refs: Vec<String> = children
+        .iter()
+        .map(|c| format!("{{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {c}}}"))
+        .collect();
     format!(
         "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: infra}}\nspec:\n  parentRefs: [{parent_ref}]\n  rules:\n  - backendRefs: [{}]\n  - backendRefs: [{{name: own-{name}}}]\n",
         refs.join(", ")
@@ -154,21 +252,43 @@ fn delegation_cycles_are_reported_not_looped_on() {
         + &delegating("b", &["c"], "")
         + &delegating("c", &["a"], "");
     let r = resolve_yaml(&yaml, "infra/edge");
-    assert_eq!(names(&r), ["other/infra/a/1", "other/infra/b/1", "other/infra/c/1"]);
-    let cycle: Vec<String> =
-        r.diagnostics.iter().filter(|d| d.message.contains("cycle")).map(|d| d.to_string()).collect();
+    assert_eq!(
+        names(&r),
+        ["other/infra/a/1", "other/infra/b/1", "other/infra/c/1"]
+    );
+    let cycle: Vec<String> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("cycle"))
+        .map(|d| d.to_string())
+        .collect();
     assert_eq!(cycle.len(), 1, "{cycle:?}");
-    assert!(cycle[0].contains("infra/a -> infra/b -> infra/c -> infra/a"), "{}", cycle[0]);
-    assert!(cycle[0].starts_with("test.yaml (document 5) HTTPRoute infra/c: spec.rules[0].backendRefs[0]"), "{}", cycle[0]);
+    assert!(
+        cycle[0].contains("infra/a -> infra/b -> infra/c -> infra/a"),
+        "{}",
+        cycle[0]
+    );
+    assert!(
+        cycle[0]
+            .starts_with("test.yaml (document 5) HTTPRoute infra/c: spec.rules[0].backendRefs[0]"),
+        "{}",
+        cycle[0]
+    );
 }
 
 #[test]
 fn self_delegation_and_missing_children_are_reported() {
-    let yaml = GATEWAY.to_string() + &delegating("a", &["a", "ghost"], "{name: edge, sectionName: other}");
+    let yaml =
+        GATEWAY.to_string() + &delegating("a", &["a", "ghost"], "{name: edge, sectionName: other}");
     let r = resolve_yaml(&yaml, "infra/edge");
     assert_eq!(names(&r), ["other/infra/a/1"]);
-    assert!(r.diagnostics.iter().any(|d| d.message.contains("cycle") && d.severity == Severity::Error));
-    assert!(r.diagnostics.iter().any(|d| d.message.contains("HTTPRoute infra/ghost, which does not exist")));
+    assert!(r
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("cycle") && d.severity == Severity::Error));
+    assert!(r.diagnostics.iter().any(|d| d
+        .message
+        .contains("HTTPRoute infra/ghost, which does not exist")));
 }
 
 #[test]
@@ -179,11 +299,23 @@ fn a_child_attached_directly_too_is_served_once_directly() {
         "  rules:\n  - name: main\n    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: child}]",
     );
     yaml.push_str("---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: child, namespace: appns}\nspec:\n  parentRefs: [{name: gw}]\n  rules:\n  - backendRefs: [{name: svc}]\n");
-    yaml.push_str(&policy("on-parent-rule", At::Rule, "defaults: {timeouts: {request: 3s}}", None, None));
+    yaml.push_str(&policy(
+        "on-parent-rule",
+        At::Rule,
+        "defaults: {timeouts: {request: 3s}}",
+        None,
+        None,
+    ));
     let r = resolve_yaml(&yaml, "appns/gw");
     assert_eq!(names(&r), ["http/appns/child/0"]);
-    assert_eq!(request_ms(entry(&r, "http/appns/child/0")), None, "the direct attachment has no parent levels");
-    assert!(r.diagnostics.iter().any(|d| d.message.contains("also reachable via appns/route -> appns/child")));
+    assert_eq!(
+        request_ms(entry(&r, "http/appns/child/0")),
+        None,
+        "the direct attachment has no parent levels"
+    );
+    assert!(r.diagnostics.iter().any(|d| d
+        .message
+        .contains("also reachable via appns/route -> appns/child")));
 }
 
 #[test]
@@ -197,5 +329,6 @@ fn delegated_children_inherit_the_parent_rule_levels() {
     let e = entry(&r, "http/appns/child/0");
     assert_eq!(request_ms(e), Some(3000));
     assert_eq!(e.hostnames, ["b.example.com"]);
-    assert_eq!(r.explanations[0].via, ["HTTPRoute appns/route rule main"]);
+    let why = attache_core::explain_route(&inputs(&yaml), &key("appns/gw"), &key("appns/child")).unwrap();
+    assert_eq!(why[0].via, ["HTTPRoute appns/route rule main"]);
 }

@@ -13,7 +13,14 @@ use attache_core::{parse, resolve};
 use common::*;
 use proptest::prelude::*;
 
-const LEVELS: [At; 6] = [At::Class, At::Namespace, At::Gateway, At::Listener, At::Route, At::Rule];
+const LEVELS: [At; 6] = [
+    At::Class,
+    At::Namespace,
+    At::Gateway,
+    At::Listener,
+    At::Route,
+    At::Rule,
+];
 
 #[derive(Debug, Clone)]
 struct Pol {
@@ -46,32 +53,46 @@ fn pol() -> impl Strategy<Value = Pol> {
         proptest::option::of(0..4u8),
         proptest::option::of(-1..2i8),
     )
-        .prop_map(|(level, stanza, request, attempts, header, created, weight)| Pol {
-            level,
-            stanza,
-            request,
-            attempts,
-            header,
-            created,
-            weight,
-        })
+        .prop_map(
+            |(level, stanza, request, attempts, header, created, weight)| Pol {
+                level,
+                stanza,
+                request,
+                attempts,
+                header,
+                created,
+                weight,
+            },
+        )
 }
 
 /// Never ShallowMergePreferParent: a shallow replace may drop a sibling
 /// field and then lose its own, which the third law excludes by design.
 fn world(priorities: bool) -> impl Strategy<Value = World> {
     let prio = if priorities {
-        prop_oneof![Just(None), Just(Some("DeepMergePreferChild")), Just(Some("DeepMergePreferParent"))].boxed()
+        prop_oneof![
+            Just(None),
+            Just(Some("DeepMergePreferChild")),
+            Just(Some("DeepMergePreferParent"))
+        ]
+        .boxed()
     } else {
         Just(None).boxed()
     };
-    (proptest::collection::vec(pol(), 0..10), proptest::option::of(1..50u16), proptest::option::of((0..3u8, 0..3u8)), prio)
-        .prop_map(|(policies, inline_request, inline_header, gateway_priority)| World {
-            policies,
-            inline_request,
-            inline_header,
-            gateway_priority,
-        })
+    (
+        proptest::collection::vec(pol(), 0..10),
+        proptest::option::of(1..50u16),
+        proptest::option::of((0..3u8, 0..3u8)),
+        prio,
+    )
+        .prop_map(
+            |(policies, inline_request, inline_header, gateway_priority)| World {
+                policies,
+                inline_request,
+                inline_header,
+                gateway_priority,
+            },
+        )
 }
 
 fn settings(request: Option<u16>, attempts: Option<u8>, header: Option<(u8, u8)>) -> Vec<String> {
@@ -83,7 +104,9 @@ fn settings(request: Option<u16>, attempts: Option<u8>, header: Option<(u8, u8)>
         parts.push(format!("retry: {{attempts: {a}}}"));
     }
     if let Some((n, v)) = header {
-        parts.push(format!("requestHeaderModifier: {{set: [{{name: x-h{n}, value: v{v}}}]}}"));
+        parts.push(format!(
+            "requestHeaderModifier: {{set: [{{name: x-h{n}, value: v{v}}}]}}"
+        ));
     }
     parts
 }
@@ -97,7 +120,13 @@ fn policy_doc(i: usize, p: &Pol) -> String {
         _ => parts.join("\n  "),
     };
     let created = p.created.map(|c| format!("2024-01-0{}T00:00:00Z", c + 1));
-    policy(&format!("p{i:02}"), LEVELS[p.level], &body, created.as_deref(), p.weight.map(i64::from))
+    policy(
+        &format!("p{i:02}"),
+        LEVELS[p.level],
+        &body,
+        created.as_deref(),
+        p.weight.map(i64::from),
+    )
 }
 
 fn yaml(w: &World, skip: Option<usize>) -> String {
@@ -128,7 +157,10 @@ fn yaml(w: &World, skip: Option<usize>) -> String {
 fn document_of(docs: &[SourceDoc]) -> Document {
     let inputs = parse(docs);
     assert!(inputs.diagnostics.is_empty(), "{:?}", inputs.diagnostics);
-    resolve(&inputs, &key("appns/gw")).unwrap().resolution.document
+    resolve(&inputs, &key("appns/gw"))
+        .unwrap()
+        .resolution
+        .document
 }
 
 fn request_of(d: &Document) -> Option<u64> {
@@ -137,7 +169,12 @@ fn request_of(d: &Document) -> Option<u64> {
 
 /// Precedence inside a level: higher weight, older (absent first), name.
 fn rank(i: usize, p: &Pol) -> (i64, Option<u8>, bool, usize) {
-    (-i64::from(p.weight.unwrap_or(0)), p.created, p.created.is_some(), i)
+    (
+        -i64::from(p.weight.unwrap_or(0)),
+        p.created,
+        p.created.is_some(),
+        i,
+    )
 }
 
 proptest! {
@@ -222,5 +259,26 @@ proptest! {
             shuffled.swap(i, j);
         }
         prop_assert_eq!(document_of(&shuffled), document_of(&original));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// `resolve` folds the listener-and-up levels once per shape of the
+    /// lower result and substitutes; that must equal folding every level
+    /// per rule, values and provenance alike, for every priority mode
+    /// (shallow and deep, fill and replace).
+    #[test]
+    fn shared_upper_fold_equals_the_full_fold(w in world(true), prio in prop_oneof![
+        Just(None), Just(Some("ShallowMergePreferParent")), Just(Some("DeepMergePreferParent")), Just(Some("DeepMergePreferChild"))
+    ]) {
+        let mut w = w;
+        w.gateway_priority = prio;
+        let inputs = parse(&docs(&yaml(&w, None)));
+        let gw = key("appns/gw");
+        let shared = resolve(&inputs, &gw).unwrap().resolution.document;
+        let full = attache_core::resolve::resolve_unshared(&inputs, &gw).unwrap();
+        prop_assert_eq!(shared, full);
     }
 }

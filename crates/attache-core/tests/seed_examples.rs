@@ -23,17 +23,44 @@ fn cdn_example_route_default_changes_one_field() {
         None,
         None,
     ));
-    yaml.push_str(&policy("route-cdn", At::Route, "defaults: {retry: {attempts: 5}}", None, None));
+    yaml.push_str(&policy(
+        "route-cdn",
+        At::Route,
+        "defaults: {retry: {attempts: 5}}",
+        None,
+        None,
+    ));
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, ENTRY);
-    assert_eq!(request_ms(e), Some(10_000), "the Gateway override beats the route's own value");
+    assert_eq!(
+        request_ms(e),
+        Some(10_000),
+        "the Gateway override beats the route's own value"
+    );
     let retry = e.retry.clone().unwrap();
-    assert_eq!(retry.attempts, Some(5), "the route default beats the Gateway default");
-    assert_eq!(retry.backoff_ms, Some(100), "fields the route does not set come from the Gateway default");
+    assert_eq!(
+        retry.attempts,
+        Some(5),
+        "the route default beats the Gateway default"
+    );
+    assert_eq!(
+        retry.backoff_ms,
+        Some(100),
+        "fields the route does not set come from the Gateway default"
+    );
     assert_eq!(retry.codes, Some(vec![503]));
-    assert_eq!(e.sources["retry.attempts"], "RoutePolicy appns/route-cdn (defaults @ HTTPRoute appns/route)");
-    assert_eq!(e.sources["timeouts.requestMs"], "RoutePolicy appns/gateway-cdn (overrides @ Gateway appns/gw)");
-    assert_eq!(e.sources["retry.backoffMs"], "RoutePolicy appns/gateway-cdn (defaults @ Gateway appns/gw)");
+    assert_eq!(
+        e.sources["retry.attempts"],
+        "RoutePolicy appns/route-cdn (defaults @ HTTPRoute appns/route)"
+    );
+    assert_eq!(
+        e.sources["timeouts.requestMs"],
+        "RoutePolicy appns/gateway-cdn (overrides @ Gateway appns/gw)"
+    );
+    assert_eq!(
+        e.sources["retry.backoffMs"],
+        "RoutePolicy appns/gateway-cdn (defaults @ Gateway appns/gw)"
+    );
 }
 
 /// Seed 001's final example: a Gateway override beats a Route default
@@ -49,10 +76,19 @@ fn override_beats_lower_default_and_lower_default_beats_higher_default() {
         None,
         None,
     ));
-    yaml.push_str(&policy("rt", At::Route, "defaults: {timeouts: {request: 20s, backendRequest: 2s}}", None, None));
+    yaml.push_str(&policy(
+        "rt",
+        At::Route,
+        "defaults: {timeouts: {request: 20s, backendRequest: 2s}}",
+        None,
+        None,
+    ));
     let r = resolve_yaml(&yaml, "appns/gw");
     let t = entry(&r, ENTRY).timeouts.clone().unwrap();
-    assert_eq!((t.request_ms, t.backend_request_ms), (Some(60_000), Some(2_000)));
+    assert_eq!(
+        (t.request_ms, t.backend_request_ms),
+        (Some(60_000), Some(2_000))
+    );
 }
 
 /// Seed 001's type table for overrides: strings, lists and maps are
@@ -71,10 +107,19 @@ fn override_type_table_string_list_map() {
     ));
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, ENTRY);
-    assert_eq!(retry_on(e), Some(vec!["connect-failure".to_string(), "refused-stream".to_string()]));
+    assert_eq!(
+        retry_on(e),
+        Some(vec![
+            "connect-failure".to_string(),
+            "refused-stream".to_string()
+        ])
+    );
     assert_eq!(set_header(e, "foo").as_deref(), Some("c"));
     assert_eq!(set_header(e, "bar").as_deref(), Some("d"));
-    assert_eq!(e.request_headers.as_ref().unwrap().remove, vec!["x-c".to_string(), "x-d".to_string()]);
+    assert_eq!(
+        e.request_headers.as_ref().unwrap().remove,
+        vec!["x-c".to_string(), "x-d".to_string()]
+    );
 }
 
 /// Three routes, parent > child > grandchild, each rule adding headers
@@ -144,10 +189,20 @@ fn kgateway_deep_merge_prefer_parent() {
         "{name: x-season, value: spring}, {name: x-holiday, value: easter}, {name: x-discount, value: 10%}",
     );
     let r = resolve_yaml(&yaml, "appns/gw");
-    assert_eq!(names(&r), ["http/appns/grandchild/0"], "only the leaf rule is an entry");
+    assert_eq!(
+        names(&r),
+        ["http/appns/grandchild/0"],
+        "only the leaf rule is an entry"
+    );
     let e = entry(&r, "http/appns/grandchild/0");
-    assert_eq!(set_header(e, "x-season").as_deref(), Some("summer,winter,spring"));
-    assert_eq!(set_header(e, "x-holiday").as_deref(), Some("christmas,easter"));
+    assert_eq!(
+        set_header(e, "x-season").as_deref(),
+        Some("summer,winter,spring")
+    );
+    assert_eq!(
+        set_header(e, "x-holiday").as_deref(),
+        Some("christmas,easter")
+    );
     assert_eq!(set_header(e, "x-discount").as_deref(), Some("10%"));
     assert_eq!(
         e.sources["requestHeaders.set.x-season"],
@@ -165,9 +220,21 @@ fn kgateway_shallow_merge_prefer_child_default() {
     );
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, "http/appns/grandchild/0");
-    let set: Vec<(String, String)> =
-        e.request_headers.as_ref().unwrap().set.iter().map(|h| (h.name.clone(), h.value.clone())).collect();
-    assert_eq!(set, [("x-holiday".to_string(), "christmas".to_string()), ("x-season".to_string(), "winter".to_string())]);
+    let set: Vec<(String, String)> = e
+        .request_headers
+        .as_ref()
+        .unwrap()
+        .set
+        .iter()
+        .map(|h| (h.name.clone(), h.value.clone()))
+        .collect();
+    assert_eq!(
+        set,
+        [
+            ("x-holiday".to_string(), "christmas".to_string()),
+            ("x-season".to_string(), "winter".to_string())
+        ]
+    );
 }
 
 /// The deep example with plain policies attached to each route instead of
@@ -186,8 +253,14 @@ fn kgateway_deep_merge_with_plain_policies() {
     }
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, "http/appns/grandchild/0");
-    assert_eq!(set_header(e, "x-season").as_deref(), Some("summer,winter,spring"));
-    assert_eq!(set_header(e, "x-holiday").as_deref(), Some("christmas,easter"));
+    assert_eq!(
+        set_header(e, "x-season").as_deref(),
+        Some("summer,winter,spring")
+    );
+    assert_eq!(
+        set_header(e, "x-holiday").as_deref(),
+        Some("christmas,easter")
+    );
     assert_eq!(set_header(e, "x-discount").as_deref(), Some("10%"));
 }
 
@@ -201,5 +274,9 @@ fn project_annotation_takes_precedence_over_kgateway_one() {
         );
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, "http/appns/grandchild/0");
-    assert_eq!(set_header(e, "x-season").as_deref(), Some("summer"), "shallow replace, not a deep join");
+    assert_eq!(
+        set_header(e, "x-season").as_deref(),
+        Some("summer"),
+        "shallow replace, not a deep join"
+    );
 }

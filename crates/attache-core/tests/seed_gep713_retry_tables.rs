@@ -9,7 +9,12 @@ mod common;
 
 use common::*;
 
-const LEVELS: [Option<At>; 4] = [None, Some(At::Namespace), Some(At::Gateway), Some(At::Route)];
+const LEVELS: [Option<At>; 4] = [
+    None,
+    Some(At::Namespace),
+    Some(At::Gateway),
+    Some(At::Route),
+];
 
 /// Distinct trigger lists so a result says who won.
 fn triggers(who: &str) -> &'static str {
@@ -29,11 +34,18 @@ fn list(who: &str) -> Option<Vec<String>> {
 }
 
 fn rule_value(with_value: bool) -> String {
-    if with_value { format!("    retry: {{retryOn: {}}}", triggers("route")) } else { String::new() }
+    if with_value {
+        format!("    retry: {{retryOn: {}}}", triggers("route"))
+    } else {
+        String::new()
+    }
 }
 
 /// One cell: `a` and `b` are (policy name, level, stanza); returns retryOn.
-fn cell(with_value: bool, policies: &[(&str, Option<At>, &str, Option<&str>)]) -> Option<Vec<String>> {
+fn cell(
+    with_value: bool,
+    policies: &[(&str, Option<At>, &str, Option<&str>)],
+) -> Option<Vec<String>> {
     let mut yaml = topology(&rule_value(with_value));
     for (name, at, stanza, created) in policies {
         if let Some(at) = at {
@@ -54,7 +66,13 @@ fn rank(at: Option<At>) -> usize {
 fn overrides_with_defaults(with_value: bool) {
     for default_at in LEVELS {
         for override_at in LEVELS {
-            let got = cell(with_value, &[("default", default_at, "defaults", None), ("override", override_at, "overrides", None)]);
+            let got = cell(
+                with_value,
+                &[
+                    ("default", default_at, "defaults", None),
+                    ("override", override_at, "overrides", None),
+                ],
+            );
             let want = if override_at.is_some() {
                 list("override")
             } else if with_value {
@@ -64,7 +82,10 @@ fn overrides_with_defaults(with_value: bool) {
             } else {
                 None
             };
-            assert_eq!(got, want, "default at {default_at:?}, override at {override_at:?}, route value: {with_value}");
+            assert_eq!(
+                got, want,
+                "default at {default_at:?}, override at {override_at:?}, route value: {with_value}"
+            );
         }
     }
 }
@@ -89,13 +110,37 @@ fn overrides_with_overrides(with_value: bool, b_created_first: bool) {
     };
     for b_at in LEVELS {
         for a_at in LEVELS {
-            let got = cell(with_value, &[("A", a_at, "overrides", a_ts), ("B", b_at, "overrides", b_ts)]);
+            let got = cell(
+                with_value,
+                &[
+                    ("A", a_at, "overrides", a_ts),
+                    ("B", b_at, "overrides", b_ts),
+                ],
+            );
             let want = match (a_at, b_at) {
-                (None, None) => if with_value { list("route") } else { None },
+                (None, None) => {
+                    if with_value {
+                        list("route")
+                    } else {
+                        None
+                    }
+                }
                 (Some(_), None) => list("A"),
                 (None, Some(_)) => list("B"),
-                (Some(a), Some(b)) if a == b => if b_created_first { list("B") } else { list("A") },
-                (a, b) => if rank(a) < rank(b) { list("A") } else { list("B") },
+                (Some(a), Some(b)) if a == b => {
+                    if b_created_first {
+                        list("B")
+                    } else {
+                        list("A")
+                    }
+                }
+                (a, b) => {
+                    if rank(a) < rank(b) {
+                        list("A")
+                    } else {
+                        list("B")
+                    }
+                }
             };
             assert_eq!(got, want, "A at {a_at:?}, B at {b_at:?}, route value: {with_value}, B older: {b_created_first}");
         }
@@ -129,7 +174,10 @@ fn defaults_with_defaults(with_value: bool, b_created_first: bool) {
     };
     for b_at in LEVELS {
         for a_at in LEVELS {
-            let got = cell(with_value, &[("A", a_at, "defaults", a_ts), ("B", b_at, "defaults", b_ts)]);
+            let got = cell(
+                with_value,
+                &[("A", a_at, "defaults", a_ts), ("B", b_at, "defaults", b_ts)],
+            );
             let want = if with_value {
                 list("route")
             } else {
@@ -137,8 +185,20 @@ fn defaults_with_defaults(with_value: bool, b_created_first: bool) {
                     (None, None) => None,
                     (Some(_), None) => list("A"),
                     (None, Some(_)) => list("B"),
-                    (Some(a), Some(b)) if a == b => if b_created_first { list("B") } else { list("A") },
-                    (a, b) => if rank(a) > rank(b) { list("A") } else { list("B") },
+                    (Some(a), Some(b)) if a == b => {
+                        if b_created_first {
+                            list("B")
+                        } else {
+                            list("A")
+                        }
+                    }
+                    (a, b) => {
+                        if rank(a) > rank(b) {
+                            list("A")
+                        } else {
+                            list("B")
+                        }
+                    }
                 }
             };
             assert_eq!(got, want, "A at {a_at:?}, B at {b_at:?}, route value: {with_value}, B older: {b_created_first}");
@@ -162,7 +222,16 @@ fn defaults_with_defaults_value_in_route() {
 /// where the route leaves it empty; an override sets it regardless.
 #[test]
 fn gateway_default_applies_only_where_route_is_silent() {
-    assert_eq!(cell(false, &[("default", Some(At::Gateway), "defaults", None)]), list("default"));
-    assert_eq!(cell(true, &[("default", Some(At::Gateway), "defaults", None)]), list("route"));
-    assert_eq!(cell(true, &[("override", Some(At::Gateway), "overrides", None)]), list("override"));
+    assert_eq!(
+        cell(false, &[("default", Some(At::Gateway), "defaults", None)]),
+        list("default")
+    );
+    assert_eq!(
+        cell(true, &[("default", Some(At::Gateway), "defaults", None)]),
+        list("route")
+    );
+    assert_eq!(
+        cell(true, &[("override", Some(At::Gateway), "overrides", None)]),
+        list("override")
+    );
 }

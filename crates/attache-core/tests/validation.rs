@@ -9,7 +9,11 @@ use attache_core::{parse, Inputs, Severity};
 use common::*;
 
 fn messages(inputs: &Inputs) -> Vec<String> {
-    inputs.diagnostics.iter().map(|d| format!("{}: {d}", d.severity)).collect()
+    inputs
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {d}", d.severity))
+        .collect()
 }
 
 fn with_policies(policies: &[String]) -> String {
@@ -28,8 +32,20 @@ fn doc(n: usize) -> String {
 #[test]
 fn bad_duration_names_file_document_object_field_and_the_valid_form() {
     let yaml = with_policies(&[
-        policy("good", At::Route, "defaults: {retry: {attempts: 2}}", None, None),
-        policy("fast", At::Route, "defaults: {timeouts: {request: 1.5s}}", None, None),
+        policy(
+            "good",
+            At::Route,
+            "defaults: {retry: {attempts: 2}}",
+            None,
+            None,
+        ),
+        policy(
+            "fast",
+            At::Route,
+            "defaults: {timeouts: {request: 1.5s}}",
+            None,
+            None,
+        ),
     ]);
     let inputs = inputs(&yaml);
     assert_eq!(
@@ -41,7 +57,11 @@ fn bad_duration_names_file_document_object_field_and_the_valid_form() {
     );
     let r = attache_core::resolve(&inputs, &key("appns/gw")).unwrap();
     let e = entry(&r, ENTRY);
-    assert_eq!(e.retry.as_ref().and_then(|r| r.attempts), Some(2), "the good policy still applies");
+    assert_eq!(
+        e.retry.as_ref().and_then(|r| r.attempts),
+        Some(2),
+        "the good policy still applies"
+    );
     assert_eq!(e.timeouts, None, "the bad one is dropped whole");
 }
 
@@ -64,23 +84,38 @@ fn each_kind_of_bad_policy_is_invalid_with_its_field() {
             p = p.replace("name: route}", "name: route, namespace: other}");
         }
         if name == "class" {
-            p = p.replace(At::Gateway.target_ref(), "{group: gateway.networking.k8s.io, kind: GatewayClass, name: gc}");
+            p = p.replace(
+                At::Gateway.target_ref(),
+                "{group: gateway.networking.k8s.io, kind: GatewayClass, name: gc}",
+            );
         }
         let inputs = inputs(&with_policies(&[p]));
         let all = messages(&inputs);
         assert!(
-            all.iter().any(|m| m.starts_with(&format!("error: {} RoutePolicy appns/{name}: {expected}", doc(1)))),
+            all.iter().any(|m| m.starts_with(&format!(
+                "error: {} RoutePolicy appns/{name}: {expected}",
+                doc(1)
+            ))),
             "{name}: {all:#?}"
         );
         assert!(!inputs.policies[0].is_valid(), "{name} should be invalid");
-        assert!(inputs.by_target.values().all(|v| v.is_empty()), "{name} must not attach");
+        assert!(
+            inputs.by_target.values().all(|v| v.is_empty()),
+            "{name} must not attach"
+        );
     }
 }
 
 #[test]
 fn cluster_policies_reach_only_cluster_scoped_targets() {
-    let p = policy("global", At::Class, "defaults: {timeouts: {request: 9s}}", None, None)
-        + &policy("wrong", At::Class, "defaults: {}", None, None).replace(At::Class.target_ref(), At::Gateway.target_ref());
+    let p = policy(
+        "global",
+        At::Class,
+        "defaults: {timeouts: {request: 9s}}",
+        None,
+        None,
+    ) + &policy("wrong", At::Class, "defaults: {}", None, None)
+        .replace(At::Class.target_ref(), At::Gateway.target_ref());
     let inputs = inputs(&with_policies(&[p]));
     let all = messages(&inputs);
     assert!(all.iter().any(|m| m.contains("ClusterRoutePolicy wrong: spec.targetRefs[0].kind: a ClusterRoutePolicy cannot target a Gateway")), "{all:#?}");
@@ -90,8 +125,10 @@ fn cluster_policies_reach_only_cluster_scoped_targets() {
 
 #[test]
 fn missing_targets_are_target_not_found_with_what_exists() {
-    let p = policy("ghost", At::Route, "defaults: {}", None, None).replace("name: route}", "name: nope}")
-        + &policy("no-listener", At::Listener, "defaults: {}", None, None).replace("sectionName: http", "sectionName: https");
+    let p = policy("ghost", At::Route, "defaults: {}", None, None)
+        .replace("name: route}", "name: nope}")
+        + &policy("no-listener", At::Listener, "defaults: {}", None, None)
+            .replace("sectionName: http", "sectionName: https");
     let inputs = inputs(&with_policies(&[p]));
     assert_eq!(
         messages(&inputs),
@@ -114,7 +151,11 @@ fn unknown_priority_is_a_warning_and_the_default_applies() {
         ["warning: test.yaml (document 2) Gateway appns/gw: metadata.annotations[kgateway.dev/inherited-policy-priority]: \"PreferParentPlease\" is not a merge priority; using ShallowMergePreferChild; use one of ShallowMergePreferChild (default), ShallowMergePreferParent, DeepMergePreferChild, DeepMergePreferParent"]
     );
     let r = attache_core::resolve(&inputs, &key("appns/gw")).unwrap();
-    assert_eq!(request_ms(entry(&r, ENTRY)), Some(1000), "default: prefer child");
+    assert_eq!(
+        request_ms(entry(&r, ENTRY)),
+        Some(1000),
+        "default: prefer child"
+    );
 }
 
 #[test]
@@ -140,16 +181,32 @@ fn other_kinds_are_skipped_with_a_note() {
     let docs = docs("apiVersion: v1\nkind: Service\nmetadata: {name: svc}\n---\n- just a list\n");
     let inputs = parse(&docs);
     assert_eq!(
-        inputs.diagnostics.iter().map(|d| (d.severity, d.origin.as_ref().map(|o| o.document))).collect::<Vec<_>>(),
+        inputs
+            .diagnostics
+            .iter()
+            .map(|d| (d.severity, d.origin.as_ref().map(|o| o.document)))
+            .collect::<Vec<_>>(),
         [(Severity::Note, Some(1)), (Severity::Note, Some(2))]
     );
 }
 
 #[test]
 fn weight_and_timestamp_annotations_are_checked() {
-    let p = policy("w", At::Route, "defaults: {}", Some("last tuesday"), None)
-        .replace("metadata:\n", "metadata:\n  annotations: {policy.attache.dev/policy-weight: heavy}\n");
+    let p = policy("w", At::Route, "defaults: {}", Some("last tuesday"), None).replace(
+        "metadata:\n",
+        "metadata:\n  annotations: {policy.attache.dev/policy-weight: heavy}\n",
+    );
     let all = messages(&inputs(&with_policies(&[p])));
-    assert!(all.iter().any(|m| m.contains("metadata.annotations[policy.attache.dev/policy-weight]: \"heavy\" is not an integer")), "{all:#?}");
-    assert!(all.iter().any(|m| m.contains("metadata.creationTimestamp: \"last tuesday\" is not a Kubernetes timestamp")), "{all:#?}");
+    assert!(
+        all.iter().any(|m| m.contains(
+            "metadata.annotations[policy.attache.dev/policy-weight]: \"heavy\" is not an integer"
+        )),
+        "{all:#?}"
+    );
+    assert!(
+        all.iter().any(|m| m.contains(
+            "metadata.creationTimestamp: \"last tuesday\" is not a Kubernetes timestamp"
+        )),
+        "{all:#?}"
+    );
 }

@@ -80,7 +80,9 @@ impl LabelSelector {
     /// Kubernetes semantics: every label and every expression must hold; an
     /// empty selector matches everything.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
             && self.match_expressions.iter().all(|req| {
                 let value = labels.get(&req.key);
                 match req.operator {
@@ -163,7 +165,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -176,7 +181,11 @@ mod tests {
         .unwrap();
         assert!(sel.matches(&labels(&[("team", "shop"), ("env", "prod")])));
         assert!(!sel.matches(&labels(&[("team", "shop"), ("env", "dev")])));
-        assert!(!sel.matches(&labels(&[("team", "shop"), ("env", "prod"), ("legacy", "y")])));
+        assert!(!sel.matches(&labels(&[
+            ("team", "shop"),
+            ("env", "prod"),
+            ("legacy", "y")
+        ])));
         assert!(!sel.matches(&labels(&[("env", "prod")])));
         assert!(LabelSelector::default().matches(&labels(&[])));
     }

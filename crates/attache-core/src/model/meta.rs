@@ -8,8 +8,10 @@ use crate::fold::{Granularity, Op};
 use crate::source::Origin;
 
 /// Annotation keys for the plain-settings merge mode, project domain first.
-pub const PRIORITY_KEYS: [&str; 2] =
-    ["policy.attache.dev/inherited-policy-priority", "kgateway.dev/inherited-policy-priority"];
+pub const PRIORITY_KEYS: [&str; 2] = [
+    "policy.attache.dev/inherited-policy-priority",
+    "kgateway.dev/inherited-policy-priority",
+];
 /// Annotation ranking policies inside one level (higher first).
 pub const WEIGHT_KEY: &str = "policy.attache.dev/policy-weight";
 
@@ -60,7 +62,9 @@ impl Priority {
 
     pub fn granularity(self) -> Granularity {
         match self {
-            Priority::ShallowMergePreferChild | Priority::ShallowMergePreferParent => Granularity::Shallow,
+            Priority::ShallowMergePreferChild | Priority::ShallowMergePreferParent => {
+                Granularity::Shallow
+            }
             Priority::DeepMergePreferChild | Priority::DeepMergePreferParent => Granularity::Deep,
         }
     }
@@ -94,7 +98,8 @@ pub struct Meta {
 /// the only form whose text order is time order.
 pub fn is_timestamp(text: &str) -> bool {
     let b = text.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
     b.len() >= 20
         && digits(0..4)
         && b[4] == b'-'
@@ -126,7 +131,10 @@ mod tests {
 
     #[test]
     fn priority_maps_to_operation_and_granularity() {
-        assert_eq!(Priority::parse("DeepMergePreferParent").map(|p| (p.op(), p.granularity())), Some((Op::Replace, Granularity::Deep)));
+        assert_eq!(
+            Priority::parse("DeepMergePreferParent").map(|p| (p.op(), p.granularity())),
+            Some((Op::Replace, Granularity::Deep))
+        );
         assert_eq!(Priority::default().op(), Op::Fill);
         assert_eq!(Priority::parse("deepmergepreferparent"), None);
     }

@@ -7,7 +7,9 @@ pub mod meta;
 pub mod policy;
 pub mod route;
 
-pub use gateway::{AllowedRoutes, Gateway, GatewayClass, LabelSelector, Listener, Namespace, NamespaceFrom};
+pub use gateway::{
+    AllowedRoutes, Gateway, GatewayClass, LabelSelector, Listener, Namespace, NamespaceFrom,
+};
 pub use meta::{Meta, Priority};
 pub use policy::{Policy, PolicyKind, Target, TargetRef};
 pub use route::{HttpRoute, ParentRef, Rule};

@@ -13,7 +13,14 @@ pub fn docs(yaml: &str) -> Vec<SourceDoc> {
         .enumerate()
         .filter_map(|(i, d)| {
             let value = serde_json::Value::deserialize(d).unwrap();
-            (!value.is_null()).then(|| SourceDoc { origin: Origin { file: "test.yaml".into(), document: i + 1, item: None }, value })
+            (!value.is_null()).then(|| SourceDoc {
+                origin: Origin {
+                    file: "test.yaml".into(),
+                    document: i + 1,
+                    item: None,
+                },
+                value,
+            })
         })
         .collect()
 }
@@ -24,7 +31,10 @@ pub fn inputs(yaml: &str) -> Inputs {
 
 pub fn key(text: &str) -> ObjectKey {
     let (ns, name) = text.split_once('/').unwrap();
-    ObjectKey { namespace: ns.into(), name: name.into() }
+    ObjectKey {
+        namespace: ns.into(),
+        name: name.into(),
+    }
 }
 
 /// Resolves the only (or named) Gateway.
@@ -43,7 +53,12 @@ pub fn entry<'a>(r: &'a Resolved, name: &str) -> &'a RouteEntry {
 }
 
 pub fn names(r: &Resolved) -> Vec<String> {
-    r.resolution.document.routes.iter().map(|e| e.name.clone()).collect()
+    r.resolution
+        .document
+        .routes
+        .iter()
+        .map(|e| e.name.clone())
+        .collect()
 }
 
 pub fn retry_on(e: &RouteEntry) -> Option<Vec<String>> {
@@ -55,7 +70,12 @@ pub fn request_ms(e: &RouteEntry) -> Option<u64> {
 }
 
 pub fn set_header(e: &RouteEntry, name: &str) -> Option<String> {
-    e.request_headers.as_ref()?.set.iter().find(|h| h.name == name).map(|h| h.value.clone())
+    e.request_headers
+        .as_ref()?
+        .set
+        .iter()
+        .find(|h| h.name == name)
+        .map(|h| h.value.clone())
 }
 
 /// GatewayClass `gc`, Gateway `appns/gw` (listener `http` on 80), and
@@ -115,10 +135,26 @@ impl At {
 
 /// A policy document. `body` is the YAML under `spec` besides targetRefs
 /// (e.g. `defaults: {timeouts: {request: 1s}}`).
-pub fn policy(name: &str, at: At, body: &str, created: Option<&str>, weight: Option<i64>) -> String {
-    let kind = if at == At::Class { "ClusterRoutePolicy" } else { "RoutePolicy" };
-    let ns = if at == At::Class { String::new() } else { "\n  namespace: appns".to_string() };
-    let created = created.map(|c| format!("\n  creationTimestamp: \"{c}\"")).unwrap_or_default();
+pub fn policy(
+    name: &str,
+    at: At,
+    body: &str,
+    created: Option<&str>,
+    weight: Option<i64>,
+) -> String {
+    let kind = if at == At::Class {
+        "ClusterRoutePolicy"
+    } else {
+        "RoutePolicy"
+    };
+    let ns = if at == At::Class {
+        String::new()
+    } else {
+        "\n  namespace: appns".to_string()
+    };
+    let created = created
+        .map(|c| format!("\n  creationTimestamp: \"{c}\""))
+        .unwrap_or_default();
     let weight = weight
         .map(|w| format!("\n  annotations: {{policy.attache.dev/policy-weight: \"{w}\"}}"))
         .unwrap_or_default();

@@ -1,0 +1,106 @@
+//! Which contributions fold into a route rule, in which order: the levels
+//! of SEMANTICS.md section 2, split at the listener. Everything below it
+//! (the rule, its route, delegating parents) differs per rule; everything
+//! from the listener up is shared by all rules on that listener, which is
+//! what lets `shared` fold it once.
+
+use crate::attach::Attachment;
+use crate::field::FieldMap;
+use crate::fold::{Folded, Op};
+use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
+use crate::parse::Inputs;
+use crate::supplier::{Role, Source, Supplier};
+
+/// A fold in progress, with who contributed what.
+pub(crate) struct Fold<'a> {
+    pub inputs: &'a Inputs,
+    pub folded: Folded,
+    pub suppliers: Vec<Supplier>,
+    /// The settings each supplier contributed (parallel to `suppliers`).
+    pub maps: Vec<&'a FieldMap>,
+}
+
+impl<'a> Fold<'a> {
+    pub fn new(inputs: &'a Inputs) -> Self {
+        Fold { inputs, folded: Folded::default(), suppliers: Vec::new(), maps: Vec::new() }
+    }
+
+    pub fn push(&mut self, supplier: Supplier, map: &'a FieldMap, op: Option<Op>) {
+        if map.is_empty() {
+            return;
+        }
+        let id = self.suppliers.len();
+        let op = op.unwrap_or(supplier.role.op());
+        self.folded.apply(id, map, op, supplier.role.granularity());
+        self.suppliers.push(supplier);
+        self.maps.push(map);
+    }
+
+    /// One level: fills in precedence order, then replaces in reverse
+    /// precedence order so that the top-ranked one is applied last.
+    pub fn level(&mut self, target: Target) {
+        let inputs = self.inputs;
+        let Some(ranked) = inputs.by_target.get(&target) else { return };
+        let priority = inputs.priority_of(&target);
+        let level = target.to_string();
+        let supplier = |index: usize, role: Role| Supplier {
+            source: Source::Policy { index, name: inputs.policies[index].display_name(), target: target.clone() },
+            role,
+            level: level.clone(),
+            leaf: false,
+        };
+        for &index in ranked {
+            let p = &inputs.policies[index];
+            if let Some(map) = &p.defaults {
+                self.push(supplier(index, Role::Defaults), map, None);
+            }
+            if let (Some(map), Op::Fill) = (&p.plain, priority.op()) {
+                self.push(supplier(index, Role::Plain(priority)), map, None);
+            }
+        }
+        for &index in ranked.iter().rev() {
+            let p = &inputs.policies[index];
+            if let Some(map) = &p.overrides {
+                self.push(supplier(index, Role::Overrides), map, None);
+            }
+            if let (Some(map), Op::Replace) = (&p.plain, priority.op()) {
+                self.push(supplier(index, Role::Plain(priority)), map, None);
+            }
+        }
+    }
+
+    /// The rule's own values, then rule, route and delegating parents
+    /// (innermost first), each parent rule's own values before its policies.
+    pub fn lower(&mut self, att: &Attachment<'a>) {
+        let Some((leaf_route, leaf_rule)) = att.leaf() else { return };
+        // The leaf rule's own values are the starting point (a fill into nothing).
+        self.push(inline(leaf_route, leaf_rule, true), &leaf_rule.inline, Some(Op::Fill));
+        for (depth, (route, rule)) in att.chain.iter().enumerate().rev() {
+            if depth + 1 < att.chain.len() {
+                // A delegating parent rule's own values, per its route's annotation.
+                self.push(inline(route, rule, false), &rule.inline, None);
+            }
+            if let Some(name) = &rule.name {
+                self.level(Target::Route(route.key.clone(), Some(name.clone())));
+            }
+            self.level(Target::Route(route.key.clone(), None));
+        }
+    }
+
+    /// Listener, Gateway, Namespace of the Gateway, GatewayClass.
+    pub fn upper(&mut self, gw: &Gateway, listener: &Listener) {
+        self.level(Target::Gateway(gw.key.clone(), Some(listener.name.clone())));
+        self.level(Target::Gateway(gw.key.clone(), None));
+        self.level(Target::Namespace(gw.key.namespace.clone()));
+        self.level(Target::GatewayClass(gw.class.clone()));
+    }
+}
+
+fn inline(route: &HttpRoute, rule: &Rule, leaf: bool) -> Supplier {
+    Supplier {
+        source: Source::Inline { route: route.key.clone(), rule: rule.label() },
+        role: Role::Inline(route.meta.priority),
+        level: format!("HTTPRoute {} rule {} (inline)", route.key, rule.label()),
+        leaf,
+    }
+}
