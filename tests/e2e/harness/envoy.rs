@@ -22,9 +22,16 @@ pub struct Envoy {
 }
 
 impl Envoy {
-    /// Starts Envoy on `bootstrap` and waits until the admin says LIVE and
-    /// the listener accepts connections.
-    pub fn start(bootstrap: &Path, admin_port: u16, listener_port: u16, dir: &Path) -> Envoy {
+    /// Starts Envoy on `bootstrap` and waits until its admin says LIVE and
+    /// the listener accepts connections. `Err(log)` when Envoy exited during
+    /// start-up (typically a port that was free when picked and taken since:
+    /// the caller picks new ones and tries again).
+    pub fn try_start(
+        bootstrap: &Path,
+        admin_port: u16,
+        listener_port: u16,
+        dir: &Path,
+    ) -> Result<Envoy, String> {
         let log = dir.join("envoy.log");
         let child = Command::new(paths::envoy())
             .arg("-c")
@@ -43,18 +50,18 @@ impl Envoy {
             listener: format!("http://127.0.0.1:{listener_port}"),
             process: Guarded::new("envoy", child, &log),
         };
-        envoy.wait_ready(listener_port);
-        envoy
+        envoy.wait_ready(bootstrap, listener_port)?;
+        Ok(envoy)
     }
 
-    fn wait_ready(&mut self, listener_port: u16) {
+    fn wait_ready(&mut self, bootstrap: &Path, listener_port: u16) -> Result<(), String> {
         let started = Instant::now();
         loop {
-            self.process.assert_running();
-            let admin_ready = client::try_get(&format!("{}/ready", self.admin), &[])
-                .is_ok_and(|reply| reply.status == 200);
-            if admin_ready && TcpStream::connect(("127.0.0.1", listener_port)).is_ok() {
-                return;
+            if self.process.has_exited() {
+                return Err(self.process.log_tail());
+            }
+            if self.is_live(bootstrap) && TcpStream::connect(("127.0.0.1", listener_port)).is_ok() {
+                return Ok(());
             }
             assert!(
                 started.elapsed() < READY_WITHIN,
@@ -63,6 +70,20 @@ impl Envoy {
             );
             sleep(Duration::from_millis(50));
         }
+    }
+
+    /// LIVE, and really this Envoy: on a shared machine another Envoy may
+    /// answer on a port that was free a moment ago, so the admin must name
+    /// our bootstrap.
+    fn is_live(&self, bootstrap: &Path) -> bool {
+        let Ok(reply) = client::try_get(&format!("{}/server_info", self.admin), &[]) else {
+            return false;
+        };
+        let Ok(info) = serde_json::from_str::<serde_json::Value>(&reply.body) else {
+            return false;
+        };
+        info["state"] == "LIVE"
+            && info["command_line_options"]["config_path"].as_str() == bootstrap.to_str()
     }
 
     pub fn pid(&self) -> u32 {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 
 pub struct Guarded {
-    pub name: String,
+    name: String,
     child: Child,
     /// Where the child's stderr goes; shown when a test needs to explain.
     pub log: PathBuf,
@@ -24,21 +24,20 @@ impl Guarded {
         self.child.id()
     }
 
-    /// Fails the test if the process has already exited, with its log.
-    pub fn assert_running(&mut self) {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            panic!(
-                "{} exited early ({status}); log:\n{}",
-                self.name,
-                self.log_tail()
-            );
-        }
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
+    /// The last lines of the log, headed by whose log it is.
     pub fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
+        format!(
+            "--- {} ({}), last lines:\n{}",
+            self.name,
+            self.log.display(),
+            lines[lines.len().saturating_sub(40)..].join("\n")
+        )
     }
 }
 

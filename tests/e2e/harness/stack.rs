@@ -41,6 +41,10 @@ impl Fixture {
     }
 }
 
+/// Envoy start-ups before giving up; only a port taken between picking it
+/// and Envoy binding it makes a retry succeed.
+const START_TRIES: usize = 3;
+
 pub struct Stack {
     pub envoy: Envoy,
     pub backend: Backend,
@@ -62,34 +66,42 @@ impl Stack {
     /// by `attache watch` from `input`).
     pub fn launch(fixture: &Fixture, input: &Path, ecds: PathBuf, scratch: Scratch) -> Stack {
         let backend = Backend::start(scratch.path());
-        let bootstrap = scratch.join("envoy.yaml");
-        let listener_ports: Vec<(String, u16)> = fixture
-            .listeners
-            .iter()
-            .map(|name| ((*name).to_owned(), paths::free_port()))
-            .collect();
-        let admin_port = paths::free_port();
-        generator::render_envoy(&RenderEnvoy {
-            input,
-            gateway: fixture.gateway,
-            ecds: &ecds,
-            wasm: &paths::wasm(),
-            backends: fixture
-                .backends
+        let mut last_log = String::new();
+        for _ in 0..START_TRIES {
+            let bootstrap = scratch.join("envoy.yaml");
+            let listener_ports: Vec<(String, u16)> = fixture
+                .listeners
                 .iter()
-                .map(|b| ((*b).to_owned(), backend.addr.clone()))
-                .collect(),
-            listener_ports: listener_ports.clone(),
-            admin_port,
-            out: &bootstrap,
-        });
-        let envoy = Envoy::start(&bootstrap, admin_port, listener_ports[0].1, scratch.path());
-        Stack {
-            envoy,
-            backend,
-            ecds,
-            scratch,
+                .map(|name| ((*name).to_owned(), paths::free_port()))
+                .collect();
+            let admin_port = paths::free_port();
+            generator::render_envoy(&RenderEnvoy {
+                input,
+                gateway: fixture.gateway,
+                ecds: &ecds,
+                wasm: &paths::wasm(),
+                backends: fixture
+                    .backends
+                    .iter()
+                    .map(|b| ((*b).to_owned(), backend.addr.clone()))
+                    .collect(),
+                listener_ports: listener_ports.clone(),
+                admin_port,
+                out: &bootstrap,
+            });
+            match Envoy::try_start(&bootstrap, admin_port, listener_ports[0].1, scratch.path()) {
+                Ok(envoy) => {
+                    return Stack {
+                        envoy,
+                        backend,
+                        ecds,
+                        scratch,
+                    }
+                }
+                Err(log) => last_log = log,
+            }
         }
+        panic!("envoy exited during start-up {START_TRIES} times; last log:\n{last_log}");
     }
 
     /// `GET` through Envoy's (first) listener.
