@@ -138,9 +138,12 @@ def markdown(results: dict) -> str:
     if memory:
         lines += ["## Memory", "",
                   "Envoy's RSS after the load rounds (/proc/<pid>/status VmRSS). V8 allocates Wasm",
-                  "memory outside Envoy's heap, so admin /memory does not see it; the difference from",
-                  "the empty-Wasm Envoy divided by the active VMs (`wasm.envoy.wasm.runtime.v8.active`)",
-                  "is the filter's memory per VM: code, document, index.", ""] + memory + [""]
+                  "memory outside Envoy's heap, so admin /memory does not see it; RSS does. The",
+                  "difference from the empty-Wasm Envoy, divided by the active VMs",
+                  "(`wasm.envoy.wasm.runtime.v8.active`), bounds the filter's memory per VM from above:",
+                  "these Envoys carry the document inline in their bootstrap, so the difference also",
+                  "holds Envoy's own copies of it. The configuration-load section compares against a",
+                  "probe given the same bytes, which isolates the filter's own share.", ""] + memory + [""]
     load = results.get("config_load")
     if load:
         names = {
