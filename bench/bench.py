@@ -89,8 +89,10 @@ def main() -> int:
         running.append(start(args.envoy, upstream_cfg, UPSTREAM_ADMIN, "1", args.work / "upstream.log", 90))
         under_test = {}
         for i, v in enumerate(chosen):
-            cfg = envoy_configs.bootstrap(v, FIRST_PORT + i, FIRST_ADMIN + i, UPSTREAM_PORT, wasm,
-                                          doc_text.get(v.routes))
+            text = doc_text.get(v.routes)
+            if v.kind == "attache" and v.extra:
+                text = json.dumps(documents.for_variant(docs[v.routes], v.extra))
+            cfg = envoy_configs.bootstrap(v, FIRST_PORT + i, FIRST_ADMIN + i, UPSTREAM_PORT, wasm, text)
             path = envoy_configs.write(args.work / f"{v.key}.json", cfg)
             envoy = start(args.envoy, path, FIRST_ADMIN + i, "0", args.work / f"{v.key}.log", 100 + i)
             running.append(envoy)
@@ -115,7 +117,7 @@ def main() -> int:
 
         for key, (v, envoy, port) in under_test.items():
             results["variants"][key] = {
-                "label": v.label, "kind": v.kind, "routes": v.routes, "by_name": v.by_name,
+                "label": v.label, "kind": v.kind, "routes": v.routes, "by_name": v.by_name, "extra": v.extra,
                 "envoy_route_name": v.envoy_route_name, "path": v.path,
                 "rounds": rounds[key],
                 "median": {f: statistics.median(x[f] for x in rounds[key])

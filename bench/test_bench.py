@@ -91,6 +91,26 @@ class Documents(unittest.TestCase):
         self.assertEqual(resolved, documents.built_here(5))
 
 
+class DesignVariants(unittest.TestCase):
+    def test_lean_document_trusts_and_drops_what_the_route_carries(self):
+        doc = documents.built_here(3)
+        lean = documents.for_variant(doc, {"trust": True, "native_timeouts_retries": True})
+        self.assertTrue(lean["options"]["trustClientControlHeaders"])
+        self.assertFalse(any("timeouts" in r or "retry" in r for r in lean["routes"]))
+        self.assertIn("timeouts", doc["routes"][0], "the resolved document is left alone")
+        self.assertIs(documents.for_variant(doc, {}), doc)
+
+    def test_lean_envoy_strips_natively_and_routes_carry_the_policy(self):
+        (lean,) = variants.select(["attache-lean"])
+        cfg = envoy_configs.bootstrap(lean, 1, 2, 3, {"attache": Path("/x.wasm")}, "{}")
+        hcm = cfg["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"]
+        removed = [m["remove"] for m in
+                   hcm["early_header_mutation_extensions"][0]["typed_config"]["mutations"]]
+        self.assertEqual(removed, envoy_configs.CLIENT_CONTROL_HEADERS)
+        route = hcm["route_config"]["virtual_hosts"][0]["routes"][0]
+        self.assertEqual(route["route"]["retry_policy"]["num_retries"], policy.RETRY_ATTEMPTS)
+
+
 class EnvoyConfigs(unittest.TestCase):
     def test_native_route_carries_the_policy_and_others_do_not(self):
         native = envoy_configs.route(variants.select(["native"])[0])

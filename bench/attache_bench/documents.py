@@ -166,3 +166,21 @@ class DocumentSource:
         if policy.entry_name(policy.target_index(routes)) not in names or len(names) != routes:
             return None, f"unexpected document: {len(names)} routes"
         return doc, ""
+
+
+def for_variant(document: dict, extra: dict) -> dict:
+    """The document a variant's filter gets: as resolved, or reshaped for a design A/B.
+
+    `trust`: the Envoy strips client control headers natively, so the document lets the
+    filter trust them. `native_timeouts_retries`: the Envoy route carries timeouts and
+    retries, so the document leaves them out and the filter sets no control headers.
+    """
+    if not (extra.get("trust") or extra.get("native_timeouts_retries")):
+        return document
+    doc = dict(document)
+    if extra.get("trust"):
+        doc["options"] = {**doc.get("options", {}), "trustClientControlHeaders": True}
+    if extra.get("native_timeouts_retries"):
+        doc["routes"] = [{k: v for k, v in r.items() if k not in ("timeouts", "retry")}
+                         for r in doc["routes"]]
+    return doc

@@ -206,6 +206,8 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
 
 def route(variant: Variant) -> dict:
     entry = {"name": variant.envoy_route_name, "match": {"prefix": "/"}, "route": {"cluster": "upstream"}}
+    if variant.extra.get("native_timeouts_retries"):
+        entry["route"].update(_native_route_policy())
     if variant.kind == "native":
         entry["route"].update(_native_route_policy())
         entry["request_headers_to_add"] = [_header_option(n, v) for n, v in policy.REQUEST_SET]
@@ -214,16 +216,39 @@ def route(variant: Variant) -> dict:
     return entry
 
 
+# Every router control header the filter strips (crates/attache-filter/src/control.rs).
+CLIENT_CONTROL_HEADERS = [
+    "x-envoy-max-retries", "x-envoy-retry-on", "x-envoy-retry-grpc-on",
+    "x-envoy-retriable-status-codes", "x-envoy-retriable-header-names",
+    "x-envoy-upstream-rq-timeout-ms", "x-envoy-upstream-rq-per-try-timeout-ms",
+    "x-envoy-expected-rq-timeout-ms", "x-envoy-hedge-on-per-try-timeout",
+    "x-envoy-upstream-rq-timeout-alt-response", "x-envoy-upstream-stream-duration-ms",
+]
+
+
+def native_strip() -> dict:
+    """HCM early header mutation: strips client control headers before routing and
+    before any filter, natively, so the filter may trust what is left."""
+    return {"early_header_mutation_extensions": [{
+        "name": "envoy.http.early_header_mutation.header_mutation",
+        "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.http.early_header_mutation.header_mutation.v3.HeaderMutation",
+            "mutations": [{"remove": name} for name in CLIENT_CONTROL_HEADERS],
+        },
+    }]}
+
+
 def bootstrap(variant: Variant, port: int, admin_port: int, upstream_port: int,
               wasm: dict[str, Path], document: str | None,
               filters_override: list[dict] | None = None) -> dict:
     filters = filters_override if filters_override is not None else http_filters(variant, wasm, document)
+    hcm_extra = native_strip() if variant.extra.get("native_strip") else None
     return {
         # xDS (the ECDS file) needs a node identity.
         "node": {"id": f"bench-{variant.key}", "cluster": "bench"},
         "admin": _admin(admin_port),
         "static_resources": {
-            "listeners": [_listener(port, [route(variant)], filters)],
+            "listeners": [_listener(port, [route(variant)], filters, hcm_extra)],
             "clusters": [_cluster(upstream_port)],
         },
     }

@@ -14,6 +14,11 @@ ALL = [
     Variant("attache-10k", "attache, by route name (10,000 routes)", "attache", routes=10_000),
     Variant("attache-fallback-10k", "attache, Gateway API fallback (10,000 routes)", "attache",
             routes=10_000, by_name=False),
+    # Design A/Bs where the project renders the Envoy config (bench/findings.md).
+    Variant("attache-native-strip", "attache + native control-header strip (10 routes)", "attache",
+            routes=10, extra={"native_strip": True, "trust": True}),
+    Variant("attache-lean", "attache + native strip + native timeouts/retries (10 routes)", "attache",
+            routes=10, extra={"native_strip": True, "trust": True, "native_timeouts_retries": True}),
 ]
 
 # --profile: the empty filter plus, cumulatively, each kind of host call the Attaché filter
