@@ -5,7 +5,7 @@
 //! what lets `shared` fold it once.
 
 use crate::attach::Attachment;
-use crate::field::FieldMap;
+use crate::field::{FieldMap, Group};
 use crate::fold::{Folded, Op};
 use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
 use crate::parse::Inputs;
@@ -18,11 +18,13 @@ pub(crate) struct Fold<'a> {
     pub suppliers: Vec<Supplier>,
     /// The settings each supplier contributed (parallel to `suppliers`).
     pub maps: Vec<&'a FieldMap>,
+    /// Fold only this top-level field (groups fold independently).
+    pub only: Option<Group>,
 }
 
 impl<'a> Fold<'a> {
     pub fn new(inputs: &'a Inputs) -> Self {
-        Fold { inputs, folded: Folded::default(), suppliers: Vec::new(), maps: Vec::new() }
+        Fold { inputs, folded: Folded::default(), suppliers: Vec::new(), maps: Vec::new(), only: None }
     }
 
     pub fn push(&mut self, supplier: Supplier, map: &'a FieldMap, op: Option<Op>) {
@@ -31,7 +33,17 @@ impl<'a> Fold<'a> {
         }
         let id = self.suppliers.len();
         let op = op.unwrap_or(supplier.role.op());
-        self.folded.apply(id, map, op, supplier.role.granularity());
+        match self.only {
+            None => self.folded.apply(id, map, op, supplier.role.granularity()),
+            Some(group) => {
+                let part: FieldMap =
+                    map.iter().filter(|(k, _)| k.group() == group).map(|(k, v)| (k.clone(), v.clone())).collect();
+                if part.is_empty() {
+                    return;
+                }
+                self.folded.apply(id, &part, op, supplier.role.granularity());
+            }
+        }
         self.suppliers.push(supplier);
         self.maps.push(map);
     }
@@ -43,28 +55,28 @@ impl<'a> Fold<'a> {
         let Some(ranked) = inputs.by_target.get(&target) else { return };
         let priority = inputs.priority_of(&target);
         let level = target.to_string();
-        let supplier = |index: usize, role: Role| Supplier {
-            source: Source::Policy { index, name: inputs.policies[index].display_name(), target: target.clone() },
+        let supplier = |index: usize, p: &crate::model::Policy, role: Role| Supplier {
+            source: Source::Policy { index, name: p.display_name(), target: target.clone() },
             role,
             level: level.clone(),
             leaf: false,
         };
         for &index in ranked {
-            let p = &inputs.policies[index];
+            let Some(p) = inputs.policies.get(index) else { continue };
             if let Some(map) = &p.defaults {
-                self.push(supplier(index, Role::Defaults), map, None);
+                self.push(supplier(index, p, Role::Defaults), map, None);
             }
             if let (Some(map), Op::Fill) = (&p.plain, priority.op()) {
-                self.push(supplier(index, Role::Plain(priority)), map, None);
+                self.push(supplier(index, p, Role::Plain(priority)), map, None);
             }
         }
         for &index in ranked.iter().rev() {
-            let p = &inputs.policies[index];
+            let Some(p) = inputs.policies.get(index) else { continue };
             if let Some(map) = &p.overrides {
-                self.push(supplier(index, Role::Overrides), map, None);
+                self.push(supplier(index, p, Role::Overrides), map, None);
             }
             if let (Some(map), Op::Replace) = (&p.plain, priority.op()) {
-                self.push(supplier(index, Role::Plain(priority)), map, None);
+                self.push(supplier(index, p, Role::Plain(priority)), map, None);
             }
         }
     }

@@ -61,6 +61,9 @@ pub struct ContributionStats {
     pub conflicts_with: BTreeSet<String>,
 }
 
+/// Per (index into `Inputs::policies`, target).
+pub(crate) type StatsByTarget = BTreeMap<(usize, Target), ContributionStats>;
+
 /// One Gateway, resolved.
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -190,7 +193,7 @@ pub fn entry_names(inputs: &Inputs, gateway: &ObjectKey) -> Result<Vec<String>, 
 pub(crate) fn contributions(
     inputs: &Inputs,
     gateway: &ObjectKey,
-) -> Result<(BTreeMap<(usize, Target), ContributionStats>, Vec<Diagnostic>), ResolveError> {
+) -> Result<(StatsByTarget, Vec<Diagnostic>), ResolveError> {
     let mut prepared = prepare(inputs, gateway)?;
     let mut stats = BTreeMap::new();
     for att in &prepared.attachments {

@@ -14,13 +14,16 @@
 
 use std::collections::HashMap;
 
-use crate::field::{FieldKey, FieldValue};
+use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::fold::{Effective, Folded};
 use crate::levels::Fold;
 use crate::model::{Gateway, Listener};
 use crate::parse::Inputs;
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
+
+const GROUPS: [Group; 4] =
+    [Group::Timeouts, Group::Retry, Group::Headers(Direction::Request), Group::Headers(Direction::Response)];
 
 /// Cannot occur in a validated header value (CR, LF and NUL are rejected).
 const SENTINEL: &str = "\0lower\0";
@@ -37,7 +40,7 @@ struct Upper {
 pub(crate) struct SharedUpper<'a> {
     inputs: &'a Inputs,
     gateway: &'a Gateway,
-    memo: HashMap<(String, Vec<FieldKey>), Upper>,
+    memo: HashMap<(String, Group, Vec<FieldKey>), Upper>,
 }
 
 impl<'a> SharedUpper<'a> {
@@ -49,39 +52,53 @@ impl<'a> SharedUpper<'a> {
     /// fields and suppliers as folding every level in one go (losses are
     /// not kept; `explain` folds in full when it needs them).
     pub fn complete(&mut self, listener: &Listener, lower: Folded, mut suppliers: Vec<Supplier>) -> (Folded, Vec<Supplier>) {
-        let shape: Vec<FieldKey> = lower.fields.keys().cloned().collect();
-        let key = (listener.name.clone(), shape);
-        if !self.memo.contains_key(&key) {
-            let upper = self.fold_upper(listener, &key.1);
-            self.memo.insert(key.clone(), upper);
-        }
-        let Some(upper) = self.memo.get(&key) else { return (lower, suppliers) };
-        let base = suppliers.len();
-        suppliers.extend(upper.suppliers.iter().skip(1).cloned());
-        // Upper supplier u > 0 becomes base + u - 1.
-        let map = |u: usize| base + u - 1;
         let mut out = Folded::default();
-        for (field, eff) in &upper.fields {
-            let from_lower = lower.fields.get(field);
-            let mut ids = Vec::with_capacity(eff.suppliers.len());
-            for &u in &eff.suppliers {
-                match (u, from_lower) {
-                    (0, Some(l)) => ids.extend_from_slice(&l.suppliers),
-                    (0, None) => {}
-                    (u, _) => ids.push(map(u)),
-                }
+        // Top-level fields fold independently (shallow merges act on one
+        // group, field and deep merges on one key), so each group is
+        // memoised on its own shape: far fewer shapes, and each upper fold
+        // only sees the contributions that touch the group.
+        for group in GROUPS {
+            let shape: Vec<FieldKey> = lower.fields.keys().filter(|k| k.group() == group).cloned().collect();
+            let key = (listener.name.clone(), group, shape);
+            if !self.memo.contains_key(&key) {
+                let upper = self.fold_upper(listener, group, &key.2);
+                self.memo.insert(key.clone(), upper);
             }
-            let value = match from_lower {
-                Some(l) if eff.suppliers.contains(&0) => substitute(&eff.value, &l.value),
-                _ => eff.value.clone(),
-            };
-            out.fields.insert(field.clone(), Effective { value, suppliers: ids });
+            let Some(upper) = self.memo.get(&key) else { continue };
+            // Only the upper suppliers that hold a field are copied: copying
+            // all of them per rule would make resolve O(rules x policies).
+            let mut remap: HashMap<usize, usize> = HashMap::new();
+            for (field, eff) in &upper.fields {
+                let from_lower = lower.fields.get(field);
+                let mut ids = Vec::with_capacity(eff.suppliers.len());
+                for &u in &eff.suppliers {
+                    match (u, from_lower) {
+                        (0, Some(l)) => ids.extend_from_slice(&l.suppliers),
+                        (0, None) => {}
+                        (u, _) => {
+                            if let Some(id) = remap.get(&u) {
+                                ids.push(*id);
+                            } else if let Some(supplier) = upper.suppliers.get(u) {
+                                suppliers.push(supplier.clone());
+                                remap.insert(u, suppliers.len() - 1);
+                                ids.push(suppliers.len() - 1);
+                            }
+                        }
+                    }
+                }
+                let value = match from_lower {
+                    Some(l) if eff.suppliers.contains(&0) => substitute(&eff.value, &l.value),
+                    _ => eff.value.clone(),
+                };
+                out.fields.insert(field.clone(), Effective { value, suppliers: ids });
+            }
         }
         (out, suppliers)
     }
 
-    fn fold_upper(&self, listener: &Listener, shape: &[FieldKey]) -> Upper {
+    fn fold_upper(&self, listener: &Listener, group: Group, shape: &[FieldKey]) -> Upper {
         let mut fold = Fold::new(self.inputs);
+        fold.only = Some(group);
         fold.suppliers.push(Supplier {
             source: Source::Inline { route: ObjectKey { namespace: String::new(), name: String::new() }, rule: String::new() },
             role: crate::supplier::Role::Defaults,
