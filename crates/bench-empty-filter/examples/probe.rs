@@ -60,7 +60,11 @@ mod probe {
     fn parse(text: &str) -> Option<Steps> {
         let mut steps = Steps::default();
         let first_line = text.lines().next().unwrap_or_default();
-        for item in first_line.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for item in first_line
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
             if let Some(marker) = item.strip_prefix("marker:") {
                 steps.marker = Some(marker.to_string());
                 continue;
@@ -81,7 +85,9 @@ mod probe {
                 "metric" => {
                     for i in 0..count {
                         let name = format!("bench_probe_{i}");
-                        steps.metrics.push(hostcalls::define_metric(MetricType::Counter, &name).ok()?);
+                        steps
+                            .metrics
+                            .push(hostcalls::define_metric(MetricType::Counter, &name).ok()?);
                     }
                 }
                 _ => return None,
@@ -110,7 +116,9 @@ mod probe {
         }
 
         fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
-            Some(Box::new(ProbeHttp { steps: Rc::clone(&self.steps) }))
+            Some(Box::new(ProbeHttp {
+                steps: Rc::clone(&self.steps),
+            }))
         }
 
         fn get_type(&self) -> Option<ContextType> {
@@ -134,7 +142,12 @@ mod probe {
                 .filter(|(name, _)| !CONTROL.contains(&name.as_str()))
                 .map(|(name, value)| (name.as_str(), value.as_slice()))
                 .collect();
-            next.extend(self.steps.batch.iter().map(|name| (name.as_str(), b"1".as_slice())));
+            next.extend(
+                self.steps
+                    .batch
+                    .iter()
+                    .map(|name| (name.as_str(), b"1".as_slice())),
+            );
             let _ = hostcalls::set_map_bytes(MapType::HttpRequestHeaders, next);
         }
     }
@@ -148,7 +161,9 @@ mod probe {
                 let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, None);
             }
             for name in CONTROL.iter().cycle().take(self.steps.check) {
-                if let Ok(Some(_)) = hostcalls::get_map_value_bytes(MapType::HttpRequestHeaders, name) {
+                if let Ok(Some(_)) =
+                    hostcalls::get_map_value_bytes(MapType::HttpRequestHeaders, name)
+                {
                     let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, None);
                 }
             }
@@ -156,7 +171,8 @@ mod probe {
                 self.batch();
             }
             for name in &self.steps.set {
-                let _ = hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, Some(b"1"));
+                let _ =
+                    hostcalls::set_map_value_bytes(MapType::HttpRequestHeaders, name, Some(b"1"));
             }
             for id in &self.steps.metrics {
                 let _ = hostcalls::increment_metric(*id, 1);
@@ -169,7 +185,8 @@ mod probe {
 
         fn on_http_response_headers(&mut self, _n: usize, _eos: bool) -> Action {
             for name in &self.steps.response {
-                let _ = hostcalls::set_map_value_bytes(MapType::HttpResponseHeaders, name, Some(b"1"));
+                let _ =
+                    hostcalls::set_map_value_bytes(MapType::HttpResponseHeaders, name, Some(b"1"));
             }
             if let Some(marker) = &self.steps.marker {
                 let _ = hostcalls::set_map_value_bytes(
