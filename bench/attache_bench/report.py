@@ -57,6 +57,13 @@ def _targets(results: dict) -> list[str]:
             out.append(f"- Filter ({label}) CPU per request vs the empty-Wasm floor: {r[0]:.2f}x "
                        f"(median of per-round ratios; rounds {r[1]:.2f}-{r[2]:.2f}x); target <= 1.10x: "
                        f"**{'met' if r[0] <= 1.10 else 'not met'}**.")
+    for key, label in (("attache-native-strip", "design A/B: client control headers stripped natively"),
+                       ("attache-lean", "design A/B: native strip, timeouts and retries in the route")):
+        r = paired_ratio(results, key, "empty-wasm")
+        if r:
+            out.append(f"- Filter ({label}) vs the empty-Wasm floor: {r[0]:.2f}x "
+                       f"(rounds {r[1]:.2f}-{r[2]:.2f}x); target <= 1.10x: "
+                       f"**{'met' if r[0] <= 1.10 else 'not met'}**.")
     for key in ("native", "lua"):
         r = paired_ratio(results, "attache-name", key)
         if r:
