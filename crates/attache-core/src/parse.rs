@@ -38,6 +38,8 @@ pub struct Inputs {
     /// Reading-time index of `policies` for duplicate detection (stale
     /// after the final sort, which is why it is private).
     policy_ids: std::collections::HashMap<(PolicyKind, Option<String>, String), usize>,
+    /// `apiVersion kind` not read, with count and first origin.
+    skipped: BTreeMap<String, (usize, Origin)>,
 }
 
 impl Inputs {
@@ -72,6 +74,7 @@ pub fn parse(docs: &[SourceDoc]) -> Inputs {
     for doc in docs {
         read_doc(doc, &mut inputs);
     }
+    note_skipped(&mut inputs);
     resolve_targets(&mut inputs);
     inputs
 }
@@ -110,12 +113,26 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 );
             }
         }
-        _ => inputs.diagnostics.push(
-            Diagnostic::note(format!("{api_version} {kind} is not read by attache; skipped")).at(origin).hint(
-                "attache reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), Namespace, \
-                 RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1)",
-            ),
-        ),
+        _ => {
+            let seen = inputs.skipped.entry(format!("{api_version} {kind}")).or_insert((0, origin.clone()));
+            seen.0 += 1;
+        }
+    }
+}
+
+/// One note per skipped kind rather than one per object: a directory of
+/// Services should not bury the messages that matter.
+fn note_skipped(inputs: &mut Inputs) {
+    for (what, (count, first)) in std::mem::take(&mut inputs.skipped) {
+        let message = if count == 1 {
+            format!("{what} is not read by the resolver; skipped")
+        } else {
+            format!("{count} {what} objects are not read by the resolver (first here); skipped")
+        };
+        inputs.diagnostics.push(Diagnostic::note(message).at(&first).hint(
+            "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), \
+             Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1)",
+        ));
     }
 }
 
