@@ -5,7 +5,7 @@
 
 mod common;
 
-use attache_core::{parse, Inputs, Severity};
+use attache_core::{parse, Inputs};
 use common::*;
 
 fn messages(inputs: &Inputs) -> Vec<String> {
