@@ -165,8 +165,9 @@ fn one(
             group: tr.group.clone(),
             kind: tr.kind.clone(),
             name: tr.name.clone(),
-            namespace: match &tr.resolved {
-                Some(Target::Gateway(k, _) | Target::Route(k, _)) => Some(k.namespace.clone()),
+            // Namespaced kinds live in the policy's own namespace (cross-namespace refs are invalid).
+            namespace: match tr.kind.as_str() {
+                "Gateway" | "HTTPRoute" => policy.meta.namespace.clone(),
                 _ => None,
             },
             section_name: tr.section_name.clone(),
@@ -176,10 +177,10 @@ fn one(
                 "Accepted",
                 false,
                 "TargetNotFound",
-                format!(
-                    "{} {} (sectionName {:?}) does not exist",
-                    tr.kind, tr.name, tr.section_name
-                ),
+                match &tr.section_name {
+                    Some(section) => format!("{} {} or its section {section} does not exist", tr.kind, tr.name),
+                    None => format!("{} {} does not exist", tr.kind, tr.name),
+                },
                 generation,
             )],
             Some(target) => {
