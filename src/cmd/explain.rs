@@ -67,7 +67,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if let Some(listener) = &args.listener {
             let _ = write!(wanted, " on listener {listener}");
         }
-        let names: Vec<&str> = resolved.resolution.document.routes.iter().map(|e| e.name.as_str()).collect();
+        let names: Vec<&str> = resolved
+            .resolution
+            .document
+            .routes
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
         return Err(CliError::NoSuchEntry {
             wanted,
             gateway: gateway.to_string(),

@@ -24,7 +24,13 @@ pub(crate) struct Fold<'a> {
 
 impl<'a> Fold<'a> {
     pub fn new(inputs: &'a Inputs) -> Self {
-        Fold { inputs, folded: Folded::default(), suppliers: Vec::new(), maps: Vec::new(), only: None }
+        Fold {
+            inputs,
+            folded: Folded::default(),
+            suppliers: Vec::new(),
+            maps: Vec::new(),
+            only: None,
+        }
     }
 
     pub fn push(&mut self, supplier: Supplier, map: &'a FieldMap, op: Option<Op>) {
@@ -36,12 +42,16 @@ impl<'a> Fold<'a> {
         match self.only {
             None => self.folded.apply(id, map, op, supplier.role.granularity()),
             Some(group) => {
-                let part: FieldMap =
-                    map.iter().filter(|(k, _)| k.group() == group).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let part: FieldMap = map
+                    .iter()
+                    .filter(|(k, _)| k.group() == group)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 if part.is_empty() {
                     return;
                 }
-                self.folded.apply(id, &part, op, supplier.role.granularity());
+                self.folded
+                    .apply(id, &part, op, supplier.role.granularity());
             }
         }
         self.suppliers.push(supplier);
@@ -52,17 +62,25 @@ impl<'a> Fold<'a> {
     /// precedence order so that the top-ranked one is applied last.
     pub fn level(&mut self, target: Target) {
         let inputs = self.inputs;
-        let Some(ranked) = inputs.by_target.get(&target) else { return };
+        let Some(ranked) = inputs.by_target.get(&target) else {
+            return;
+        };
         let priority = inputs.priority_of(&target);
         let level = target.to_string();
         let supplier = |index: usize, p: &crate::model::Policy, role: Role| Supplier {
-            source: Source::Policy { index, name: p.display_name(), target: target.clone() },
+            source: Source::Policy {
+                index,
+                name: p.display_name(),
+                target: target.clone(),
+            },
             role,
             level: level.clone(),
             leaf: false,
         };
         for &index in ranked {
-            let Some(p) = inputs.policies.get(index) else { continue };
+            let Some(p) = inputs.policies.get(index) else {
+                continue;
+            };
             if let Some(map) = &p.defaults {
                 self.push(supplier(index, p, Role::Defaults), map, None);
             }
@@ -71,7 +89,9 @@ impl<'a> Fold<'a> {
             }
         }
         for &index in ranked.iter().rev() {
-            let Some(p) = inputs.policies.get(index) else { continue };
+            let Some(p) = inputs.policies.get(index) else {
+                continue;
+            };
             if let Some(map) = &p.overrides {
                 self.push(supplier(index, p, Role::Overrides), map, None);
             }
@@ -84,9 +104,15 @@ impl<'a> Fold<'a> {
     /// The rule's own values, then rule, route and delegating parents
     /// (innermost first), each parent rule's own values before its policies.
     pub fn lower(&mut self, att: &Attachment<'a>) {
-        let Some((leaf_route, leaf_rule)) = att.leaf() else { return };
+        let Some((leaf_route, leaf_rule)) = att.leaf() else {
+            return;
+        };
         // The leaf rule's own values are the starting point (a fill into nothing).
-        self.push(inline(leaf_route, leaf_rule, true), &leaf_rule.inline, Some(Op::Fill));
+        self.push(
+            inline(leaf_route, leaf_rule, true),
+            &leaf_rule.inline,
+            Some(Op::Fill),
+        );
         for (depth, (route, rule)) in att.chain.iter().enumerate().rev() {
             if depth + 1 < att.chain.len() {
                 // A delegating parent rule's own values, per its route's annotation.
@@ -110,7 +136,10 @@ impl<'a> Fold<'a> {
 
 fn inline(route: &HttpRoute, rule: &Rule, leaf: bool) -> Supplier {
     Supplier {
-        source: Source::Inline { route: route.key.clone(), rule: rule.label() },
+        source: Source::Inline {
+            route: route.key.clone(),
+            rule: rule.label(),
+        },
         role: Role::Inline(route.meta.priority),
         level: format!("HTTPRoute {} rule {} (inline)", route.key, rule.label()),
         leaf,

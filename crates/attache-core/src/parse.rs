@@ -92,29 +92,41 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     match (group, kind) {
-        (GATEWAY_GROUP, "GatewayClass" | "Gateway" | "HTTPRoute") if matches!(version, "v1" | "v1beta1") => match kind {
-            "GatewayClass" => read_class(doc, inputs),
-            "Gateway" => read_gateway(doc, inputs),
-            _ => read_route(doc, inputs),
-        },
+        (GATEWAY_GROUP, "GatewayClass" | "Gateway" | "HTTPRoute")
+            if matches!(version, "v1" | "v1beta1") =>
+        {
+            match kind {
+                "GatewayClass" => read_class(doc, inputs),
+                "Gateway" => read_gateway(doc, inputs),
+                _ => read_route(doc, inputs),
+            }
+        }
         ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
         (POLICY_GROUP, "RoutePolicy" | "ClusterRoutePolicy") => {
             if version == "v1alpha1" {
-                let kind =
-                    if kind == "RoutePolicy" { PolicyKind::RoutePolicy } else { PolicyKind::ClusterRoutePolicy };
+                let kind = if kind == "RoutePolicy" {
+                    PolicyKind::RoutePolicy
+                } else {
+                    PolicyKind::ClusterRoutePolicy
+                };
                 read_policy(doc, kind, inputs);
             } else {
                 inputs.diagnostics.push(
-                    Diagnostic::error(format!("{api_version} is not a version attache reads; the {kind} is ignored"))
-                        .at(origin)
-                        .on(kind)
-                        .field("apiVersion")
-                        .hint(format!("use apiVersion: {POLICY_GROUP}/v1alpha1")),
+                    Diagnostic::error(format!(
+                        "{api_version} is not a version attache reads; the {kind} is ignored"
+                    ))
+                    .at(origin)
+                    .on(kind)
+                    .field("apiVersion")
+                    .hint(format!("use apiVersion: {POLICY_GROUP}/v1alpha1")),
                 );
             }
         }
         _ => {
-            let seen = inputs.skipped.entry(format!("{api_version} {kind}")).or_insert((0, origin.clone()));
+            let seen = inputs
+                .skipped
+                .entry(format!("{api_version} {kind}"))
+                .or_insert((0, origin.clone()));
             seen.0 += 1;
         }
     }
@@ -784,8 +796,17 @@ fn push_policy(inputs: &mut Inputs, policy: Policy) {
             && p.meta.namespace == policy.meta.namespace
             && p.meta.name == policy.meta.name
     };
-    let id = (policy.kind, policy.meta.namespace.clone(), policy.meta.name.clone());
-    if let Some(first) = inputs.policy_ids.get(&id).and_then(|i| inputs.policies.get(*i)).filter(|p| same(p)) {
+    let id = (
+        policy.kind,
+        policy.meta.namespace.clone(),
+        policy.meta.name.clone(),
+    );
+    if let Some(first) = inputs
+        .policy_ids
+        .get(&id)
+        .and_then(|i| inputs.policies.get(*i))
+        .filter(|p| same(p))
+    {
         let name = match &policy.meta.namespace {
             Some(ns) => format!("{ns}/{}", policy.meta.name),
             None => policy.meta.name.clone(),
@@ -994,7 +1015,12 @@ fn resolve_targets(inputs: &mut Inputs) {
     }
     let policies = &inputs.policies;
     for list in by_target.values_mut() {
-        list.sort_by(|a, b| policies[*a].rank_key().cmp(&policies[*b].rank_key()));
+        list.sort_by(|a, b| {
+            policies
+                .get(*a)
+                .map(Policy::rank_key)
+                .cmp(&policies.get(*b).map(Policy::rank_key))
+        });
     }
     inputs.by_target = by_target;
     inputs.diagnostics.extend(missing);

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::attach::{attach, Attachment};
-use crate::contract::{Document, Header, HeaderChanges, Retry, RouteEntry, Timeouts, SCHEMA_VERSION};
+use crate::contract::{
+    Document, Header, HeaderChanges, Retry, RouteEntry, Timeouts, SCHEMA_VERSION,
+};
 use crate::diagnostic::Diagnostic;
 use crate::explain::{explain, Explanation};
 use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
@@ -22,24 +24,43 @@ pub enum ResolveError {
     #[error("the input has no Gateway")]
     NoGateway,
     #[error("Gateway {wanted} is not in the input; Gateways found: {available}")]
-    GatewayNotFound { wanted: ObjectKey, available: String },
+    GatewayNotFound {
+        wanted: ObjectKey,
+        available: String,
+    },
     #[error("the input has {count} Gateways, so one must be chosen: {available}")]
     GatewayRequired { count: usize, available: String },
 }
 
 /// Picks the Gateway to resolve: the one asked for, or the only one.
-pub fn select_gateway(inputs: &Inputs, wanted: Option<&ObjectKey>) -> Result<ObjectKey, ResolveError> {
-    let available = || inputs.gateways.keys().map(ObjectKey::to_string).collect::<Vec<_>>().join(", ");
+pub fn select_gateway(
+    inputs: &Inputs,
+    wanted: Option<&ObjectKey>,
+) -> Result<ObjectKey, ResolveError> {
+    let available = || {
+        inputs
+            .gateways
+            .keys()
+            .map(ObjectKey::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     match wanted {
         Some(key) if inputs.gateways.contains_key(key) => Ok(key.clone()),
         Some(_) if inputs.gateways.is_empty() => Err(ResolveError::NoGateway),
-        Some(key) => Err(ResolveError::GatewayNotFound { wanted: key.clone(), available: available() }),
+        Some(key) => Err(ResolveError::GatewayNotFound {
+            wanted: key.clone(),
+            available: available(),
+        }),
         None => {
             let mut keys = inputs.gateways.keys();
             match (keys.next(), keys.next()) {
                 (None, _) => Err(ResolveError::NoGateway),
                 (Some(only), None) => Ok(only.clone()),
-                _ => Err(ResolveError::GatewayRequired { count: inputs.gateways.len(), available: available() }),
+                _ => Err(ResolveError::GatewayRequired {
+                    count: inputs.gateways.len(),
+                    available: available(),
+                }),
             }
         }
     }
@@ -81,24 +102,38 @@ struct Prepared<'a> {
 
 fn prepare<'a>(inputs: &'a Inputs, gateway: &ObjectKey) -> Result<Prepared<'a>, ResolveError> {
     let Some(gw) = inputs.gateways.get(gateway) else {
-        return Err(select_gateway(inputs, Some(gateway)).err().unwrap_or(ResolveError::NoGateway));
+        return Err(select_gateway(inputs, Some(gateway))
+            .err()
+            .unwrap_or(ResolveError::NoGateway));
     };
     let mut diagnostics = Vec::new();
     if !inputs.classes.contains_key(&gw.class) {
         diagnostics.push(
-            Diagnostic::note(format!("GatewayClass {} is not in the input; no GatewayClass-level policy applies", gw.class))
-                .at(&gw.meta.origin)
-                .on(format!("Gateway {}", gw.key))
-                .field("spec.gatewayClassName"),
+            Diagnostic::note(format!(
+                "GatewayClass {} is not in the input; no GatewayClass-level policy applies",
+                gw.class
+            ))
+            .at(&gw.meta.origin)
+            .on(format!("Gateway {}", gw.key))
+            .field("spec.gatewayClassName"),
         );
     }
     let mut attachments = attach(inputs, gw, &mut diagnostics);
     // Document order (see `resolve`).
     attachments.sort_by_cached_key(|a| {
         let (route, rule) = a.leaf().map(|(r, rule)| (r, rule.index)).unzip();
-        (a.listener.name.clone(), route.and_then(|r| r.meta.created.clone()), route.map(|r| r.key.clone()), rule)
+        (
+            a.listener.name.clone(),
+            route.and_then(|r| r.meta.created.clone()),
+            route.map(|r| r.key.clone()),
+            rule,
+        )
     });
-    Ok(Prepared { gateway: gw, attachments, diagnostics })
+    Ok(Prepared {
+        gateway: gw,
+        attachments,
+        diagnostics,
+    })
 }
 
 /// Resolves one Gateway. Entries are sorted by listener name, then route
@@ -106,12 +141,18 @@ fn prepare<'a>(inputs: &'a Inputs, gateway: &ObjectKey) -> Result<Prepared<'a>, 
 /// index: the filter uses document order as the last tie-break of Gateway
 /// API match precedence, which ranks older routes first.
 pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, ResolveError> {
-    let Prepared { gateway: gw, attachments, mut diagnostics } = prepare(inputs, gateway)?;
+    let Prepared {
+        gateway: gw,
+        attachments,
+        mut diagnostics,
+    } = prepare(inputs, gateway)?;
     let mut shared = SharedUpper::new(inputs, gw);
     let mut routes = Vec::with_capacity(attachments.len());
     let mut backends = BTreeMap::new();
     for att in &attachments {
-        let Some((_, leaf_rule)) = att.leaf() else { continue };
+        let Some((_, leaf_rule)) = att.leaf() else {
+            continue;
+        };
         let mut lower = Fold::new(inputs);
         lower.lower(att);
         let (mut folded, suppliers) = shared.complete(att.listener, lower.folded, lower.suppliers);
@@ -122,23 +163,42 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
         }
         let mut entry = to_entry(att, &name, &folded, &suppliers);
         if clamped.is_some() {
-            if let Some(source) = entry.sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
+            if let Some(source) = entry
+                .sources
+                .get_mut(&FieldKey::BackendRequestTimeout.to_string())
+            {
                 source.push_str(", clamped to timeouts.requestMs");
             }
         }
         backends.insert(name, leaf_rule.backends.clone());
         routes.push(entry);
     }
-    let document = Document { schema_version: SCHEMA_VERSION, gateway: gw.key.to_string(), options: Default::default(), routes };
+    let document = Document {
+        schema_version: SCHEMA_VERSION,
+        gateway: gw.key.to_string(),
+        options: Default::default(),
+        routes,
+    };
     let listeners = gw
         .listeners
         .iter()
-        .map(|l| ListenerInfo { name: l.name.clone(), port: l.port, protocol: l.protocol.clone(), hostname: l.hostname.clone() })
+        .map(|l| ListenerInfo {
+            name: l.name.clone(),
+            port: l.port,
+            protocol: l.protocol.clone(),
+            hostname: l.hostname.clone(),
+        })
         .collect();
     diagnostics.sort();
     diagnostics.dedup();
     Ok(Resolved {
-        resolution: GatewayResolution { gateway: gw.key.clone(), gateway_class: gw.class.clone(), listeners, document, backends },
+        resolution: GatewayResolution {
+            gateway: gw.key.clone(),
+            gateway_class: gw.class.clone(),
+            listeners,
+            document,
+            backends,
+        },
         diagnostics,
     })
 }
@@ -153,11 +213,17 @@ fn fold_full<'a>(inputs: &'a Inputs, gw: &Gateway, att: &Attachment<'a>) -> Fold
 
 /// The explanation of every rule of `route` (leaf route of the entry) that
 /// the Gateway serves, in document order.
-pub fn explain_route(inputs: &Inputs, gateway: &ObjectKey, route: &ObjectKey) -> Result<Vec<Explanation>, ResolveError> {
+pub fn explain_route(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+    route: &ObjectKey,
+) -> Result<Vec<Explanation>, ResolveError> {
     let prepared = prepare(inputs, gateway)?;
     let mut out = Vec::new();
     for att in &prepared.attachments {
-        let Some((leaf_route, leaf_rule)) = att.leaf() else { continue };
+        let Some((leaf_route, leaf_rule)) = att.leaf() else {
+            continue;
+        };
         if leaf_route.key != *route {
             continue;
         }
@@ -184,7 +250,11 @@ pub fn explain_route(inputs: &Inputs, gateway: &ObjectKey, route: &ObjectKey) ->
 
 /// The entry names the Gateway serves (for messages).
 pub fn entry_names(inputs: &Inputs, gateway: &ObjectKey) -> Result<Vec<String>, ResolveError> {
-    Ok(prepare(inputs, gateway)?.attachments.iter().map(Attachment::entry_name).collect())
+    Ok(prepare(inputs, gateway)?
+        .attachments
+        .iter()
+        .map(Attachment::entry_name)
+        .collect())
 }
 
 /// Per (policy index, target): what it did on this Gateway; plus the
@@ -199,7 +269,9 @@ pub(crate) fn contributions(
     for att in &prepared.attachments {
         let mut fold = fold_full(inputs, prepared.gateway, att);
         if let Some(note) = clamp(&mut fold.folded) {
-            prepared.diagnostics.push(clamp_warning(&note, att, &att.entry_name()));
+            prepared
+                .diagnostics
+                .push(clamp_warning(&note, att, &att.entry_name()));
         }
         record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
     }
@@ -208,7 +280,11 @@ pub(crate) fn contributions(
 
 /// backendRequest may not exceed a non-zero request timeout.
 fn clamp(folded: &mut Folded) -> Option<String> {
-    let request = match folded.fields.get(&FieldKey::RequestTimeout).map(|e| &e.value) {
+    let request = match folded
+        .fields
+        .get(&FieldKey::RequestTimeout)
+        .map(|e| &e.value)
+    {
         Some(FieldValue::Millis(ms)) if *ms > 0 => *ms,
         _ => return None,
     };
@@ -242,7 +318,9 @@ fn record_stats(
 ) {
     let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
     for (id, supplier) in suppliers.iter().enumerate() {
-        let Source::Policy { index, target, .. } = &supplier.source else { continue };
+        let Source::Policy { index, target, .. } = &supplier.source else {
+            continue;
+        };
         let key = (*index, target.clone());
         let s = stats.entry(key.clone()).or_default();
         if touched.insert(key) {
@@ -252,18 +330,27 @@ fn record_stats(
         let mut lost = BTreeSet::new();
         for loss in folded.losses.iter().filter(|l| l.loser == id) {
             lost.insert(&loss.field);
-            let Some(winner) = suppliers.get(loss.winner) else { continue };
+            let Some(winner) = suppliers.get(loss.winner) else {
+                continue;
+            };
             // Status names who holds the field in the end; the loss itself
             // may have been to an intermediate holder.
             match folded.fields.get(&loss.field) {
-                Some(e) => s.winners.extend(e.suppliers.iter().filter_map(|i| suppliers.get(*i)).map(Supplier::to_string)),
+                Some(e) => s.winners.extend(
+                    e.suppliers
+                        .iter()
+                        .filter_map(|i| suppliers.get(*i))
+                        .map(Supplier::to_string),
+                ),
                 None => {
                     s.winners.insert(winner.to_string());
                 }
             }
-            let same_level = winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
+            let same_level =
+                winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
             let same_op = winner.role.op() == supplier.role.op();
-            let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
+            let differs =
+                maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
             if same_level && same_op && differs {
                 s.conflicts_with.insert(winner.who());
             }
@@ -272,7 +359,12 @@ fn record_stats(
     }
 }
 
-fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supplier]) -> RouteEntry {
+fn to_entry(
+    att: &Attachment<'_>,
+    name: &str,
+    folded: &Folded,
+    suppliers: &[Supplier],
+) -> RouteEntry {
     let (route, rule) = match att.leaf() {
         Some(leaf) => leaf,
         None => return RouteEntry::default(),
@@ -282,8 +374,10 @@ fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supp
         Some(FieldValue::Millis(ms)) => Some(*ms),
         _ => None,
     };
-    let timeouts =
-        Timeouts { request_ms: millis(&FieldKey::RequestTimeout), backend_request_ms: millis(&FieldKey::BackendRequestTimeout) };
+    let timeouts = Timeouts {
+        request_ms: millis(&FieldKey::RequestTimeout),
+        backend_request_ms: millis(&FieldKey::BackendRequestTimeout),
+    };
     let retry = Retry {
         attempts: match get(&FieldKey::RetryAttempts) {
             Some(FieldValue::Count(n)) => Some(*n),
@@ -304,12 +398,20 @@ fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supp
         for (key, e) in &folded.fields {
             match (key, &e.value) {
                 (FieldKey::HeaderSet(d, name), FieldValue::Text(v)) if *d == dir => {
-                    changes.set.push(Header { name: name.clone(), value: v.clone() })
+                    changes.set.push(Header {
+                        name: name.clone(),
+                        value: v.clone(),
+                    })
                 }
                 (FieldKey::HeaderAdd(d, name), FieldValue::Text(v)) if *d == dir => {
-                    changes.add.push(Header { name: name.clone(), value: v.clone() })
+                    changes.add.push(Header {
+                        name: name.clone(),
+                        value: v.clone(),
+                    })
                 }
-                (FieldKey::HeaderRemove(d), FieldValue::Words(w)) if *d == dir => changes.remove = w.clone(),
+                (FieldKey::HeaderRemove(d), FieldValue::Words(w)) if *d == dir => {
+                    changes.remove = w.clone()
+                }
                 _ => {}
             }
         }
@@ -319,7 +421,12 @@ fn to_entry(att: &Attachment<'_>, name: &str, folded: &Folded, suppliers: &[Supp
         .fields
         .iter()
         .map(|(key, e)| {
-            let who: Vec<String> = e.suppliers.iter().filter_map(|i| suppliers.get(*i)).map(Supplier::to_string).collect();
+            let who: Vec<String> = e
+                .suppliers
+                .iter()
+                .filter_map(|i| suppliers.get(*i))
+                .map(Supplier::to_string)
+                .collect();
             (key.to_string(), who.join(" + "))
         })
         .collect();
@@ -350,11 +457,19 @@ pub fn resolve_unshared(inputs: &Inputs, gateway: &ObjectKey) -> Result<Document
         let clamped = clamp(&mut fold.folded);
         let mut entry = to_entry(att, &att.entry_name(), &fold.folded, &fold.suppliers);
         if clamped.is_some() {
-            if let Some(source) = entry.sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
+            if let Some(source) = entry
+                .sources
+                .get_mut(&FieldKey::BackendRequestTimeout.to_string())
+            {
                 source.push_str(", clamped to timeouts.requestMs");
             }
         }
         routes.push(entry);
     }
-    Ok(Document { schema_version: SCHEMA_VERSION, gateway: prepared.gateway.key.to_string(), options: Default::default(), routes })
+    Ok(Document {
+        schema_version: SCHEMA_VERSION,
+        gateway: prepared.gateway.key.to_string(),
+        options: Default::default(),
+        routes,
+    })
 }

@@ -22,8 +22,12 @@ use crate::parse::Inputs;
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 
-const GROUPS: [Group; 4] =
-    [Group::Timeouts, Group::Retry, Group::Headers(Direction::Request), Group::Headers(Direction::Response)];
+const GROUPS: [Group; 4] = [
+    Group::Timeouts,
+    Group::Retry,
+    Group::Headers(Direction::Request),
+    Group::Headers(Direction::Response),
+];
 
 /// Cannot occur in a validated header value (CR, LF and NUL are rejected).
 const SENTINEL: &str = "\0lower\0";
@@ -45,26 +49,42 @@ pub(crate) struct SharedUpper<'a> {
 
 impl<'a> SharedUpper<'a> {
     pub fn new(inputs: &'a Inputs, gateway: &'a Gateway) -> Self {
-        SharedUpper { inputs, gateway, memo: HashMap::new() }
+        SharedUpper {
+            inputs,
+            gateway,
+            memo: HashMap::new(),
+        }
     }
 
     /// Completes a lower fold with the upper levels of `listener`: the same
     /// fields and suppliers as folding every level in one go (losses are
     /// not kept; `explain` folds in full when it needs them).
-    pub fn complete(&mut self, listener: &Listener, lower: Folded, mut suppliers: Vec<Supplier>) -> (Folded, Vec<Supplier>) {
+    pub fn complete(
+        &mut self,
+        listener: &Listener,
+        lower: Folded,
+        mut suppliers: Vec<Supplier>,
+    ) -> (Folded, Vec<Supplier>) {
         let mut out = Folded::default();
         // Top-level fields fold independently (shallow merges act on one
         // group, field and deep merges on one key), so each group is
         // memoised on its own shape: far fewer shapes, and each upper fold
         // only sees the contributions that touch the group.
         for group in GROUPS {
-            let shape: Vec<FieldKey> = lower.fields.keys().filter(|k| k.group() == group).cloned().collect();
+            let shape: Vec<FieldKey> = lower
+                .fields
+                .keys()
+                .filter(|k| k.group() == group)
+                .cloned()
+                .collect();
             let key = (listener.name.clone(), group, shape);
             if !self.memo.contains_key(&key) {
                 let upper = self.fold_upper(listener, group, &key.2);
                 self.memo.insert(key.clone(), upper);
             }
-            let Some(upper) = self.memo.get(&key) else { continue };
+            let Some(upper) = self.memo.get(&key) else {
+                continue;
+            };
             // Only the upper suppliers that hold a field are copied: copying
             // all of them per rule would make resolve O(rules x policies).
             let mut remap: HashMap<usize, usize> = HashMap::new();
@@ -90,7 +110,13 @@ impl<'a> SharedUpper<'a> {
                     Some(l) if eff.suppliers.contains(&0) => substitute(&eff.value, &l.value),
                     _ => eff.value.clone(),
                 };
-                out.fields.insert(field.clone(), Effective { value, suppliers: ids });
+                out.fields.insert(
+                    field.clone(),
+                    Effective {
+                        value,
+                        suppliers: ids,
+                    },
+                );
             }
         }
         (out, suppliers)
@@ -100,7 +126,13 @@ impl<'a> SharedUpper<'a> {
         let mut fold = Fold::new(self.inputs);
         fold.only = Some(group);
         fold.suppliers.push(Supplier {
-            source: Source::Inline { route: ObjectKey { namespace: String::new(), name: String::new() }, rule: String::new() },
+            source: Source::Inline {
+                route: ObjectKey {
+                    namespace: String::new(),
+                    name: String::new(),
+                },
+                rule: String::new(),
+            },
             role: crate::supplier::Role::Defaults,
             level: String::new(),
             leaf: true,
@@ -110,10 +142,19 @@ impl<'a> SharedUpper<'a> {
                 FieldKey::HeaderRemove(_) => FieldValue::Words(vec![SENTINEL.to_string()]),
                 _ => FieldValue::Text(SENTINEL.to_string()),
             };
-            fold.folded.fields.insert(field.clone(), Effective { value: placeholder, suppliers: vec![0] });
+            fold.folded.fields.insert(
+                field.clone(),
+                Effective {
+                    value: placeholder,
+                    suppliers: vec![0],
+                },
+            );
         }
         fold.upper(self.gateway, listener);
-        Upper { fields: fold.folded.fields.into_iter().collect(), suppliers: fold.suppliers }
+        Upper {
+            fields: fold.folded.fields.into_iter().collect(),
+            suppliers: fold.suppliers,
+        }
     }
 }
 
@@ -125,7 +166,11 @@ fn substitute(upper: &FieldValue, lower: &FieldValue) -> FieldValue {
         (FieldValue::Words(u), FieldValue::Words(l)) => {
             let mut out: Vec<String> = Vec::with_capacity(u.len() + l.len());
             for w in u {
-                let expanded: &[String] = if w == SENTINEL { l } else { std::slice::from_ref(w) };
+                let expanded: &[String] = if w == SENTINEL {
+                    l
+                } else {
+                    std::slice::from_ref(w)
+                };
                 for w in expanded {
                     if !out.contains(w) {
                         out.push(w.clone());

@@ -178,7 +178,10 @@ fn one(
                 false,
                 "TargetNotFound",
                 match &tr.section_name {
-                    Some(section) => format!("{} {} or its section {section} does not exist", tr.kind, tr.name),
+                    Some(section) => format!(
+                        "{} {} or its section {section} does not exist",
+                        tr.kind, tr.name
+                    ),
                     None => format!("{} {} does not exist", tr.kind, tr.name),
                 },
                 generation,

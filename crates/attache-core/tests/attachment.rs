@@ -329,6 +329,7 @@ fn delegated_children_inherit_the_parent_rule_levels() {
     let e = entry(&r, "http/appns/child/0");
     assert_eq!(request_ms(e), Some(3000));
     assert_eq!(e.hostnames, ["b.example.com"]);
-    let why = attache_core::explain_route(&inputs(&yaml), &key("appns/gw"), &key("appns/child")).unwrap();
+    let why =
+        attache_core::explain_route(&inputs(&yaml), &key("appns/gw"), &key("appns/child")).unwrap();
     assert_eq!(why[0].via, ["HTTPRoute appns/route rule main"]);
 }

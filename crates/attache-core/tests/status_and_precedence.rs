@@ -164,7 +164,8 @@ fn explain_lists_every_field_and_every_loser_with_why() {
             None,
             None,
         );
-    let all = attache_core::explain_route(&inputs(&yaml), &key("appns/gw"), &key("appns/route")).unwrap();
+    let all =
+        attache_core::explain_route(&inputs(&yaml), &key("appns/gw"), &key("appns/route")).unwrap();
     let x = &all[0];
     let fields: Vec<(&str, &str, &str)> = x
         .fields

@@ -182,12 +182,23 @@ fn other_kinds_are_skipped_with_one_note_per_kind() {
         "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n- just a list\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n",
     );
     let inputs = parse(&docs);
-    let notes: Vec<String> = inputs.diagnostics.iter().map(|d| format!("{}: {d}", d.severity)).collect();
+    let notes: Vec<String> = inputs
+        .diagnostics
+        .iter()
+        .map(|d| format!("{}: {d}", d.severity))
+        .collect();
     assert_eq!(notes.len(), 2, "{notes:#?}");
     assert!(notes.iter().all(|n| n.starts_with("note: ")));
-    assert!(notes.iter().any(|n| n.starts_with("note: test.yaml (document 2): not a Kubernetes object")), "{notes:#?}");
     assert!(
-        notes.iter().any(|n| n.starts_with("note: test.yaml (document 1): 2 v1 Service objects are not read by the resolver")),
+        notes
+            .iter()
+            .any(|n| n.starts_with("note: test.yaml (document 2): not a Kubernetes object")),
+        "{notes:#?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "note: test.yaml (document 1): 2 v1 Service objects are not read by the resolver"
+        )),
         "{notes:#?}"
     );
 }
