@@ -153,3 +153,48 @@ fn status_is_a_kubectl_style_list_with_reasons() {
         out.stdout
     );
 }
+
+#[test]
+fn explain_and_status_help_teach_with_examples() {
+    for sub in ["explain", "status"] {
+        let help = text(&attache(&[sub, "--help"]).stdout);
+        assert!(help.contains("Examples:"), "{sub}: {help}");
+    }
+    let help = text(&attache(&["status", "--help"]).stdout);
+    assert!(
+        help.contains("Conflicted") && help.contains("Overridden"),
+        "{help}"
+    );
+}
+
+#[test]
+fn explain_filters_by_listener() {
+    let out = attache(&[
+        "explain",
+        "-f",
+        &shop(),
+        "--route",
+        "shop/api",
+        "--listener",
+        "admin",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "shop/api is not served on admin"
+    );
+    assert!(text(&out.stderr).contains("HTTPRoute shop/api on listener admin"));
+    let out = attache(&[
+        "explain",
+        "-f",
+        &shop(),
+        "--route",
+        "shop/api",
+        "--listener",
+        "http",
+        "--rule",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout).lines().next(), Some("http/shop/api/1"));
+}

@@ -264,3 +264,26 @@ fn help_teaches_with_examples() {
         "{help}"
     );
 }
+
+#[test]
+fn reads_standard_input_with_dash() {
+    use std::io::Write;
+    let shop = std::fs::read(fixture("shop.yaml")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attache"))
+        .args(["resolve", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&shop).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let from_file = attache(&["resolve", "-f", fixture("shop.yaml").to_str().unwrap()]);
+    assert_eq!(out.stdout, from_file.stdout);
+    assert!(
+        text(&out.stderr).contains("- (document 5) HTTPRoute shop/api"),
+        "{}",
+        text(&out.stderr)
+    );
+}
