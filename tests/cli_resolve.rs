@@ -287,3 +287,23 @@ fn reads_standard_input_with_dash() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn invalid_gateways_and_routes_are_reported_precisely_and_dropped() {
+    let bad = fixture("bad-objects.yaml");
+    let file = bad.display().to_string();
+    let out = attache(&["resolve", "-f", &file, "--gateway", "infra/edge"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    for expected in [
+        format!("error: {file} (document 2) Gateway infra/twins: spec.listeners[1].name: listener name \"http\" is used twice; give every listener of a Gateway a distinct name"),
+        format!("error: {file} (document 3) HTTPRoute shop/slow: spec.rules[0].timeouts.request: \"1d\" is not a Gateway API duration"),
+        format!("error: {file} (document 4) HTTPRoute shop/typed: spec.parentRefs[0].port: invalid type: string \"eighty\", expected u16"),
+        format!("note: {file} (document 6): v1 ConfigMap is not read by the resolver; skipped"),
+    ] {
+        assert!(err.contains(&expected), "missing {expected:?} in:\n{err}");
+    }
+    let doc: Document = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = doc.routes.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["http/shop/fine/0"]);
+}
