@@ -2,7 +2,8 @@
 //! allowedRoutes, hostname intersection and delegation to child routes.
 //!
 //! A child route is reached through the parent rule that delegates to it
-//! and inherits that rule's levels. A child that also names the Gateway in
+//! and inherits that rule's levels. As in kgateway, a child whose
+//! parentRefs name HTTPRoutes accepts delegation only from those. A child that also names the Gateway in
 //! its own parentRefs attaches directly as well; when the same
 //! (listener, route, rule) is reachable several ways, the direct attachment
 //! wins, then the delegation path that sorts first, and the others are
@@ -154,6 +155,22 @@ fn walk<'a>(
                 );
                 continue;
             }
+            if !accepts_parent(child, route) {
+                diags.push(
+                    Diagnostic::warning(format!(
+                        "HTTPRoute {} delegates to it, but its parentRefs name other parent routes; not attached through it",
+                        route.key
+                    ))
+                    .at(&child.meta.origin)
+                    .on(format!("HTTPRoute {}", child.key))
+                    .field("spec.parentRefs")
+                    .hint(format!(
+                        "add {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {}, namespace: {}}} to parentRefs",
+                        route.key.name, route.key.namespace
+                    )),
+                );
+                continue;
+            }
             let Some(child_hosts) = intersect_lists(&hostnames, &child.hostnames) else {
                 diags.push(
                     Diagnostic::note(format!(
@@ -170,6 +187,18 @@ fn walk<'a>(
         }
         chain.pop();
     }
+}
+
+/// kgateway: a child whose parentRefs name HTTPRoutes accepts delegation
+/// only from those; a child that names none accepts any parent.
+fn accepts_parent(child: &HttpRoute, parent: &HttpRoute) -> bool {
+    let mut route_refs = child
+        .parent_refs
+        .iter()
+        .filter(|p| p.group == GATEWAY_GROUP && p.kind == "HTTPRoute")
+        .peekable();
+    route_refs.peek().is_none()
+        || route_refs.any(|p| p.namespace == parent.key.namespace && p.name == parent.key.name)
 }
 
 /// Keeps one attachment per entry name: direct first, then the delegation

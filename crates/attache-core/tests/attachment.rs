@@ -333,3 +333,24 @@ fn delegated_children_inherit_the_parent_rule_levels() {
         attache_core::explain_route(&inputs(&yaml), &key("appns/gw"), &key("appns/child")).unwrap();
     assert_eq!(why[0].via, ["HTTPRoute appns/route rule main"]);
 }
+
+#[test]
+fn a_child_naming_parent_routes_accepts_only_those() {
+    let parent = |name: &str| {
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: {name}, namespace: infra}}\nspec:\n  parentRefs: [{{name: edge, sectionName: other}}]\n  rules:\n  - matches: [{{path: {{value: /{name}}}}}]\n    backendRefs: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, name: child}}]\n"
+        )
+    };
+    let yaml = GATEWAY.to_string()
+        + &parent("allowed")
+        + &parent("stranger")
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: child, namespace: infra}\nspec:\n  parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: allowed}]\n  rules:\n  - backendRefs: [{name: svc}]\n";
+    let r = resolve_yaml(&yaml, "infra/edge");
+    assert_eq!(names(&r), ["other/infra/child/0"]);
+    let why = attache_core::explain_route(&inputs(&yaml), &key("infra/edge"), &key("infra/child"))
+        .unwrap();
+    assert_eq!(why[0].via, ["HTTPRoute infra/allowed rule 0"]);
+    assert!(r.diagnostics.iter().any(|d| d.message.starts_with(
+        "HTTPRoute infra/stranger delegates to it, but its parentRefs name other parent routes"
+    )));
+}
