@@ -21,8 +21,8 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  attache explain -f examples/shop/ --route shop/api --rule checkout
-  attache explain -f examples/shop/ --route shop/api --listener http -o json | jq '.[0].lost'
+  attache explain -f examples/shop/ --route shop/orders
+  attache explain -f examples/shop/ --route shop/storefront --rule pages -o json | jq '.[0].lost'
 
 Each field shows its value and who supplied it (policy or the rule's own
 value) at which level; the lines under it show the contributions that lost and
