@@ -61,7 +61,10 @@ pub enum CliError {
     #[error("{0}")]
     Usage(String),
     #[error("{path}: cannot write: {source}")]
-    Write { path: String, source: std::io::Error },
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Resolve(String),
     #[error(transparent)]
@@ -73,7 +76,11 @@ pub enum CliError {
     #[error("{0}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f")]
     Gateway(#[from] attache_core::ResolveError),
     #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
-    NoSuchEntry { wanted: String, gateway: String, available: String },
+    NoSuchEntry {
+        wanted: String,
+        gateway: String,
+        available: String,
+    },
 }
 
 pub mod explain;

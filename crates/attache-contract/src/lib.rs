@@ -217,7 +217,10 @@ mod tests {
         )
         .unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(doc.routes.len(), 1);
-        assert_eq!(doc.routes[0].retry.as_ref().and_then(|r| r.codes.clone()), Some(vec![503]));
+        assert_eq!(
+            doc.routes[0].retry.as_ref().and_then(|r| r.codes.clone()),
+            Some(vec![503])
+        );
         assert!(doc.routes[0].timeouts.is_none());
         assert!(!doc.options.trust_client_control_headers);
     }
@@ -230,7 +233,10 @@ mod tests {
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),
-            timeouts: Some(Timeouts { request_ms: Some(0), backend_request_ms: None }),
+            timeouts: Some(Timeouts {
+                request_ms: Some(0),
+                backend_request_ms: None,
+            }),
             ..RouteEntry::default()
         };
         let json = serde_json::to_string(&entry).unwrap_or_default();
@@ -243,6 +249,12 @@ mod tests {
     #[test]
     fn path_match_defaults_follow_gateway_api() {
         let m: HttpRouteMatch = serde_json::from_str(r#"{"path":{}}"#).unwrap_or_default();
-        assert_eq!(m.path, Some(PathMatch { kind: PathMatchType::PathPrefix, value: "/".into() }));
+        assert_eq!(
+            m.path,
+            Some(PathMatch {
+                kind: PathMatchType::PathPrefix,
+                value: "/".into()
+            })
+        );
     }
 }

@@ -15,7 +15,9 @@ fn full_document() -> Document {
     Document {
         schema_version: SCHEMA_VERSION,
         gateway: "infra/edge".into(),
-        options: Options { trust_client_control_headers: true },
+        options: Options {
+            trust_client_control_headers: true,
+        },
         routes: vec![RouteEntry {
             name: route_entry_name("http", "shop", "checkout", "0"),
             listener: "http".into(),
@@ -24,8 +26,15 @@ fn full_document() -> Document {
             rule: "0".into(),
             hostnames: vec!["shop.example.com".into(), "*.example.com".into()],
             matches: vec![HttpRouteMatch {
-                path: Some(PathMatch { kind: PathMatchType::RegularExpression, value: "/a/[0-9]+".into() }),
-                headers: vec![HeaderMatch { kind: StringMatchType::Exact, name: "x-v".into(), value: "2".into() }],
+                path: Some(PathMatch {
+                    kind: PathMatchType::RegularExpression,
+                    value: "/a/[0-9]+".into(),
+                }),
+                headers: vec![HeaderMatch {
+                    kind: StringMatchType::Exact,
+                    name: "x-v".into(),
+                    value: "2".into(),
+                }],
                 query_params: vec![QueryParamMatch {
                     kind: StringMatchType::RegularExpression,
                     name: "q".into(),
@@ -33,7 +42,10 @@ fn full_document() -> Document {
                 }],
                 method: Some("POST".into()),
             }],
-            timeouts: Some(Timeouts { request_ms: Some(10_000), backend_request_ms: Some(0) }),
+            timeouts: Some(Timeouts {
+                request_ms: Some(10_000),
+                backend_request_ms: Some(0),
+            }),
             retry: Some(Retry {
                 attempts: Some(3),
                 codes: Some(vec![502, 503]),
@@ -41,12 +53,22 @@ fn full_document() -> Document {
                 retry_on: Some(vec!["connect-failure".into()]),
             }),
             request_headers: Some(HeaderChanges {
-                set: vec![Header { name: "x-a".into(), value: "1".into() }],
-                add: vec![Header { name: "x-b".into(), value: "summer,winter".into() }],
+                set: vec![Header {
+                    name: "x-a".into(),
+                    value: "1".into(),
+                }],
+                add: vec![Header {
+                    name: "x-b".into(),
+                    value: "summer,winter".into(),
+                }],
                 remove: vec!["x-c".into()],
             }),
             response_headers: Some(HeaderChanges::default()),
-            sources: [("timeouts.requestMs".to_string(), "RoutePolicy shop/slow".to_string())].into(),
+            sources: [(
+                "timeouts.requestMs".to_string(),
+                "RoutePolicy shop/slow".to_string(),
+            )]
+            .into(),
         }],
     }
 }
@@ -64,21 +86,54 @@ fn the_schema_rejects_what_the_contract_forbids() {
     let base = serde_json::to_value(full_document()).expect("serialises");
     let cases: [(&str, &str, Value); 7] = [
         ("wrong schema version", "/schemaVersion", json!(2)),
-        ("status code out of range", "/routes/0/retry/codes/0", json!(600)),
-        ("negative timeout", "/routes/0/timeouts/requestMs", json!(-1)),
-        ("upper-case header name", "/routes/0/requestHeaders/set/0/name", json!("X-A")),
-        ("header value with a newline", "/routes/0/requestHeaders/set/0/value", json!("a\r\nx-evil: 1")),
-        ("unknown path match type", "/routes/0/matches/0/path/type", json!("Prefix")),
-        ("route name without four parts", "/routes/0/name", json!("checkout")),
+        (
+            "status code out of range",
+            "/routes/0/retry/codes/0",
+            json!(600),
+        ),
+        (
+            "negative timeout",
+            "/routes/0/timeouts/requestMs",
+            json!(-1),
+        ),
+        (
+            "upper-case header name",
+            "/routes/0/requestHeaders/set/0/name",
+            json!("X-A"),
+        ),
+        (
+            "header value with a newline",
+            "/routes/0/requestHeaders/set/0/value",
+            json!("a\r\nx-evil: 1"),
+        ),
+        (
+            "unknown path match type",
+            "/routes/0/matches/0/path/type",
+            json!("Prefix"),
+        ),
+        (
+            "route name without four parts",
+            "/routes/0/name",
+            json!("checkout"),
+        ),
     ];
     for (what, pointer, bad) in cases {
         let mut doc = base.clone();
         *doc.pointer_mut(pointer).expect("pointer exists") = bad;
-        assert!(!validator.is_valid(&doc), "schema accepted a document with {what}");
+        assert!(
+            !validator.is_valid(&doc),
+            "schema accepted a document with {what}"
+        );
     }
     let mut missing = base.clone();
-    missing["routes"][0].as_object_mut().expect("object").remove("rule");
-    assert!(!validator.is_valid(&missing), "schema accepted a route without its rule");
+    missing["routes"][0]
+        .as_object_mut()
+        .expect("object")
+        .remove("rule");
+    assert!(
+        !validator.is_valid(&missing),
+        "schema accepted a route without its rule"
+    );
 }
 
 #[test]
