@@ -122,6 +122,9 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 );
             }
         }
+        // Read by `attache render` for backend addresses; not the resolver's
+        // business, and not worth a note in every demo log.
+        ("", "Service") | ("discovery.k8s.io", "EndpointSlice") => {}
         _ => {
             let seen = inputs
                 .skipped

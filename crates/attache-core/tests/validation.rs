@@ -179,7 +179,7 @@ fn invalid_routes_and_gateways_are_dropped_precisely() {
 #[test]
 fn other_kinds_are_skipped_with_one_note_per_kind() {
     let docs = docs(
-        "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n- just a list\n---\napiVersion: v1\nkind: Service\nmetadata: {name: b}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n- just a list\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: quietly-known}\n",
     );
     let inputs = parse(&docs);
     let notes: Vec<String> = inputs
@@ -197,7 +197,7 @@ fn other_kinds_are_skipped_with_one_note_per_kind() {
     );
     assert!(
         notes.iter().any(|n| n.starts_with(
-            "note: test.yaml (document 1): 2 v1 Service objects are not read by the resolver"
+            "note: test.yaml (document 1): 2 v1 ConfigMap objects are not read by the resolver"
         )),
         "{notes:#?}"
     );
