@@ -27,14 +27,13 @@ enum Target {
 }
 
 impl Target {
-    fn get(&self) -> impl Fn(&str, &[(&str, &str)]) -> Reply + '_ {
-        move |path, headers| {
-            let base = match self {
-                Target::Own(stack) => &stack.envoy.listener,
-                Target::External { envoy, .. } => envoy,
-            };
-            client::get(&format!("{}{path}", base.trim_end_matches('/')), headers)
-        }
+    /// `GET` through the Gateway's `http` listener.
+    fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let base = match self {
+            Target::Own(stack) => &stack.envoy.listener,
+            Target::External { envoy, .. } => envoy,
+        };
+        client::get(&format!("{}{path}", base.trim_end_matches('/')), headers)
     }
 
     fn backend(&self) -> &Backend {
@@ -126,7 +125,7 @@ fn example_request_timeout_is_enforced() {
             // A client asking for longer gets no longer.
             extra.push(("x-envoy-upstream-rq-timeout-ms", ms));
         }
-        let reply = target.get()(&probe.path, &probe.headers_with(&extra));
+        let reply = target.get(&probe.path, &probe.headers_with(&extra));
         assert_eq!(reply.status, 504, "{} {}", probe.path, reply.body);
         assert_not_before(reply.elapsed, Duration::from_millis(first_cut));
         assert!(
@@ -155,7 +154,7 @@ fn example_retries_are_enforced() {
     let target = target();
     let key = unique_key("example-retry");
     let (fail, status) = (attempts.to_string(), code.to_string());
-    let reply = target.get()(
+    let reply = target.get(
         &probe.path,
         &probe.headers_with(&[
             ("x-backend-key", &key),
@@ -179,7 +178,7 @@ fn example_header_changes_are_enforced() {
     })
     .expect("the example sets a request header on some route");
     let target = target();
-    let reply = target.get()(&probe.path, &probe.headers_with(&[(&name, "from-client")]));
+    let reply = target.get(&probe.path, &probe.headers_with(&[(&name, "from-client")]));
     assert_eq!(reply.status, 200, "{} {}", probe.path, reply.body);
     assert_eq!(reply.echoed_header(&name), Some(vec![value]));
 
@@ -187,7 +186,7 @@ fn example_header_changes_are_enforced() {
         let set = r.response_headers.as_ref()?.set.first()?;
         Some((set.name.clone(), set.value.clone()))
     }) {
-        let reply = target.get()(&probe.path, &probe.headers_with(&[]));
+        let reply = target.get(&probe.path, &probe.headers_with(&[]));
         assert_eq!(
             reply.header_values(&name),
             [value.as_str()],

@@ -12,9 +12,10 @@ pub struct Scratch {
 impl Scratch {
     pub fn new(label: &str) -> Scratch {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::var_os("CARGO_TARGET_TMPDIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(std::env::temp_dir);
+        // Cargo's scratch space for integration tests (target/tmp), so a
+        // kept directory sits with the build; the system's otherwise.
+        let base =
+            option_env!("CARGO_TARGET_TMPDIR").map_or_else(std::env::temp_dir, PathBuf::from);
         let path = base.join(format!(
             "attache-e2e-{}-{label}-{}",
             std::process::id(),
