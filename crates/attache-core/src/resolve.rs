@@ -316,6 +316,22 @@ fn record_stats(
     maps: &[&FieldMap],
     stats: &mut BTreeMap<(usize, Target), ContributionStats>,
 ) {
+    // Losses by loser, and supplier labels made once: both are per rule
+    // and would otherwise cost suppliers x losses.
+    let mut losses_of: Vec<Vec<&crate::fold::Loss>> = vec![Vec::new(); suppliers.len()];
+    for loss in &folded.losses {
+        if let Some(list) = losses_of.get_mut(loss.loser) {
+            list.push(loss);
+        }
+    }
+    let mut labels: Vec<Option<String>> = vec![None; suppliers.len()];
+    let mut label = |i: usize| -> Option<String> {
+        let slot = labels.get_mut(i)?;
+        if slot.is_none() {
+            *slot = suppliers.get(i).map(Supplier::to_string);
+        }
+        slot.clone()
+    };
     let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
     for (id, supplier) in suppliers.iter().enumerate() {
         let Source::Policy { index, target, .. } = &supplier.source else {
@@ -328,22 +344,22 @@ fn record_stats(
         }
         s.fields_set += maps.get(id).map_or(0, |m| m.len());
         let mut lost = BTreeSet::new();
-        for loss in folded.losses.iter().filter(|l| l.loser == id) {
+        for loss in losses_of.get(id).map(Vec::as_slice).unwrap_or_default() {
             lost.insert(&loss.field);
             let Some(winner) = suppliers.get(loss.winner) else {
                 continue;
             };
             // Status names who holds the field in the end; the loss itself
             // may have been to an intermediate holder.
-            match folded.fields.get(&loss.field) {
-                Some(e) => s.winners.extend(
-                    e.suppliers
-                        .iter()
-                        .filter_map(|i| suppliers.get(*i))
-                        .map(Supplier::to_string),
-                ),
-                None => {
-                    s.winners.insert(winner.to_string());
+            let holders: Vec<usize> = match folded.fields.get(&loss.field) {
+                Some(e) => e.suppliers.clone(),
+                None => vec![loss.winner],
+            };
+            for holder in holders {
+                if let Some(name) = label(holder) {
+                    if !s.winners.contains(&name) {
+                        s.winners.insert(name);
+                    }
                 }
             }
             let same_level =
