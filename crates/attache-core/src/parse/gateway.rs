@@ -1,0 +1,136 @@
+//! Reading GatewayClass, Namespace and Gateway objects.
+
+use super::*;
+
+pub(super) fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
+    let raw: RawGatewayClass = match typed(doc, "GatewayClass") {
+        Ok(raw) => raw,
+        Err(d) => return inputs.diagnostics.push(*d),
+    };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "GatewayClass",
+        false,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
+    if let Some(first) = inputs.classes.get(&meta.name) {
+        let d = duplicate("GatewayClass", &meta.name, &first.meta.origin, &doc.origin);
+        return inputs.diagnostics.push(d);
+    }
+    inputs
+        .classes
+        .insert(meta.name.clone(), GatewayClass { meta });
+}
+
+pub(super) fn read_namespace(doc: &SourceDoc, inputs: &mut Inputs) {
+    let raw: RawNamespace = match typed(doc, "Namespace") {
+        Ok(raw) => raw,
+        Err(d) => return inputs.diagnostics.push(*d),
+    };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "Namespace",
+        false,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
+    if let Some(first) = inputs.namespaces.get(&meta.name) {
+        let d = duplicate("Namespace", &meta.name, &first.meta.origin, &doc.origin);
+        return inputs.diagnostics.push(d);
+    }
+    inputs
+        .namespaces
+        .insert(meta.name.clone(), Namespace { meta });
+}
+
+pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
+    let raw: RawGateway = match typed(doc, "Gateway") {
+        Ok(raw) => raw,
+        Err(d) => return inputs.diagnostics.push(*d),
+    };
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        "Gateway",
+        true,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
+    let key = ObjectKey {
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone(),
+    };
+    let object = format!("Gateway {key}");
+    let mut problems = Vec::new();
+    let mut listeners: Vec<Listener> = Vec::new();
+    for (i, l) in raw.spec.listeners.into_iter().enumerate() {
+        let path = format!("spec.listeners[{i}]");
+        if listeners.iter().any(|seen| seen.name == l.name) {
+            problems.push(Problem {
+                field: format!("{path}.name"),
+                message: format!("listener name {:?} is used twice", l.name),
+                hint: "give every listener of a Gateway a distinct name".into(),
+            });
+            continue;
+        }
+        let allowed = l
+            .allowed_routes
+            .unwrap_or(crate::model::gateway::RawAllowedRoutes {
+                namespaces: None,
+                kinds: None,
+            });
+        let (from, selector) = match allowed.namespaces {
+            Some(ns) => (ns.from.unwrap_or(RawFrom::Same), ns.selector),
+            None => (RawFrom::Same, None),
+        };
+        let from = match (from, selector) {
+            (RawFrom::Same, _) => NamespaceFrom::Same,
+            (RawFrom::All, _) => NamespaceFrom::All,
+            (RawFrom::Selector, Some(sel)) => NamespaceFrom::Selector(sel),
+            (RawFrom::Selector, None) => {
+                problems.push(Problem {
+                    field: format!("{path}.allowedRoutes.namespaces.selector"),
+                    message: "from: Selector needs a selector".into(),
+                    hint: "add selector.matchLabels (or matchExpressions), or use from: Same / All"
+                        .into(),
+                });
+                continue;
+            }
+        };
+        let kinds = allowed.kinds.map(|kinds| {
+            kinds
+                .into_iter()
+                .map(|k| (k.group.unwrap_or_else(|| GATEWAY_GROUP.into()), k.kind))
+                .collect()
+        });
+        listeners.push(Listener {
+            name: l.name,
+            port: l.port,
+            protocol: l.protocol,
+            hostname: l.hostname.map(|h| h.to_ascii_lowercase()),
+            allowed: AllowedRoutes { from, kinds },
+        });
+    }
+    if !problems.is_empty() {
+        return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
+    }
+    if let Some(first) = inputs.gateways.get(&key) {
+        let d = duplicate("Gateway", &key.to_string(), &first.meta.origin, &doc.origin);
+        return inputs.diagnostics.push(d);
+    }
+    inputs.gateways.insert(
+        key.clone(),
+        Gateway {
+            meta,
+            key,
+            class: raw.spec.gateway_class_name,
+            listeners,
+        },
+    );
+}

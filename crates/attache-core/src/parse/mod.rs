@@ -1,0 +1,285 @@
+//! From [`SourceDoc`]s to the validated model ([`Inputs`]). Every problem
+//! becomes a [`Diagnostic`] naming file, document, object and field; a bad
+//! object is dropped (policies are kept as invalid for status) and never
+//! stops the others from being read.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::de::DeserializeOwned;
+
+use crate::contract::{HttpRouteMatch, PathMatch, PathMatchType};
+use crate::diagnostic::Diagnostic;
+use crate::field::{Direction, FieldMap};
+use crate::model::gateway::{RawFrom, RawGateway, RawGatewayClass, RawNamespace};
+use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEY};
+use crate::model::policy::{RawPolicy, RawTargetRef, POLICY_GROUP};
+use crate::model::route::{RawHttpRoute, RawRule, GATEWAY_GROUP};
+use crate::model::{
+    AllowedRoutes, Gateway, GatewayClass, HttpRoute, Listener, Meta, Namespace, NamespaceFrom,
+    ParentRef, Policy, PolicyKind, Priority, Rule, Target, TargetRef,
+};
+use crate::settings::{self, Problem};
+use crate::source::{Origin, SourceDoc};
+use crate::topology::{BackendTarget, ObjectKey};
+
+mod gateway;
+mod policy;
+mod route;
+mod targets;
+
+use gateway::{read_class, read_gateway, read_namespace};
+use policy::read_policy;
+use route::read_route;
+use targets::resolve_targets;
+
+/// Everything the resolver read, validated and indexed.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub classes: BTreeMap<String, GatewayClass>,
+    pub namespaces: BTreeMap<String, Namespace>,
+    pub gateways: BTreeMap<ObjectKey, Gateway>,
+    pub routes: BTreeMap<ObjectKey, HttpRoute>,
+    /// Sorted by kind, namespace, name; invalid ones included.
+    pub policies: Vec<Policy>,
+    /// Valid policies by the target they attach to, in precedence order.
+    pub by_target: BTreeMap<Target, Vec<usize>>,
+    /// Everything noticed while reading, in input order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Reading-time index of `policies` for duplicate detection (stale
+    /// after the final sort, which is why it is private).
+    policy_ids: std::collections::HashMap<(PolicyKind, Option<String>, String), usize>,
+    /// `apiVersion kind` not read, with count and first origin.
+    skipped: BTreeMap<String, (usize, Origin)>,
+}
+
+impl Inputs {
+    /// The priority annotation of a target object (default when the object
+    /// has no manifest, e.g. a Namespace only implied by its contents).
+    pub fn priority_of(&self, target: &Target) -> Priority {
+        match target {
+            Target::GatewayClass(name) => self.classes.get(name).map(|c| c.meta.priority),
+            Target::Namespace(name) => self.namespaces.get(name).map(|n| n.meta.priority),
+            Target::Gateway(key, _) => self.gateways.get(key).map(|g| g.meta.priority),
+            Target::Route(key, _) => self.routes.get(key).map(|r| r.meta.priority),
+        }
+        .unwrap_or_default()
+    }
+
+    /// Labels of a namespace as a selector sees them: the manifest's labels
+    /// plus `kubernetes.io/metadata.name`, which Kubernetes always sets.
+    pub fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
+        let mut labels = self
+            .namespaces
+            .get(name)
+            .map(|n| n.meta.labels.clone())
+            .unwrap_or_default();
+        labels.insert("kubernetes.io/metadata.name".into(), name.to_string());
+        labels
+    }
+}
+
+/// Reads every document. Never fails: problems are in `Inputs::diagnostics`.
+pub fn parse(docs: &[SourceDoc]) -> Inputs {
+    let mut inputs = Inputs::default();
+    for doc in docs {
+        read_doc(doc, &mut inputs);
+    }
+    note_skipped(&mut inputs);
+    resolve_targets(&mut inputs);
+    inputs
+}
+
+fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
+    let origin = &doc.origin;
+    let text = |key: &str| doc.value.get(key).and_then(|v| v.as_str());
+    let (Some(api_version), Some(kind)) = (text("apiVersion"), text("kind")) else {
+        inputs.diagnostics.push(
+            Diagnostic::note("not a Kubernetes object (no apiVersion/kind); skipped")
+                .at(origin)
+                .hint("every document needs apiVersion and kind"),
+        );
+        return;
+    };
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    match (group, kind) {
+        (GATEWAY_GROUP, "GatewayClass" | "Gateway" | "HTTPRoute")
+            if matches!(version, "v1" | "v1beta1") =>
+        {
+            match kind {
+                "GatewayClass" => read_class(doc, inputs),
+                "Gateway" => read_gateway(doc, inputs),
+                _ => read_route(doc, inputs),
+            }
+        }
+        ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
+        (POLICY_GROUP, "RoutePolicy" | "ClusterRoutePolicy") => {
+            if version == "v1alpha1" {
+                let kind = if kind == "RoutePolicy" {
+                    PolicyKind::RoutePolicy
+                } else {
+                    PolicyKind::ClusterRoutePolicy
+                };
+                read_policy(doc, kind, inputs);
+            } else {
+                inputs.diagnostics.push(
+                    Diagnostic::error(format!(
+                        "{api_version} is not a version attache reads; the {kind} is ignored"
+                    ))
+                    .at(origin)
+                    .on(kind)
+                    .field("apiVersion")
+                    .hint(format!("use apiVersion: {POLICY_GROUP}/v1alpha1")),
+                );
+            }
+        }
+        // Read by `attache render` for backend addresses; not the resolver's
+        // business, and not worth a note in every demo log.
+        ("", "Service") | ("discovery.k8s.io", "EndpointSlice") => {}
+        _ => {
+            let seen = inputs
+                .skipped
+                .entry(format!("{api_version} {kind}"))
+                .or_insert((0, origin.clone()));
+            seen.0 += 1;
+        }
+    }
+}
+
+/// One note per skipped kind rather than one per object: a directory of
+/// Services should not bury the messages that matter.
+fn note_skipped(inputs: &mut Inputs) {
+    for (what, (count, first)) in std::mem::take(&mut inputs.skipped) {
+        let message = if count == 1 {
+            format!("{what} is not read by the resolver; skipped")
+        } else {
+            format!("{count} {what} objects are not read by the resolver (first here); skipped")
+        };
+        inputs.diagnostics.push(Diagnostic::note(message).at(&first).hint(
+            "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), \
+             Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1)",
+        ));
+    }
+}
+
+/// Deserializes with the failing field's path in the error.
+fn typed<T: DeserializeOwned>(doc: &SourceDoc, kind: &str) -> Result<T, Box<Diagnostic>> {
+    serde_path_to_error::deserialize(&doc.value).map_err(|err| {
+        let path = err.path().to_string();
+        let name = doc.value.pointer("/metadata/name").and_then(|v| v.as_str());
+        let ns = doc
+            .value
+            .pointer("/metadata/namespace")
+            .and_then(|v| v.as_str());
+        let object = match (ns, name) {
+            (Some(ns), Some(name)) => format!("{kind} {ns}/{name}"),
+            (None, Some(name)) => format!("{kind} {name}"),
+            _ => kind.to_string(),
+        };
+        let d = Diagnostic::error(err.inner().to_string())
+            .at(&doc.origin)
+            .on(object)
+            .hint(format!(
+                "fix the field's spelling or type; the {kind} is ignored until then"
+            ));
+        Box::new(if path == "." { d } else { d.field(path) })
+    })
+}
+
+/// Validates metadata; `namespaced` objects default to namespace `default`.
+fn meta(
+    raw: RawMeta,
+    origin: &Origin,
+    kind: &str,
+    namespaced: bool,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Meta> {
+    let Some(name) = raw.name.filter(|n| !n.is_empty()) else {
+        out.push(
+            Diagnostic::error("metadata.name is missing")
+                .at(origin)
+                .on(kind)
+                .field("metadata.name")
+                .hint("give the object a name"),
+        );
+        return None;
+    };
+    let namespace = if namespaced {
+        Some(raw.namespace.unwrap_or_else(|| "default".into()))
+    } else {
+        None
+    };
+    let object = match &namespace {
+        Some(ns) => format!("{kind} {ns}/{name}"),
+        None => format!("{kind} {name}"),
+    };
+    let mut priority = Priority::default();
+    // Project domain first: when both are present the project's wins.
+    for key in PRIORITY_KEYS.iter().rev() {
+        if let Some(value) = raw.annotations.get(*key) {
+            match Priority::parse(value) {
+                Some(p) => priority = p,
+                None => out.push(
+                    Diagnostic::warning(format!(
+                        "{value:?} is not a merge priority; using ShallowMergePreferChild"
+                    ))
+                    .at(origin)
+                    .on(object.clone())
+                    .field(format!("metadata.annotations[{key}]"))
+                    .hint(format!("use one of {PRIORITY_VALUES}")),
+                ),
+            }
+        }
+    }
+    let created = match raw.creation_timestamp {
+        Some(ts) if is_timestamp(&ts) => Some(ts),
+        Some(ts) => {
+            out.push(
+                Diagnostic::warning(format!(
+                    "{ts:?} is not a Kubernetes timestamp; treated as absent (sorts first)"
+                ))
+                .at(origin)
+                .on(object)
+                .field("metadata.creationTimestamp")
+                .hint("use RFC 3339 in UTC, e.g. 2024-05-01T10:00:00Z"),
+            );
+            None
+        }
+        None => None,
+    };
+    Some(Meta {
+        origin: origin.clone(),
+        name,
+        namespace,
+        labels: raw.labels,
+        annotations: raw.annotations,
+        created,
+        generation: raw.generation,
+        priority,
+    })
+}
+
+fn duplicate(kind: &str, object: &str, first: &Origin, origin: &Origin) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{object} is defined twice; the one in {first} is kept"
+    ))
+    .at(origin)
+    .on(format!("{kind} {object}"))
+    .hint("remove one of the two definitions")
+}
+
+fn problems_to_diagnostics(
+    problems: Vec<Problem>,
+    origin: &Origin,
+    object: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    for p in problems {
+        out.push(
+            Diagnostic::error(p.message)
+                .at(origin)
+                .on(object)
+                .field(p.field)
+                .hint(p.hint),
+        );
+    }
+}

@@ -1,0 +1,280 @@
+//! Reading RoutePolicy and ClusterRoutePolicy: stanzas, annotations and what a targetRef may name.
+
+use super::*;
+
+pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
+    let kind_name = kind.to_string();
+    let namespaced = kind == PolicyKind::RoutePolicy;
+    let raw: RawPolicy = match typed(doc, &kind_name) {
+        Ok(raw) => raw,
+        Err(d) => {
+            // Keep a named policy as invalid so that status reports it.
+            let raw_meta = doc
+                .value
+                .get("metadata")
+                .and_then(|m| serde_json::from_value::<RawMeta>(m.clone()).ok())
+                .unwrap_or_default();
+            let reason = d.to_string();
+            inputs.diagnostics.push(*d);
+            if let Some(meta) = meta(
+                raw_meta,
+                &doc.origin,
+                &kind_name,
+                namespaced,
+                &mut Vec::new(),
+            ) {
+                push_policy(inputs, invalid_policy(kind, meta, reason));
+            }
+            return;
+        }
+    };
+    if !namespaced && raw.metadata.namespace.is_some() {
+        inputs.diagnostics.push(
+            Diagnostic::warning(
+                "a ClusterRoutePolicy is cluster-scoped; metadata.namespace is ignored",
+            )
+            .at(&doc.origin)
+            .on(format!(
+                "{kind_name} {}",
+                raw.metadata.name.clone().unwrap_or_default()
+            ))
+            .field("metadata.namespace")
+            .hint("remove metadata.namespace, or use a RoutePolicy"),
+        );
+    }
+    let Some(meta) = meta(
+        raw.metadata,
+        &doc.origin,
+        &kind_name,
+        namespaced,
+        &mut inputs.diagnostics,
+    ) else {
+        return;
+    };
+    let mut policy = Policy {
+        kind,
+        weight: 0,
+        targets: Vec::new(),
+        defaults: None,
+        overrides: None,
+        plain: None,
+        invalid: Vec::new(),
+        meta,
+    };
+    let object = policy.display_name();
+    let origin = doc.origin.clone();
+    if let Some(text) = policy.meta.annotations.get(WEIGHT_KEY) {
+        match text.trim().parse::<i64>() {
+            Ok(w) => policy.weight = w,
+            Err(_) => inputs.diagnostics.push(
+                Diagnostic::warning(format!("{text:?} is not an integer; weight 0 is used"))
+                    .at(&origin)
+                    .on(object.clone())
+                    .field(format!("metadata.annotations[{WEIGHT_KEY}]"))
+                    .hint("use an integer such as \"10\"; higher wins inside a level"),
+            ),
+        }
+    }
+    let spec = raw.spec;
+    let mut problems = Vec::new();
+    let plain = spec.plain();
+    if plain.is_some() && (spec.defaults.is_some() || spec.overrides.is_some()) {
+        problems.push(Problem {
+            field: "spec".into(),
+            message: "settings directly under spec are mixed with a defaults/overrides stanza".into(),
+            hint: "put every setting under spec.defaults / spec.overrides, or none (plain settings follow the \
+                   inherited-policy-priority annotation)"
+                .into(),
+        });
+    }
+    policy.defaults = spec
+        .defaults
+        .as_ref()
+        .map(|s| settings::settings(s, "spec.defaults", &mut problems));
+    policy.overrides = spec
+        .overrides
+        .as_ref()
+        .map(|s| settings::settings(s, "spec.overrides", &mut problems));
+    policy.plain = plain
+        .as_ref()
+        .map(|s| settings::settings(s, "spec", &mut problems));
+    let refs: Vec<(String, RawTargetRef)> = match (spec.target_ref, spec.target_refs) {
+        (Some(one), None) => vec![("spec.targetRef".into(), one)],
+        (None, Some(many)) => many
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r))
+            .collect(),
+        (Some(one), Some(many)) => std::iter::once(("spec.targetRef".to_string(), one))
+            .chain(
+                many.into_iter()
+                    .enumerate()
+                    .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r)),
+            )
+            .collect(),
+        (None, None) => Vec::new(),
+    };
+    if refs.is_empty() {
+        problems.push(Problem {
+            field: "spec.targetRefs".into(),
+            message: "the policy targets nothing".into(),
+            hint: "add targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ...}]"
+                .into(),
+        });
+    }
+    for (path, r) in refs {
+        match target_of(&policy, &r, &path) {
+            Ok(target) => policy.targets.push(TargetRef {
+                group: r.group,
+                kind: r.kind,
+                name: r.name,
+                section_name: r.section_name,
+                path,
+                resolved: Some(target),
+            }),
+            Err(p) => problems.push(p),
+        }
+    }
+    if !problems.is_empty() {
+        for p in &problems {
+            policy.invalid.push(format!("{}: {}", p.field, p.message));
+        }
+        problems_to_diagnostics(problems, &origin, &object, &mut inputs.diagnostics);
+    }
+    push_policy(inputs, policy);
+}
+
+pub(super) fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Policy {
+    Policy {
+        kind,
+        meta,
+        weight: 0,
+        targets: Vec::new(),
+        defaults: None,
+        overrides: None,
+        plain: None,
+        invalid: vec![reason],
+    }
+}
+
+pub(super) fn push_policy(inputs: &mut Inputs, policy: Policy) {
+    let same = |p: &Policy| {
+        p.kind == policy.kind
+            && p.meta.namespace == policy.meta.namespace
+            && p.meta.name == policy.meta.name
+    };
+    let id = (
+        policy.kind,
+        policy.meta.namespace.clone(),
+        policy.meta.name.clone(),
+    );
+    if let Some(first) = inputs
+        .policy_ids
+        .get(&id)
+        .and_then(|i| inputs.policies.get(*i))
+        .filter(|p| same(p))
+    {
+        let name = match &policy.meta.namespace {
+            Some(ns) => format!("{ns}/{}", policy.meta.name),
+            None => policy.meta.name.clone(),
+        };
+        let d = duplicate(
+            &policy.kind.to_string(),
+            &name,
+            &first.meta.origin,
+            &policy.meta.origin,
+        );
+        inputs.diagnostics.push(d);
+        return;
+    }
+    inputs.policy_ids.insert(id, inputs.policies.len());
+    inputs.policies.push(policy);
+}
+
+/// What a targetRef may name: a policy acts only inside its own namespace,
+/// and only a ClusterRoutePolicy reaches the cluster-scoped GatewayClass.
+fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Problem> {
+    let problem = |field: &str, message: String, hint: &str| Problem {
+        field: format!("{path}{field}"),
+        message,
+        hint: hint.to_string(),
+    };
+    let own_ns = policy.meta.namespace.clone();
+    let cluster = policy.kind == PolicyKind::ClusterRoutePolicy;
+    if r.section_name.is_some() && matches!(r.kind.as_str(), "GatewayClass" | "Namespace") {
+        return Err(problem(
+            ".sectionName",
+            format!("a {} has no sections", r.kind),
+            "remove sectionName (it names a Gateway listener or an HTTPRoute rule)",
+        ));
+    }
+    let expect_group = |group: &str| {
+        if r.group == group {
+            Ok(())
+        } else {
+            Err(problem(
+                ".group",
+                format!("{:?} is not the group of {}", r.group, r.kind),
+                &format!("use group: {:?}", group),
+            ))
+        }
+    };
+    match r.kind.as_str() {
+        "GatewayClass" => {
+            expect_group(GATEWAY_GROUP)?;
+            if !cluster {
+                return Err(problem(
+                    ".kind",
+                    "a RoutePolicy cannot target a GatewayClass (a cluster-scoped object)".into(),
+                    "use a ClusterRoutePolicy for GatewayClass targets",
+                ));
+            }
+            Ok(Target::GatewayClass(r.name.clone()))
+        }
+        "Namespace" => {
+            expect_group("")?;
+            if let Some(ns) = &own_ns {
+                if *ns != r.name {
+                    return Err(problem(
+                        ".name",
+                        format!("a RoutePolicy in namespace {ns} cannot target Namespace {}", r.name),
+                        "policies act only inside their own namespace; create the policy in that namespace, or use a \
+                         ClusterRoutePolicy",
+                    ));
+                }
+            }
+            Ok(Target::Namespace(r.name.clone()))
+        }
+        "Gateway" | "HTTPRoute" => {
+            expect_group(GATEWAY_GROUP)?;
+            let Some(ns) = own_ns else {
+                return Err(problem(
+                    ".kind",
+                    format!("a ClusterRoutePolicy cannot target a {} (a namespaced object)", r.kind),
+                    "use a RoutePolicy in the target's namespace",
+                ));
+            };
+            if let Some(target_ns) = &r.namespace {
+                if *target_ns != ns {
+                    return Err(problem(
+                        ".namespace",
+                        format!("cross-namespace target {target_ns}/{} from a policy in {ns}", r.name),
+                        "policies act only inside their own namespace; create the policy in the target's namespace",
+                    ));
+                }
+            }
+            let key = ObjectKey { namespace: ns, name: r.name.clone() };
+            Ok(if r.kind == "Gateway" {
+                Target::Gateway(key, r.section_name.clone())
+            } else {
+                Target::Route(key, r.section_name.clone())
+            })
+        }
+        other => Err(problem(
+            ".kind",
+            format!("{other:?} cannot be targeted"),
+            "target a GatewayClass (ClusterRoutePolicy only), Namespace, Gateway (sectionName = listener) or \
+             HTTPRoute (sectionName = rule name)",
+        )),
+    }
+}

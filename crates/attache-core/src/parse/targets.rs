@@ -1,0 +1,126 @@
+//! After reading: which policy targets exist, and the precedence-ordered index by target.
+
+use super::*;
+
+/// Checks that each target exists, then indexes valid policies by target
+/// in precedence order.
+pub(super) fn resolve_targets(inputs: &mut Inputs) {
+    inputs.policies.sort_by(|a, b| {
+        (a.kind, &a.meta.namespace, &a.meta.name).cmp(&(b.kind, &b.meta.namespace, &b.meta.name))
+    });
+    let namespaces_in_use: BTreeSet<&str> = inputs
+        .gateways
+        .keys()
+        .chain(inputs.routes.keys())
+        .map(|k| k.namespace.as_str())
+        .chain(inputs.namespaces.keys().map(String::as_str))
+        .collect();
+    let mut missing = Vec::new();
+    let mut by_target: BTreeMap<Target, Vec<usize>> = BTreeMap::new();
+    for (index, policy) in inputs.policies.iter_mut().enumerate() {
+        if !policy.is_valid() {
+            continue;
+        }
+        let (display, origin) = (policy.display_name(), policy.meta.origin.clone());
+        for tr in policy.targets.iter_mut() {
+            let Some(target) = tr.resolved.clone() else {
+                continue;
+            };
+            let found: Result<(), String> = match &target {
+                Target::GatewayClass(name) => inputs
+                    .classes
+                    .contains_key(name)
+                    .then_some(())
+                    .ok_or_else(|| {
+                        format!(
+                            "known GatewayClasses: {}",
+                            list(inputs.classes.keys().map(String::as_str))
+                        )
+                    }),
+                Target::Namespace(name) => namespaces_in_use
+                    .contains(name.as_str())
+                    .then_some(())
+                    .ok_or_else(|| {
+                        "no Namespace manifest and no Gateway or HTTPRoute lives there".into()
+                    }),
+                Target::Gateway(key, section) => match inputs.gateways.get(key) {
+                    None => Err(format!(
+                        "Gateways in {}: {}",
+                        key.namespace,
+                        list(
+                            inputs
+                                .gateways
+                                .keys()
+                                .filter(|k| k.namespace == key.namespace)
+                                .map(|k| k.name.as_str())
+                        )
+                    )),
+                    Some(g) => match section {
+                        Some(s) if !g.listeners.iter().any(|l| &l.name == s) => Err(format!(
+                            "listeners of Gateway {key}: {}",
+                            list(g.listeners.iter().map(|l| l.name.as_str()))
+                        )),
+                        _ => Ok(()),
+                    },
+                },
+                Target::Route(key, section) => match inputs.routes.get(key) {
+                    None => Err(format!(
+                        "HTTPRoutes in {}: {}",
+                        key.namespace,
+                        list(
+                            inputs
+                                .routes
+                                .keys()
+                                .filter(|k| k.namespace == key.namespace)
+                                .map(|k| k.name.as_str())
+                        )
+                    )),
+                    Some(r) => match section {
+                        Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
+                            Err(format!(
+                                "named rules of HTTPRoute {key}: {}",
+                                list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
+                            ))
+                        }
+                        _ => Ok(()),
+                    },
+                },
+            };
+            match found {
+                Ok(()) => by_target.entry(target).or_default().push(index),
+                Err(hint) => {
+                    missing.push(
+                        Diagnostic::warning(format!(
+                            "target {target} does not exist (TargetNotFound)"
+                        ))
+                        .at(&origin)
+                        .on(display.clone())
+                        .field(tr.path.clone())
+                        .hint(hint),
+                    );
+                    tr.resolved = None;
+                }
+            }
+        }
+    }
+    let policies = &inputs.policies;
+    for list in by_target.values_mut() {
+        list.sort_by(|a, b| {
+            policies
+                .get(*a)
+                .map(Policy::rank_key)
+                .cmp(&policies.get(*b).map(Policy::rank_key))
+        });
+    }
+    inputs.by_target = by_target;
+    inputs.diagnostics.extend(missing);
+}
+
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
