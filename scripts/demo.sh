@@ -68,15 +68,21 @@ PIDS+=($!)
   >"$RUN/watch.out" 2>"$RUN/watch.log" &
 PIDS+=($!)
 
-wait_for() { # what, seconds, command...
-  local what=$1 seconds=$2; shift 2
+wait_for() { # what, pid that must stay alive, its log, seconds, command...
+  local what=$1 pid=$2 log=$3 seconds=$4; shift 4
   for ((i = 0; i < seconds * 10; i++)); do
     if "$@"; then return 0; fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -20 "$log" >&2
+      die "waiting for $what: the process ended (log above, all logs in $RUN)"
+    fi
     sleep 0.1
   done
-  die "$what did not happen within ${seconds}s (logs in $RUN)"
+  tail -20 "$log" >&2
+  die "$what did not happen within ${seconds}s (log above, all logs in $RUN)"
 }
-wait_for "attache watch writing its first generation" 30 grep -qs '^wrote generation' "$RUN/watch.out"
+wait_for "attache watch writing its first generation" "${PIDS[-1]}" "$RUN/watch.log" 30 \
+  grep -qs '^wrote generation' "$RUN/watch.out"
 
 render_args=()
 for backend in "${BACKENDS[@]}"; do render_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
@@ -89,7 +95,8 @@ for listener in "${LISTENERS[@]}"; do render_args+=(--listener-port "$listener")
 # --- Envoy -------------------------------------------------------------------
 "$ENVOY_BIN" -c "$RUN/envoy.yaml" --disable-hot-restart --log-level warn >"$RUN/envoy.log" 2>&1 &
 PIDS+=($!)
-wait_for "Envoy becoming ready" 60 curl -fs -o /dev/null "http://127.0.0.1:$ADMIN_PORT/ready"
+wait_for "Envoy becoming ready" "${PIDS[-1]}" "$RUN/envoy.log" 60 \
+  curl -fs -o /dev/null "http://127.0.0.1:$ADMIN_PORT/ready"
 
 # --- what to try -------------------------------------------------------------
 probes() { python3 "$ROOT/scripts/demo_probes.py" "$1" "$RUN/attache.json" "$PORT" "$BACKEND_PORT"; }
