@@ -18,6 +18,7 @@ mod control_headers;
 mod example;
 mod headers;
 mod hot_reload;
+mod matching;
 mod precedence;
 mod retries;
 mod timeouts;

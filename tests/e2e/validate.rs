@@ -44,7 +44,7 @@ fn render_and_validate(
 #[test]
 fn envoy_validates_every_rendered_fixture_bootstrap() {
     let scratch = Scratch::new("validate");
-    for name in ["basics", "precedence", "reload"] {
+    for name in ["basics", "matching", "precedence", "reload"] {
         render_and_validate(
             &paths::fixture(name),
             "infra/edge",

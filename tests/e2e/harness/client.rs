@@ -66,7 +66,27 @@ pub fn try_get(url: &str, headers: &[(&str, &str)]) -> Result<Reply, ureq::Error
         request = request.header(*name, *value);
     }
     let started = Instant::now();
-    let mut response = request.call()?;
+    let response = request.call()?;
+    read_reply(response, started)
+}
+
+/// `POST` with an empty body.
+pub fn post(url: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut request = agent().post(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let started = Instant::now();
+    request
+        .send_empty()
+        .and_then(|response| read_reply(response, started))
+        .unwrap_or_else(|err| panic!("POST {url} failed: {err}"))
+}
+
+fn read_reply(
+    mut response: ureq::http::Response<ureq::Body>,
+    started: Instant,
+) -> Result<Reply, ureq::Error> {
     let mut body = String::new();
     response
         .body_mut()
