@@ -11,8 +11,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::contract::HttpRouteMatch;
 use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
+use crate::matches::intersect_all;
 use crate::model::route::GATEWAY_GROUP;
 use crate::model::{Gateway, HttpRoute, Listener, NamespaceFrom, Rule};
 use crate::parse::Inputs;
@@ -25,6 +27,16 @@ pub struct Attachment<'a> {
     pub chain: Vec<(&'a HttpRoute, &'a Rule)>,
     /// Effective hostnames (empty = any).
     pub hostnames: Vec<String>,
+    /// Effective matches: the leaf rule's, intersected with every
+    /// delegating parent rule's (`crate::matches`).
+    pub matches: Vec<HttpRouteMatch>,
+}
+
+/// What a delegating parent passes down: its hostnames and, below the top
+/// route, the matches a request has already passed.
+struct Scope {
+    hostnames: Vec<String>,
+    matches: Option<Vec<HttpRouteMatch>>,
 }
 
 impl<'a> Attachment<'a> {
@@ -71,9 +83,11 @@ pub fn attach<'a>(
                 continue;
             };
             let mut chain = Vec::new();
-            walk(
-                inputs, listener, route, hostnames, &mut chain, &mut out, diags,
-            );
+            let scope = Scope {
+                hostnames,
+                matches: None,
+            };
+            walk(inputs, listener, route, &scope, &mut chain, &mut out, diags);
         }
     }
     dedupe(out, diags)
@@ -112,18 +126,37 @@ fn walk<'a>(
     inputs: &'a Inputs,
     listener: &'a Listener,
     route: &'a HttpRoute,
-    hostnames: Vec<String>,
+    scope: &Scope,
     chain: &mut Vec<(&'a HttpRoute, &'a Rule)>,
     out: &mut Vec<Attachment<'a>>,
     diags: &mut Vec<Diagnostic>,
 ) {
+    let hostnames = &scope.hostnames;
     for rule in &route.rules {
+        let matches = match &scope.matches {
+            None => rule.matches.clone(),
+            Some(outer) => intersect_all(outer, &rule.matches),
+        };
+        if matches.is_empty() {
+            diags.push(
+                Diagnostic::warning(format!(
+                    "no match of this rule lies within the matches of the delegating parent rule {}; not attached through it",
+                    chain.last().map(|(r, rule)| format!("HTTPRoute {} rule {}", r.key, rule.label())).unwrap_or_default()
+                ))
+                .at(&route.meta.origin)
+                .on(format!("HTTPRoute {}", route.key))
+                .field(format!("spec.rules[{}].matches", rule.index))
+                .hint("a child rule's paths must lie under the parent rule's path prefix (e.g. parent /api, child /api/orders)"),
+            );
+            continue;
+        }
         chain.push((route, rule));
         if rule.delegates.is_empty() {
             out.push(Attachment {
                 listener,
                 chain: chain.clone(),
                 hostnames: hostnames.clone(),
+                matches: matches.clone(),
             });
         }
         for (i, child_key) in rule.delegates.iter().enumerate() {
@@ -171,7 +204,7 @@ fn walk<'a>(
                 );
                 continue;
             }
-            let Some(child_hosts) = intersect_lists(&hostnames, &child.hostnames) else {
+            let Some(child_hosts) = intersect_lists(hostnames, &child.hostnames) else {
                 diags.push(
                     Diagnostic::note(format!(
                         "no hostname in common with its delegating parent HTTPRoute {}; not attached through it",
@@ -183,7 +216,11 @@ fn walk<'a>(
                 );
                 continue;
             };
-            walk(inputs, listener, child, child_hosts, chain, out, diags);
+            let inner = Scope {
+                hostnames: child_hosts,
+                matches: Some(matches.clone()),
+            };
+            walk(inputs, listener, child, &inner, chain, out, diags);
         }
         chain.pop();
     }

@@ -20,6 +20,7 @@ pub mod field;
 pub mod fold;
 pub mod hostname;
 mod levels;
+pub mod matches;
 pub mod model;
 pub mod parse;
 pub mod resolve;

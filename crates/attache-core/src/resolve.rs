@@ -453,7 +453,7 @@ fn to_entry(
         route_name: route.key.name.clone(),
         rule: rule.label(),
         hostnames: att.hostnames.clone(),
-        matches: rule.matches.clone(),
+        matches: att.matches.clone(),
         timeouts: (timeouts != Timeouts::default()).then_some(timeouts),
         retry: (retry != Retry::default()).then_some(retry),
         request_headers: headers(Direction::Request),

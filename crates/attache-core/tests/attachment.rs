@@ -354,3 +354,39 @@ fn a_child_naming_parent_routes_accepts_only_those() {
         "HTTPRoute infra/stranger delegates to it, but its parentRefs name other parent routes"
     )));
 }
+
+#[test]
+fn delegated_rules_match_only_within_the_parent_rule() {
+    let yaml = GATEWAY.to_string()
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: parent, namespace: infra}\nspec:\n  parentRefs: [{name: edge, sectionName: other}]\n  rules:\n  - matches: [{path: {type: PathPrefix, value: /api}, headers: [{name: x-tier, value: gold}]}]\n    backendRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: child}]\n"
+        + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: child, namespace: infra}\nspec:\n  rules:\n  - name: everything\n    backendRefs: [{name: a}]\n  - name: orders\n    matches: [{path: {value: /api/orders}, method: POST}]\n    backendRefs: [{name: b}]\n  - name: outside\n    matches: [{path: {value: /shop}}]\n    backendRefs: [{name: c}]\n";
+    let r = resolve_yaml(&yaml, "infra/edge");
+    assert_eq!(
+        names(&r),
+        ["other/infra/child/everything", "other/infra/child/orders"]
+    );
+    let everything = &entry(&r, "other/infra/child/everything").matches[0];
+    assert_eq!(
+        everything.path.as_ref().map(|p| p.value.as_str()),
+        Some("/api"),
+        "a catch-all child inherits the parent path"
+    );
+    assert_eq!(
+        everything.headers[0].name, "x-tier",
+        "and the parent's header condition"
+    );
+    let orders = &entry(&r, "other/infra/child/orders").matches[0];
+    assert_eq!(
+        (
+            orders.path.as_ref().map(|p| p.value.as_str()),
+            orders.method.as_deref()
+        ),
+        (Some("/api/orders"), Some("POST"))
+    );
+    assert!(r
+        .diagnostics
+        .iter()
+        .any(|d| d.field.as_deref() == Some("spec.rules[2].matches")
+            && d.message
+                .contains("delegating parent rule HTTPRoute infra/parent rule 0")));
+}
