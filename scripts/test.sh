@@ -33,7 +33,8 @@ if (( wasm_bytes >= WASM_BUDGET_BYTES )); then
 fi
 printf '  %s: %d bytes (budget %d)\n' "$(basename "$WASM")" "$wasm_bytes" "$WASM_BUDGET_BYTES"
 
-say "end-to-end tests (real Envoy: $("$ENVOY_BIN" --version | grep -o '[0-9.]*/Clean' | cut -d/ -f1))"
+envoy_version=$("$ENVOY_BIN" --version | sed -n 's|.*version: [^/]*/\([^/]*\)/.*|\1|p')
+say "end-to-end tests (real Envoy ${envoy_version:-of unknown version} at $ENVOY_BIN)"
 ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVOY_BIN" \
   cargo test --features e2e --test e2e -- --test-threads "${E2E_THREADS:-2}"
 
