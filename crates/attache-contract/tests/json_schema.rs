@@ -2,6 +2,9 @@
 //! describe the same document: a fully populated document validates, and each
 //! kind of invalid value the schema promises to catch is caught.
 
+// Test code, helpers included (clippy.toml exempts only #[test] fns).
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
 use attache_contract::*;
 use serde_json::{json, Value};
 
