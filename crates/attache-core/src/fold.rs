@@ -52,6 +52,9 @@ pub struct Loss {
     pub loser: usize,
     pub winner: usize,
     pub reason: LossReason,
+    /// For a shallow fill: the field through which the winner held the
+    /// top-level field (its first set field then).
+    pub held_via: Option<FieldKey>,
 }
 
 /// The accumulated result.
@@ -88,11 +91,14 @@ impl Folded {
                 .fields
                 .iter()
                 .find(|(k, _)| k.group() == group)
-                .map(|(_, e)| first(e));
+                .map(|(k, e)| (k.clone(), first(e)));
             for (key, value) in contribution.iter().filter(|(k, _)| k.group() == group) {
-                match holder {
-                    Some(winner) => {
-                        self.lose(key, value, supplier, winner, LossReason::GroupAlreadySet)
+                match &holder {
+                    Some((via, winner)) => {
+                        self.lose(key, value, supplier, *winner, LossReason::GroupAlreadySet);
+                        if let Some(loss) = self.losses.last_mut() {
+                            loss.held_via = Some(via.clone());
+                        }
                     }
                     None => self.set(key, value, vec![supplier]),
                 }
@@ -177,6 +183,7 @@ impl Folded {
             loser,
             winner,
             reason,
+            held_via: None,
         });
     }
 }

@@ -83,7 +83,7 @@ pub struct ContributionStats {
 }
 
 /// Per (index into `Inputs::policies`, target).
-pub(crate) type StatsByTarget = BTreeMap<(usize, Target), ContributionStats>;
+pub type StatsByTarget = BTreeMap<(usize, Target), ContributionStats>;
 
 /// One Gateway, resolved.
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
         };
         let mut lower = Fold::new(inputs);
         lower.lower(att);
-        let (mut folded, suppliers) = shared.complete(att.listener, lower.folded, lower.suppliers);
+        let (mut folded, suppliers) = shared.complete(att.listener, &lower.folded, lower.suppliers);
         let name = att.entry_name();
         let clamped = clamp(&mut folded);
         if let Some(note) = &clamped {
@@ -258,24 +258,166 @@ pub fn entry_names(inputs: &Inputs, gateway: &ObjectKey) -> Result<Vec<String>, 
 }
 
 /// Per (policy index, target): what it did on this Gateway; plus the
-/// Gateway's diagnostics. Folds every level per rule (status is not on the
-/// hot path).
+/// Gateway's diagnostics. Like `resolve`, the listener-and-up levels are
+/// folded once per shape (`shared`), so status stays linear too; the
+/// lower levels are counted per rule.
 pub(crate) fn contributions(
     inputs: &Inputs,
     gateway: &ObjectKey,
 ) -> Result<(StatsByTarget, Vec<Diagnostic>), ResolveError> {
     let mut prepared = prepare(inputs, gateway)?;
-    let mut stats = BTreeMap::new();
+    let gw = prepared.gateway;
+    let mut stats = StatsByTarget::new();
+    let mut shared = SharedUpper::new(inputs, gw).counting();
+    let mut rules_on: BTreeMap<&str, usize> = BTreeMap::new();
     for att in &prepared.attachments {
-        let mut fold = fold_full(inputs, prepared.gateway, att);
-        if let Some(note) = clamp(&mut fold.folded) {
+        *rules_on.entry(att.listener.name.as_str()).or_default() += 1;
+        let mut lower = Fold::new(inputs);
+        lower.lower(att);
+        let (mut merged, suppliers) =
+            shared.complete(att.listener, &lower.folded, lower.suppliers.clone());
+        if let Some(note) = clamp(&mut merged) {
             prepared
                 .diagnostics
                 .push(clamp_warning(&note, att, &att.entry_name()));
         }
-        record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
+        record_lower_stats(
+            &lower,
+            &merged,
+            &suppliers,
+            |field| shared.removed_by(att.listener, &lower.folded, field),
+            &mut stats,
+        );
+    }
+    // Every rule on a listener reaches every policy of its upper levels.
+    for listener in &gw.listeners {
+        let rules = rules_on.get(listener.name.as_str()).copied().unwrap_or(0);
+        if rules == 0 {
+            continue;
+        }
+        for target in [
+            Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
+            Target::Gateway(gw.key.clone(), None),
+            Target::Namespace(gw.key.namespace.clone()),
+            Target::GatewayClass(gw.class.clone()),
+        ] {
+            for &index in inputs
+                .by_target
+                .get(&target)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                let Some(p) = inputs.policies.get(index) else {
+                    continue;
+                };
+                let set: usize = [&p.defaults, &p.overrides, &p.plain]
+                    .iter()
+                    .filter_map(|m| m.as_ref())
+                    .map(|m| m.len())
+                    .sum();
+                if set == 0 {
+                    continue;
+                }
+                let s = stats.entry((index, target.clone())).or_default();
+                s.entries += rules;
+                s.fields_set += rules * set;
+            }
+        }
+    }
+    for (key, (lost, winners, conflicts)) in shared.totals() {
+        let s = stats.entry(key).or_default();
+        s.fields_lost += lost;
+        s.winners.extend(winners);
+        s.conflicts_with.extend(conflicts);
     }
     Ok((stats, prepared.diagnostics))
+}
+
+/// Stats of the lower-level suppliers of one rule: what they lost inside
+/// the lower fold, and what the upper levels then took from them.
+fn record_lower_stats(
+    lower: &Fold<'_>,
+    merged: &Folded,
+    suppliers: &[Supplier],
+    removed_by: impl Fn(&FieldKey) -> Option<String>,
+    stats: &mut StatsByTarget,
+) {
+    let label = |i: usize| suppliers.get(i).map(Supplier::to_string);
+    let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
+    for (id, supplier) in lower.suppliers.iter().enumerate() {
+        let Source::Policy { index, target, .. } = &supplier.source else {
+            continue;
+        };
+        let key = (*index, target.clone());
+        let s = stats.entry(key.clone()).or_default();
+        if touched.insert(key) {
+            s.entries += 1;
+        }
+        s.fields_set += lower.maps.get(id).map_or(0, |m| m.len());
+        let mut lost = BTreeSet::new();
+        let holders = |field: &FieldKey| merged.fields.get(field).map(|e| e.suppliers.clone());
+        for loss in lower.folded.losses.iter().filter(|l| l.loser == id) {
+            lost.insert(loss.field.clone());
+            match holders(&loss.field) {
+                Some(ids) => s.winners.extend(ids.into_iter().filter_map(label)),
+                None => s.winners.extend(label(loss.winner)),
+            }
+            let Some(winner) = lower.suppliers.get(loss.winner) else {
+                continue;
+            };
+            let same_level =
+                winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
+            let same_op = winner.role.op() == supplier.role.op();
+            let differs =
+                lower.maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
+            if same_level && same_op && differs {
+                s.conflicts_with.insert(winner.who());
+            }
+        }
+        for (field, e) in &lower.folded.fields {
+            if !e.suppliers.contains(&id) {
+                continue;
+            }
+            match holders(field) {
+                Some(ids) if ids.contains(&id) => {}
+                Some(ids) => {
+                    lost.insert(field.clone());
+                    s.winners.extend(ids.into_iter().filter_map(label));
+                }
+                None => {
+                    lost.insert(field.clone());
+                    s.winners.extend(removed_by(field));
+                }
+            }
+        }
+        s.fields_lost += lost.len();
+    }
+}
+
+/// Folds every level per rule: the reference `contributions` must agree
+/// with (tests only).
+#[doc(hidden)]
+pub fn contributions_full(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<StatsByTarget, ResolveError> {
+    let prepared = prepare(inputs, gateway)?;
+    let mut stats = BTreeMap::new();
+    for att in &prepared.attachments {
+        let mut fold = fold_full(inputs, prepared.gateway, att);
+        clamp(&mut fold.folded);
+        record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
+    }
+    Ok(stats)
+}
+
+/// The shared-fold `contributions` (tests only).
+#[doc(hidden)]
+pub fn contributions_shared(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<StatsByTarget, ResolveError> {
+    contributions(inputs, gateway).map(|(stats, _)| stats)
 }
 
 /// backendRequest may not exceed a non-zero request timeout.

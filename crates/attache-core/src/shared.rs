@@ -12,12 +12,12 @@
 //! values and suppliers back in. A proptest checks this equals folding
 //! every level per rule.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::fold::{Effective, Folded};
 use crate::levels::Fold;
-use crate::model::{Gateway, Listener};
+use crate::model::{Gateway, Listener, Target};
 use crate::parse::Inputs;
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
@@ -29,6 +29,8 @@ const GROUPS: [Group; 4] = [
     Group::Headers(Direction::Response),
 ];
 
+static NO_SETTINGS: crate::field::FieldMap = crate::field::FieldMap::new();
+
 /// Cannot occur in a validated header value (CR, LF and NUL are rejected).
 const SENTINEL: &str = "\0lower\0";
 
@@ -37,7 +39,40 @@ const SENTINEL: &str = "\0lower\0";
 struct Upper {
     fields: Vec<(FieldKey, Effective)>,
     suppliers: Vec<Supplier>,
+    /// Lower fields a shallow replace removed, and by whom.
+    removed_by: BTreeMap<FieldKey, usize>,
+    /// Only when counting (status): what each upper supplier did here.
+    stats: Vec<UpperStats>,
+    /// How many rules used this fold.
+    uses: usize,
+    /// Labels of the lower suppliers that, on the rules using this fold,
+    /// held fields upper suppliers lost (by field; `First` only the first).
+    lower_holders: BTreeMap<(FieldKey, LowerWinner), BTreeSet<String>>,
 }
+
+/// Who took a field an upper supplier lost, when that is on the lower side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum LowerWinner {
+    /// Whoever holds the field in the end (lower suppliers among them).
+    Holders,
+    /// The lower value kept it out, then a shallow replace removed it: the
+    /// loss names the lower field's first supplier.
+    First,
+}
+
+/// One upper supplier's losses in one memoised fold.
+struct UpperStats {
+    key: (usize, Target),
+    lost: usize,
+    upper_winners: BTreeSet<String>,
+    lower_winners: Vec<(FieldKey, LowerWinner)>,
+    conflicts: BTreeSet<String>,
+}
+
+/// Per (policy, target): fields lost, winners and conflicts, summed over the
+/// rules that used each memoised fold.
+pub(crate) type UpperTotals =
+    BTreeMap<(usize, Target), (usize, BTreeSet<String>, BTreeSet<String>)>;
 
 /// Memo of upper folds, keyed by listener and the set of fields the lower
 /// levels left set.
@@ -45,6 +80,8 @@ pub(crate) struct SharedUpper<'a> {
     inputs: &'a Inputs,
     gateway: &'a Gateway,
     memo: HashMap<(String, Group, Vec<FieldKey>), Upper>,
+    /// Keep what status needs (losses per upper supplier).
+    counting: bool,
 }
 
 impl<'a> SharedUpper<'a> {
@@ -53,7 +90,14 @@ impl<'a> SharedUpper<'a> {
             inputs,
             gateway,
             memo: HashMap::new(),
+            counting: false,
         }
+    }
+
+    /// Also keep per-supplier losses, for status.
+    pub fn counting(mut self) -> Self {
+        self.counting = true;
+        self
     }
 
     /// Completes a lower fold with the upper levels of `listener`: the same
@@ -62,9 +106,10 @@ impl<'a> SharedUpper<'a> {
     pub fn complete(
         &mut self,
         listener: &Listener,
-        lower: Folded,
+        lower: &Folded,
         mut suppliers: Vec<Supplier>,
     ) -> (Folded, Vec<Supplier>) {
+        let lower_len = suppliers.len();
         let mut out = Folded::default();
         // Top-level fields fold independently (shallow merges act on one
         // group, field and deep merges on one key), so each group is
@@ -82,7 +127,8 @@ impl<'a> SharedUpper<'a> {
                 let upper = self.fold_upper(listener, group, &key.2);
                 self.memo.insert(key.clone(), upper);
             }
-            let Some(upper) = self.memo.get(&key) else {
+            let counting = self.counting;
+            let Some(upper) = self.memo.get_mut(&key) else {
                 continue;
             };
             // Only the upper suppliers that hold a field are copied: copying
@@ -118,8 +164,87 @@ impl<'a> SharedUpper<'a> {
                     },
                 );
             }
+            if counting {
+                upper.uses += 1;
+                let wanted: BTreeSet<(FieldKey, LowerWinner)> = upper
+                    .stats
+                    .iter()
+                    .flat_map(|s| s.lower_winners.iter().cloned())
+                    .collect();
+                for (field, mode) in wanted {
+                    let ids: Vec<usize> = match mode {
+                        LowerWinner::Holders => out
+                            .fields
+                            .get(&field)
+                            .map(|e| {
+                                e.suppliers
+                                    .iter()
+                                    .copied()
+                                    .filter(|i| *i < lower_len)
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        LowerWinner::First => lower
+                            .fields
+                            .get(&field)
+                            .and_then(|e| e.suppliers.first().copied())
+                            .into_iter()
+                            .collect(),
+                    };
+                    let names = upper.lower_holders.entry((field, mode)).or_default();
+                    for id in ids {
+                        if let Some(s) = suppliers.get(id) {
+                            names.insert(s.to_string());
+                        }
+                    }
+                }
+            }
         }
         (out, suppliers)
+    }
+
+    /// Who removed a lower field the upper levels dropped whole (shallow
+    /// replace), as a label; for status.
+    pub fn removed_by(
+        &self,
+        listener: &Listener,
+        lower: &Folded,
+        field: &FieldKey,
+    ) -> Option<String> {
+        let shape: Vec<FieldKey> = lower
+            .fields
+            .keys()
+            .filter(|k| k.group() == field.group())
+            .cloned()
+            .collect();
+        let upper = self
+            .memo
+            .get(&(listener.name.clone(), field.group(), shape))?;
+        let u = upper.removed_by.get(field)?;
+        upper.suppliers.get(*u).map(Supplier::to_string)
+    }
+
+    /// Lost fields, winners and conflicts of every upper supplier, summed
+    /// over the rules that used each fold.
+    pub fn totals(self) -> UpperTotals {
+        let mut totals = UpperTotals::new();
+        for upper in self.memo.into_values() {
+            for s in upper.stats {
+                let t = totals.entry(s.key).or_default();
+                t.0 += upper.uses * s.lost;
+                if upper.uses == 0 {
+                    continue;
+                }
+                t.1.extend(s.upper_winners);
+                for key in &s.lower_winners {
+                    if let Some(names) = upper.lower_holders.get(key) {
+                        t.1.extend(names.iter().cloned());
+                    }
+                }
+                t.2.extend(s.conflicts);
+            }
+        }
+        totals
     }
 
     fn fold_upper(&self, listener: &Listener, group: Group, shape: &[FieldKey]) -> Upper {
@@ -137,6 +262,8 @@ impl<'a> SharedUpper<'a> {
             level: String::new(),
             leaf: true,
         });
+        // Keeps `maps` parallel to `suppliers`.
+        fold.maps.push(&NO_SETTINGS);
         for field in shape {
             let placeholder = match field {
                 FieldKey::HeaderRemove(_) => FieldValue::Words(vec![SENTINEL.to_string()]),
@@ -151,11 +278,86 @@ impl<'a> SharedUpper<'a> {
             );
         }
         fold.upper(self.gateway, listener);
+        let mut removed_by = BTreeMap::new();
+        for loss in fold.folded.losses.iter().filter(|l| l.loser == 0) {
+            if !fold.folded.fields.contains_key(&loss.field) {
+                removed_by.insert(loss.field.clone(), loss.winner);
+            }
+        }
+        let stats = if self.counting {
+            upper_stats(&fold)
+        } else {
+            Vec::new()
+        };
         Upper {
             fields: fold.folded.fields.into_iter().collect(),
             suppliers: fold.suppliers,
+            removed_by,
+            stats,
+            uses: 0,
+            lower_holders: BTreeMap::new(),
         }
     }
+}
+
+/// What each upper supplier (index > 0) lost in a memoised fold, in the
+/// terms of `resolve::record_stats` (the full fold), with the lower side's
+/// winners left to be named per rule.
+fn upper_stats(fold: &Fold<'_>) -> Vec<UpperStats> {
+    let folded = &fold.folded;
+    let label = |i: usize| fold.suppliers.get(i).map(Supplier::to_string);
+    let mut out = Vec::new();
+    for (id, supplier) in fold.suppliers.iter().enumerate().skip(1) {
+        let Source::Policy { index, target, .. } = &supplier.source else {
+            continue;
+        };
+        let mut lost = BTreeSet::new();
+        let mut upper_winners = BTreeSet::new();
+        let mut lower_winners = Vec::new();
+        let mut conflicts = BTreeSet::new();
+        for loss in folded.losses.iter().filter(|l| l.loser == id) {
+            lost.insert(loss.field.clone());
+            match folded.fields.get(&loss.field) {
+                Some(e) => {
+                    for &h in &e.suppliers {
+                        if h == 0 {
+                            lower_winners.push((loss.field.clone(), LowerWinner::Holders));
+                        } else if let Some(name) = label(h) {
+                            upper_winners.insert(name);
+                        }
+                    }
+                }
+                // The lower value kept it out (through `held_via` for a
+                // shallow fill), then a shallow replace removed it.
+                None if loss.winner == 0 => lower_winners.push((
+                    loss.held_via.clone().unwrap_or_else(|| loss.field.clone()),
+                    LowerWinner::First,
+                )),
+                None => upper_winners.extend(label(loss.winner)),
+            }
+            let Some(winner) = fold.suppliers.get(loss.winner) else {
+                continue;
+            };
+            let same_level = loss.winner != 0
+                && winner.level == supplier.level
+                && matches!(winner.source, Source::Policy { .. });
+            let same_op = winner.role.op() == supplier.role.op();
+            let winner_value = fold.maps.get(loss.winner).and_then(|m| m.get(&loss.field));
+            if same_level && same_op && winner_value != Some(&loss.value) {
+                conflicts.insert(winner.who());
+            }
+        }
+        lower_winners.sort();
+        lower_winners.dedup();
+        out.push(UpperStats {
+            key: (*index, target.clone()),
+            lost: lost.len(),
+            upper_winners,
+            lower_winners,
+            conflicts,
+        });
+    }
+    out
 }
 
 /// Puts the lower value back where the placeholder stood (inside a deep

@@ -282,3 +282,22 @@ proptest! {
         prop_assert_eq!(shared, full);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Status counts (fields set and lost, winners, same-level conflicts)
+    /// from the shared upper fold equal those of the full per-rule fold.
+    #[test]
+    fn shared_status_counts_equal_the_full_fold(w in world(true), prio in prop_oneof![
+        Just(None), Just(Some("ShallowMergePreferParent")), Just(Some("DeepMergePreferParent")), Just(Some("DeepMergePreferChild"))
+    ]) {
+        let mut w = w;
+        w.gateway_priority = prio;
+        let inputs = parse(&docs(&yaml(&w, None)));
+        let gw = key("appns/gw");
+        let shared = attache_core::resolve::contributions_shared(&inputs, &gw).unwrap();
+        let full = attache_core::resolve::contributions_full(&inputs, &gw).unwrap();
+        prop_assert_eq!(shared, full);
+    }
+}

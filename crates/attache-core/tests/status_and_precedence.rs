@@ -342,3 +342,28 @@ fn status_reasons_accepted_invalid_target_not_found_conflicted() {
         .message
         .contains("spec.defaults.timeouts.request"));
 }
+
+/// The shared-fold status counts equal the full fold's on a topology with
+/// several routes, listeners and delegation (the CLI's shop fixture).
+#[test]
+fn shared_and_full_status_counts_agree_on_the_shop_fixture() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/cli");
+    let mut yaml = String::new();
+    for file in ["shop.yaml", "bad-policies.yaml"] {
+        yaml.push_str(&std::fs::read_to_string(root.join(file)).unwrap());
+        yaml.push_str("\n---\n");
+    }
+    // More policies on the shared levels, so upper folds are reused.
+    for (i, at) in ["Gateway", "Gateway"].iter().enumerate() {
+        yaml.push_str(&format!(
+            "apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata: {{name: extra{i}, namespace: infra}}\nspec:\n  targetRefs: [{{group: gateway.networking.k8s.io, kind: {at}, name: edge}}]\n  requestHeaderModifier: {{set: [{{name: x-checkout, value: edge{i}}}]}}\n  timeouts: {{request: {}s}}\n---\n",
+            i + 1
+        ));
+    }
+    let inputs = inputs(&yaml);
+    let gw = key("infra/edge");
+    let shared = attache_core::resolve::contributions_shared(&inputs, &gw).unwrap();
+    let full = attache_core::resolve::contributions_full(&inputs, &gw).unwrap();
+    assert!(shared.len() >= 6, "{shared:#?}");
+    assert_eq!(shared, full);
+}
