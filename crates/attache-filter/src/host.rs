@@ -80,6 +80,9 @@ pub trait Host {
     /// A host property such as `["xds", "route_name"]`.
     fn property(&self, path: &[&str]) -> Option<Vec<u8>>;
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>>;
+    /// Every header of `map` as (name, value) pairs, in one call: cheaper
+    /// than asking for many names one by one when most are absent.
+    fn headers(&self, map: HeaderMap) -> Vec<(String, Vec<u8>)>;
     /// Replaces every value of `name`; `None` removes the header.
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>);
     /// Appends one more value of `name`, keeping existing ones.
@@ -88,7 +91,11 @@ pub trait Host {
     /// formatting on the request path.
     fn log_enabled(&self, level: LogLevel) -> bool;
     fn log(&self, level: LogLevel, message: &str);
+    /// Counts one event. The proxy adapter only records it in the VM's
+    /// [`crate::tally::Tally`]; Envoy sees it at the next flush.
     fn increment(&mut self, counter: Counter);
+    /// Adds `delta` to the Envoy metric of `counter` (a host call).
+    fn add_to_metric(&mut self, counter: Counter, delta: u64);
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod request;
 pub mod route;
 pub mod stream;
 pub mod syntax;
+pub mod tally;
 pub mod validate;
 
 #[cfg(target_arch = "wasm32")]
@@ -29,6 +30,7 @@ pub use error::{ConfigError, Problem};
 pub use host::{Counter, HeaderMap, Host, LogLevel};
 pub use plugin::Plugin;
 pub use stream::Stream;
+pub use tally::Tally;
 
 #[cfg(test)]
 mod testing;

@@ -1,10 +1,15 @@
 //! The proxy-wasm adapter: root and HTTP contexts that hand every decision to
 //! [`Plugin`] and [`Stream`], and a [`Host`] over proxy-wasm host calls.
 //!
+//! Counters are recorded in the VM and published from the root context's
+//! tick (see [`crate::tally`]); Envoy's log level is cached the same way.
+//!
 //! Header values are read as bytes (`get_map_value_bytes`): the SDK's string
 //! variant unwraps UTF-8 and would trap on a client's non-UTF-8 header.
 
+use std::cell::Cell;
 use std::rc::Rc;
+use std::time::Duration;
 
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
@@ -13,6 +18,7 @@ use proxy_wasm::types::{Action, ContextType, LogLevel as WasmLogLevel, MapType, 
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
 use crate::plugin::{Generations, Plugin};
 use crate::stream::Stream;
+use crate::tally::Tally;
 
 proxy_wasm::main! {{
     // The SDK logger also installs a panic hook that logs the message before
@@ -24,11 +30,50 @@ proxy_wasm::main! {{
 /// Shared by every root context of this VM (one per plugin configuration).
 static GENERATIONS: Generations = Generations::new();
 
+/// How often a root context publishes the VM's counts and re-reads Envoy's
+/// log level. Stats lag by at most this much.
+const TICK: Duration = Duration::from_secs(1);
+
 /// Metric ids, one per [`Counter`]; `None` where the host refused one.
 type MetricIds = [Option<u32>; Counter::ALL.len()];
 
+/// What every context of this VM shares: Envoy's metrics live in the VM's
+/// stats scope, so one set of ids and one tally serve all root contexts,
+/// and whichever root ticks next publishes counts from streams of any.
+struct VmState {
+    metrics: MetricIds,
+    tally: Tally,
+    /// Envoy's log level as last read; `None` until read. Cached so that
+    /// the request path asks no host call before deciding not to log.
+    level: Cell<Option<WasmLogLevel>>,
+}
+
+impl VmState {
+    fn new() -> Self {
+        let mut metrics: MetricIds = [None; Counter::ALL.len()];
+        for counter in Counter::ALL {
+            if let Some(slot) = metrics.get_mut(counter.index()) {
+                *slot = hostcalls::define_metric(MetricType::Counter, counter.metric_name()).ok();
+            }
+        }
+        VmState {
+            metrics,
+            tally: Tally::default(),
+            level: Cell::new(None),
+        }
+    }
+
+    fn refresh_level(&self) {
+        self.level.set(hostcalls::get_log_level().ok());
+    }
+}
+
+thread_local! {
+    static VM: Rc<VmState> = Rc::new(VmState::new());
+}
+
 struct ProxyHost {
-    metrics: Rc<MetricIds>,
+    vm: Rc<VmState>,
 }
 
 fn map_type(map: HeaderMap) -> MapType {
@@ -59,6 +104,10 @@ impl Host for ProxyHost {
             .flatten()
     }
 
+    fn headers(&self, map: HeaderMap) -> Vec<(String, Vec<u8>)> {
+        hostcalls::get_map_bytes(map_type(map)).unwrap_or_default()
+    }
+
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
         // A refused write leaves the request as it was; there is nobody to
         // report it to on the request path beyond Envoy's own logs.
@@ -70,10 +119,12 @@ impl Host for ProxyHost {
     }
 
     fn log_enabled(&self, level: LogLevel) -> bool {
-        // Envoy's current level for the wasm logger; asking is cheaper than
-        // formatting a message Envoy would drop.
-        hostcalls::get_log_level()
-            .is_ok_and(|current| (current as u32) <= (wasm_level(level) as u32))
+        // The cached level (refreshed on configure and every tick), so a
+        // level change takes effect within one tick.
+        self.vm
+            .level
+            .get()
+            .is_some_and(|current| (current as u32) <= (wasm_level(level) as u32))
     }
 
     fn log(&self, level: LogLevel, message: &str) {
@@ -81,45 +132,63 @@ impl Host for ProxyHost {
     }
 
     fn increment(&mut self, counter: Counter) {
-        if let Some(Some(id)) = self.metrics.get(counter.index()) {
-            let _ = hostcalls::increment_metric(*id, 1);
+        self.vm.tally.record(counter);
+    }
+
+    fn add_to_metric(&mut self, counter: Counter, delta: u64) {
+        if let Some(Some(id)) = self.vm.metrics.get(counter.index()) {
+            let delta = i64::try_from(delta).unwrap_or(i64::MAX);
+            let _ = hostcalls::increment_metric(*id, delta);
         }
     }
 }
 
 struct Root {
     plugin: Plugin,
-    metrics: Rc<MetricIds>,
+    vm: Rc<VmState>,
 }
 
 impl Root {
     fn new() -> Self {
-        let mut ids: MetricIds = [None; Counter::ALL.len()];
-        for counter in Counter::ALL {
-            if let Some(slot) = ids.get_mut(counter.index()) {
-                *slot = hostcalls::define_metric(MetricType::Counter, counter.metric_name()).ok();
-            }
-        }
         Root {
             plugin: Plugin::default(),
-            metrics: Rc::new(ids),
+            vm: VM.with(Rc::clone),
         }
     }
 
     fn host(&self) -> ProxyHost {
         ProxyHost {
-            metrics: Rc::clone(&self.metrics),
+            vm: Rc::clone(&self.vm),
         }
+    }
+
+    fn flush(&self) {
+        let mut host = self.host();
+        self.vm.tally.flush(&mut host);
     }
 }
 
-impl Context for Root {}
+impl Context for Root {
+    fn on_done(&mut self) -> bool {
+        self.flush();
+        true
+    }
+}
 
 impl RootContext for Root {
     fn on_configure(&mut self, _plugin_configuration_size: usize) -> bool {
+        self.vm.refresh_level();
         let bytes = self.get_plugin_configuration().unwrap_or_default();
         let mut host = self.host();
-        self.plugin.configure(&mut host, &GENERATIONS, &bytes)
+        let accepted = self.plugin.configure(&mut host, &GENERATIONS, &bytes);
+        self.flush();
+        self.set_tick_period(TICK);
+        accepted
+    }
+
+    fn on_tick(&mut self) {
+        self.vm.refresh_level();
+        self.flush();
     }
 
     fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {

@@ -15,6 +15,10 @@ pub struct FakeHost {
     pub logs: RefCell<Vec<(LogLevel, String)>>,
     /// Lowest level that is written, as Envoy's log level would be.
     pub level: LogLevel,
+    /// How many times a whole header map was copied out.
+    pub snapshots: RefCell<usize>,
+    /// How many times a single header was looked up by name.
+    pub lookups: RefCell<usize>,
 }
 
 impl Default for FakeHost {
@@ -26,6 +30,8 @@ impl Default for FakeHost {
             counters: HashMap::new(),
             logs: RefCell::new(Vec::new()),
             level: LogLevel::Trace,
+            snapshots: RefCell::new(0),
+            lookups: RefCell::new(0),
         }
     }
 }
@@ -100,10 +106,16 @@ impl Host for FakeHost {
     }
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
+        *self.lookups.borrow_mut() += 1;
         self.map(map)
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
+    }
+
+    fn headers(&self, map: HeaderMap) -> Vec<(String, Vec<u8>)> {
+        *self.snapshots.borrow_mut() += 1;
+        self.map(map).clone()
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
@@ -130,6 +142,10 @@ impl Host for FakeHost {
     }
 
     fn increment(&mut self, counter: Counter) {
-        *self.counters.entry(counter).or_default() += 1;
+        self.add_to_metric(counter, 1);
+    }
+
+    fn add_to_metric(&mut self, counter: Counter, delta: u64) {
+        *self.counters.entry(counter).or_default() += delta;
     }
 }

@@ -78,3 +78,31 @@ fn trusted_mode_keeps_client_headers_but_policy_still_overwrites_its_own() {
     );
     assert_eq!(host.count(Counter::ClientControlHeadersStripped), 0);
 }
+
+#[test]
+fn one_snapshot_replaces_the_per_name_lookups() {
+    let c = compile(&doc(json!([entry("r", json!({}))])));
+    let mut host = FakeHost::request("h", "/", &[("x-custom", "1")]).with_route_name("r");
+    request(&c, &mut host);
+    assert_eq!(*host.snapshots.borrow(), 1);
+    assert_eq!(*host.lookups.borrow(), 0);
+    assert_eq!(host.request_values("x-custom"), vec!["1"]);
+}
+
+#[test]
+fn repeated_control_headers_are_all_removed_and_counted_once() {
+    let mut host = FakeHost::request(
+        "h",
+        "/",
+        &[
+            ("x-envoy-max-retries", "5"),
+            ("x-keep", "1"),
+            ("x-envoy-max-retries", "9"),
+            ("x-envoy-upstream-rq-timeout-ms", "1"),
+        ],
+    );
+    Stream::new(None, 0).on_request_headers(&mut host);
+    assert_none_left(&host);
+    assert_eq!(host.request_values("x-keep"), vec!["1"]);
+    assert_eq!(host.count(Counter::ClientControlHeadersStripped), 1);
+}
