@@ -3,32 +3,51 @@
 //! The bytes are the schema-1 JSON, either verbatim (a StringValue/BytesValue
 //! configuration, or a JSON string holding it) or as Istio produces it from a
 //! `WasmPlugin.pluginConfig` struct. Protobuf `Struct` numbers are doubles, so
-//! `10000` may arrive as `10000.0` or `1e4`; integral doubles are turned back
-//! into integers before typed deserialisation.
+//! `10000` may arrive as `10000.0` or `1e4`; integer fields accept integral
+//! doubles (see [`crate::integral_floats`]).
 
 use attache_contract::Document;
-use serde_json::{Number, Value};
 
 use crate::error::ConfigError;
+use crate::integral_floats::IntegralFloats;
 
 /// Parses and shapes the configuration; value checks happen in `compile`.
+/// One typed pass over the bytes (no intermediate JSON tree).
 pub fn parse(bytes: &[u8]) -> Result<Document, ConfigError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    let Some(first) = bytes.iter().find(|b| !b.is_ascii_whitespace()) else {
         return Err(ConfigError::Empty);
-    }
-    let mut value: Value = serde_json::from_slice(bytes).map_err(not_json)?;
+    };
     // A document handed over as a JSON string (double-encoded) is unwrapped once.
-    if let Value::String(inner) = &value {
-        value = serde_json::from_str(inner).map_err(not_json)?;
+    if *first == b'"' {
+        let inner: String = serde_json::from_slice(bytes).map_err(not_json)?;
+        return parse_typed(inner.as_bytes());
     }
-    integral_floats_to_integers(&mut value);
-    serde_path_to_error::deserialize(value).map_err(|err| {
+    parse_typed(bytes)
+}
+
+fn parse_typed(bytes: &[u8]) -> Result<Document, ConfigError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let doc = serde_path_to_error::deserialize(IntegralFloats(&mut de)).map_err(|err| {
         let path = json_path(&err.path().to_string());
-        ConfigError::Shape {
-            path,
-            reason: err.into_inner().to_string(),
-        }
-    })
+        classify(err.into_inner(), path)
+    })?;
+    de.end().map_err(not_json)?;
+    Ok(doc)
+}
+
+/// Syntax errors say where in the text; errors about a well-formed value
+/// say where in the document.
+fn classify(err: serde_json::Error, path: String) -> ConfigError {
+    if err.is_data() {
+        // serde_json appends the text position to data errors; the JSON path
+        // already says where, and is the same whatever the formatting.
+        let full = err.to_string();
+        let position = format!(" at line {} column {}", err.line(), err.column());
+        let reason = full.strip_suffix(&position).unwrap_or(&full).to_string();
+        ConfigError::Shape { path, reason }
+    } else {
+        not_json(err)
+    }
 }
 
 fn not_json(err: serde_json::Error) -> ConfigError {
@@ -51,44 +70,52 @@ fn json_path(raw: &str) -> String {
     }
 }
 
-/// Largest integer a double represents exactly; beyond it "integral" is
-/// meaningless, so such numbers are left for serde to reject.
-const MAX_EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0;
-
-fn integral_floats_to_integers(value: &mut Value) {
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64() {
-                if f.fract() == 0.0 && f.abs() <= MAX_EXACT_DOUBLE {
-                    // Exact by the bound above: the casts cannot truncate.
-                    *n = if f >= 0.0 {
-                        Number::from(f as u64)
-                    } else {
-                        Number::from(f as i64)
-                    };
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
-        Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn integral_doubles_become_integers_and_fractions_stay() {
-        let mut v: Value =
-            serde_json::from_str(r#"{"a":1.0,"b":[1e4,-2.0],"c":1.5,"d":"1.0"}"#).unwrap();
-        integral_floats_to_integers(&mut v);
-        assert_eq!(v["a"].as_u64(), Some(1));
-        assert_eq!(v["b"][0].as_u64(), Some(10000));
-        assert_eq!(v["b"][1].as_i64(), Some(-2));
-        assert!(v["c"].is_f64());
-        assert_eq!(v["d"], Value::String("1.0".into()));
+    fn istio_struct_numbers_are_read_as_integers() {
+        let d = parse(
+            br#"{"schemaVersion":1.0,"gateway":"g","routes":[{"name":"r","listener":"l",
+               "routeNamespace":"n","routeName":"r","rule":"0",
+               "timeouts":{"requestMs":1e4},"retry":{"attempts":2.0,"codes":[503.0]}}]}"#,
+        )
+        .unwrap();
+        let route = &d.routes[0];
+        assert_eq!(route.timeouts.as_ref().unwrap().request_ms, Some(10_000));
+        let retry = route.retry.as_ref().unwrap();
+        assert_eq!(retry.attempts, Some(2));
+        assert_eq!(retry.codes.as_deref(), Some(&[503][..]));
+    }
+
+    #[test]
+    fn a_fractional_integer_field_names_its_path_without_text_position() {
+        let e = parse(br#"{"schemaVersion":1,"gateway":"g","routes":[],"options":{"trustClientControlHeaders":1.5}}"#)
+            .unwrap_err();
+        match e {
+            ConfigError::Shape { path, reason } => {
+                assert_eq!(path, "$.options.trustClientControlHeaders");
+                assert!(reason.starts_with("invalid type: floating point `1.5`"), "{reason}");
+                assert!(!reason.contains(" at line "), "{reason}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn double_encoded_documents_are_unwrapped_once() {
+        let inner = r#"{"schemaVersion":1,"gateway":"g","routes":[]}"#;
+        let outer = serde_json::to_string(inner).unwrap();
+        assert_eq!(parse(outer.as_bytes()).unwrap().gateway, "g");
+        let twice = serde_json::to_string(&outer).unwrap();
+        assert!(matches!(parse(twice.as_bytes()), Err(ConfigError::Shape { .. })));
+    }
+
+    #[test]
+    fn trailing_garbage_is_not_json() {
+        let e = parse(br#"{"schemaVersion":1,"gateway":"g","routes":[]} x"#).unwrap_err();
+        assert!(matches!(e, ConfigError::NotJson { line: 1, .. }), "{e:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod document;
 pub mod error;
 pub mod fallback;
 pub mod host;
+pub mod integral_floats;
 pub mod ops;
 pub mod pattern;
 pub mod plugin;
