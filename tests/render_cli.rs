@@ -55,6 +55,18 @@ fn resolved_example() -> Value {
     serde_json::from_slice(&ok(&["resolve", "-f", "examples/shop"]).stdout).unwrap()
 }
 
+/// What the data plane receives: the resolved document without the
+/// `sources` provenance, which `attache resolve` keeps.
+fn data_plane_example() -> Value {
+    let mut document = resolved_example();
+    let mut dropped = 0;
+    for route in document["routes"].as_array_mut().unwrap() {
+        dropped += usize::from(route.as_object_mut().unwrap().remove("sources").is_some());
+    }
+    assert!(dropped > 0, "the example has provenance to leave out");
+    document
+}
+
 #[test]
 fn a_backend_without_address_fails_naming_it_and_its_route() {
     // The basics fixture's Service shop/echo has no manifest in the input.
@@ -154,9 +166,10 @@ fn ecds_file_carries_the_resolved_document_in_the_format_its_name_asks_for() {
     let response: Value =
         serde_json::from_slice(&std::fs::read(&json_path).unwrap()).expect(".json gets JSON");
     let config = &response["resources"][0]["typed_config"]["config"];
-    let carried: Value =
-        serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
-    assert_eq!(carried, resolved_example());
+    let value = config["configuration"]["value"].as_str().unwrap();
+    assert!(!value.contains('\n'), "compact JSON: {value}");
+    let carried: Value = serde_json::from_str(value).unwrap();
+    assert_eq!(carried, data_plane_example());
     assert_eq!(
         config["vm_config"]["code"]["local"]["filename"],
         "/w/f.wasm"
@@ -203,7 +216,7 @@ fn wasmplugin_targets_the_gateway_with_the_document() {
     assert_eq!(plugin["metadata"]["namespace"], "infra");
     assert_eq!(plugin["spec"]["targetRefs"][0]["name"], "edge");
     assert_eq!(plugin["spec"]["url"], "oci://r.example/attache:1");
-    assert_eq!(plugin["spec"]["pluginConfig"], resolved_example());
+    assert_eq!(plugin["spec"]["pluginConfig"], data_plane_example());
 }
 
 /// A running `attache watch` whose stdout lines arrive on a channel.
@@ -286,6 +299,19 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
     let first: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(first, resolved_example());
+    let rendered = ok(&[
+        "render",
+        "ecds",
+        "-f",
+        input.to_str().unwrap(),
+        "--wasm",
+        "/w/f.wasm",
+    ]);
+    assert_eq!(
+        std::fs::read(&ecds).unwrap(),
+        rendered.stdout,
+        "watch --ecds writes what render ecds does"
+    );
 
     // A change: a new generation with the new value in both files.
     let storefront = input.join("30-storefront.yaml");

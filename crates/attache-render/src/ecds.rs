@@ -59,13 +59,14 @@ mod tests {
                     request_ms: Some(request_ms),
                     backend_request_ms: None,
                 }),
+                sources: [("timeouts.requestMs".into(), "RoutePolicy shop/slow".into())].into(),
                 ..RouteEntry::default()
             }],
         }
     }
 
     #[test]
-    fn the_resource_carries_the_document_as_a_string_value() {
+    fn the_resource_carries_the_document_as_a_compact_string_without_provenance() {
         let response = discovery_response(&document(500), "/w/attache.wasm").unwrap();
         let resource = &response["resources"][0];
         assert_eq!(resource["name"], "attache");
@@ -83,9 +84,12 @@ mod tests {
             config["configuration"]["@type"],
             crate::wasm::STRING_VALUE_TYPE_URL
         );
-        let carried: Document =
-            serde_json::from_str(config["configuration"]["value"].as_str().unwrap()).unwrap();
-        assert_eq!(carried, document(500));
+        let value = config["configuration"]["value"].as_str().unwrap();
+        assert!(!value.contains('\n'), "compact: {value}");
+        let carried: Document = serde_json::from_str(value).unwrap();
+        assert_eq!(carried, crate::data_plane::without_sources(&document(500)));
+        assert!(carried.routes[0].sources.is_empty());
+        assert_eq!(carried.routes[0].timeouts, document(500).routes[0].timeouts);
     }
 
     #[test]

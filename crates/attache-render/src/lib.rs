@@ -7,10 +7,14 @@
 //!   filter through ECDS from a file.
 //! - [`ecds::discovery_response`]: that ECDS file.
 //! - [`wasmplugin::wasm_plugin`]: an Istio `WasmPlugin` carrying the document.
+//!
+//! All three carry the document through [`data_plane`]: compact and without
+//! the `sources` provenance the filter never reads.
 #![forbid(unsafe_code)]
 
 pub mod backends;
 pub mod bootstrap;
+pub mod data_plane;
 pub mod duration;
 pub mod ecds;
 pub mod error;

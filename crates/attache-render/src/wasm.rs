@@ -12,11 +12,10 @@ pub const WASM_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.ht
 pub const STRING_VALUE_TYPE_URL: &str = "type.googleapis.com/google.protobuf.StringValue";
 
 /// `envoy.extensions.filters.http.wasm.v3.Wasm` with the document as the
-/// plugin configuration (a JSON string the filter parses in `on_configure`).
+/// plugin configuration (a JSON string the filter parses in `on_configure`),
+/// compact and without provenance: see [`crate::data_plane`].
 pub fn filter_config(document: &Document, wasm_path: &str) -> Result<Value, serde_json::Error> {
-    // Pretty, so the committed ECDS file and `/config_dump` can be read;
-    // the filter parses either form.
-    let configuration = serde_json::to_string_pretty(document)?;
+    let configuration = crate::data_plane::compact_json(document)?;
     Ok(json!({
         "@type": WASM_TYPE_URL,
         "config": {

@@ -55,7 +55,7 @@ pub fn wasm_plugin(
             // serving them without their timeouts, retries and header rules
             // (and without stripping clients' x-envoy-* headers).
             "failStrategy": "FAIL_CLOSE",
-            "pluginConfig": serde_json::to_value(&resolution.document)?
+            "pluginConfig": crate::data_plane::value(&resolution.document)?
         }
     }))
 }
@@ -74,6 +74,7 @@ mod tests {
             options: Default::default(),
             routes: vec![RouteEntry {
                 name: "http/shop/a/0".into(),
+                sources: [("retry.attempts".into(), "RoutePolicy shop/r".into())].into(),
                 ..RouteEntry::default()
             }],
         };
@@ -114,8 +115,13 @@ mod tests {
             spec.get("selector").is_none(),
             "Istio refuses selector together with targetRefs"
         );
+        assert!(
+            spec["pluginConfig"]["routes"][0].get("sources").is_none(),
+            "provenance stays out of the data plane"
+        );
         let carried: Document = serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
-        assert_eq!(carried, document);
+        assert_eq!(carried, crate::data_plane::without_sources(&document));
+        assert_eq!(carried.routes[0].name, "http/shop/a/0");
         assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
     }
 }
