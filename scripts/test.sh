@@ -5,7 +5,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-WASM_BUDGET_BYTES=$((400 * 1024))
+# The issue says "under 400 KB": decimal kilobytes, the stricter reading.
+WASM_BUDGET_BYTES=400000
 
 bash "$ROOT/scripts/setup.sh"
 
@@ -29,9 +30,9 @@ cargo test --workspace
 say "filter size budget"
 wasm_bytes=$(stat -c %s "$WASM")
 if (( wasm_bytes >= WASM_BUDGET_BYTES )); then
-  die "$WASM is $wasm_bytes bytes; the budget is $WASM_BUDGET_BYTES (400 KiB)"
+  die "$WASM is $wasm_bytes bytes; the budget is $WASM_BUDGET_BYTES (400 KB)"
 fi
-printf '  %s: %d bytes (budget %d)\n' "$(basename "$WASM")" "$wasm_bytes" "$WASM_BUDGET_BYTES"
+printf '  %s: %d bytes (budget %d bytes)\n' "$(basename "$WASM")" "$wasm_bytes" "$WASM_BUDGET_BYTES"
 
 envoy_version=$("$ENVOY_BIN" --version | sed -n 's|.*version: [^/]*/\([^/]*\)/.*|\1|p')
 say "end-to-end tests (real Envoy ${envoy_version:-of unknown version} at $ENVOY_BIN)"
