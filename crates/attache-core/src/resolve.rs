@@ -365,12 +365,7 @@ fn record_lower_stats(
             let Some(winner) = lower.suppliers.get(loss.winner) else {
                 continue;
             };
-            let same_level =
-                winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
-            let same_op = winner.role.op() == supplier.role.op();
-            let differs =
-                lower.maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
-            if same_level && same_op && differs {
+            if is_conflict(supplier, winner, &lower.maps, loss) {
                 s.conflicts_with.insert(winner.who());
             }
         }
@@ -452,6 +447,21 @@ fn clamp_warning(note: &str, att: &Attachment<'_>, name: &str) -> Diagnostic {
         .hint("set backendRequest no larger than request")
 }
 
+/// The `Conflicted` rule (docs/status.md): the loser lost a field to a
+/// policy at the same level, folding with the same operation, that set a
+/// different value. One definition for both the shared and the full fold.
+fn is_conflict(
+    loser: &Supplier,
+    winner: &Supplier,
+    maps: &[&FieldMap],
+    loss: &crate::fold::Loss,
+) -> bool {
+    let same_level = winner.level == loser.level && matches!(winner.source, Source::Policy { .. });
+    let same_op = winner.role.op() == loser.role.op();
+    let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
+    same_level && same_op && differs
+}
+
 fn record_stats(
     folded: &Folded,
     suppliers: &[Supplier],
@@ -504,12 +514,7 @@ fn record_stats(
                     }
                 }
             }
-            let same_level =
-                winner.level == supplier.level && matches!(winner.source, Source::Policy { .. });
-            let same_op = winner.role.op() == supplier.role.op();
-            let differs =
-                maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
-            if same_level && same_op && differs {
+            if is_conflict(supplier, winner, maps, loss) {
                 s.conflicts_with.insert(winner.who());
             }
         }
