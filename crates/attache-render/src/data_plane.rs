@@ -31,36 +31,11 @@ pub fn value(document: &Document) -> Result<Value, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attache_contract::{RouteEntry, Timeouts, SCHEMA_VERSION};
-
-    fn document() -> Document {
-        Document {
-            schema_version: SCHEMA_VERSION,
-            gateway: "infra/edge".into(),
-            options: Default::default(),
-            routes: vec![RouteEntry {
-                name: "http/shop/a/0".into(),
-                listener: "http".into(),
-                route_namespace: "shop".into(),
-                route_name: "a".into(),
-                rule: "0".into(),
-                timeouts: Some(Timeouts {
-                    request_ms: Some(500),
-                    backend_request_ms: None,
-                }),
-                sources: [(
-                    "timeouts.requestMs".to_string(),
-                    "RoutePolicy shop/slow".to_string(),
-                )]
-                .into(),
-                ..RouteEntry::default()
-            }],
-        }
-    }
+    use crate::test_fixtures::one_route_document;
 
     #[test]
     fn provenance_is_left_out_and_everything_else_kept() {
-        let original = document();
+        let original = one_route_document(500);
         let carried: Document = serde_json::from_str(&compact_json(&original).unwrap()).unwrap();
         assert!(carried.routes[0].sources.is_empty());
         let mut expected = original.clone();
@@ -72,7 +47,7 @@ mod tests {
 
     #[test]
     fn the_json_is_compact() {
-        let text = compact_json(&document()).unwrap();
+        let text = compact_json(&one_route_document(500)).unwrap();
         assert!(!text.contains('\n'), "{text}");
         assert!(!text.contains(": "), "{text}");
         assert!(!text.contains("sources"), "{text}");
@@ -80,7 +55,7 @@ mod tests {
 
     #[test]
     fn the_value_has_no_sources_key() {
-        let value = value(&document()).unwrap();
+        let value = value(&one_route_document(500)).unwrap();
         assert!(value["routes"][0].get("sources").is_none(), "{value}");
         assert_eq!(value["routes"][0]["timeouts"]["requestMs"], 500);
     }

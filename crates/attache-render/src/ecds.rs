@@ -42,32 +42,11 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attache_contract::{RouteEntry, Timeouts, SCHEMA_VERSION};
-
-    fn document(request_ms: u64) -> Document {
-        Document {
-            schema_version: SCHEMA_VERSION,
-            gateway: "infra/edge".into(),
-            options: Default::default(),
-            routes: vec![RouteEntry {
-                name: "http/shop/a/0".into(),
-                listener: "http".into(),
-                route_namespace: "shop".into(),
-                route_name: "a".into(),
-                rule: "0".into(),
-                timeouts: Some(Timeouts {
-                    request_ms: Some(request_ms),
-                    backend_request_ms: None,
-                }),
-                sources: [("timeouts.requestMs".into(), "RoutePolicy shop/slow".into())].into(),
-                ..RouteEntry::default()
-            }],
-        }
-    }
+    use crate::test_fixtures::one_route_document;
 
     #[test]
     fn the_resource_carries_the_document_as_a_compact_string_without_provenance() {
-        let response = discovery_response(&document(500), "/w/attache.wasm").unwrap();
+        let response = discovery_response(&one_route_document(500), "/w/attache.wasm").unwrap();
         let resource = &response["resources"][0];
         assert_eq!(resource["name"], "attache");
         assert_eq!(resource["@type"], TYPED_EXTENSION_CONFIG_TYPE_URL);
@@ -87,15 +66,22 @@ mod tests {
         let value = config["configuration"]["value"].as_str().unwrap();
         assert!(!value.contains('\n'), "compact: {value}");
         let carried: Document = serde_json::from_str(value).unwrap();
-        assert_eq!(carried, crate::data_plane::without_sources(&document(500)));
+        assert_eq!(
+            carried,
+            crate::data_plane::without_sources(&one_route_document(500))
+        );
         assert!(carried.routes[0].sources.is_empty());
-        assert_eq!(carried.routes[0].timeouts, document(500).routes[0].timeouts);
+        assert_eq!(
+            carried.routes[0].timeouts,
+            one_route_document(500).routes[0].timeouts
+        );
     }
 
     #[test]
     fn the_version_follows_the_content() {
-        let version =
-            |ms| discovery_response(&document(ms), "f.wasm").unwrap()["version_info"].clone();
+        let version = |ms| {
+            discovery_response(&one_route_document(ms), "f.wasm").unwrap()["version_info"].clone()
+        };
         assert_eq!(version(500), version(500));
         assert_ne!(version(500), version(501));
     }

@@ -24,4 +24,7 @@ pub mod virtual_hosts;
 pub mod wasm;
 pub mod wasmplugin;
 
+#[cfg(test)]
+mod test_fixtures;
+
 pub use error::RenderError;

@@ -1,0 +1,26 @@
+//! Documents the renderer's unit tests share.
+
+use attache_contract::{Document, RouteEntry, Timeouts, SCHEMA_VERSION};
+
+/// One route with a request timeout and the provenance the data plane must
+/// not receive.
+pub(crate) fn one_route_document(request_ms: u64) -> Document {
+    Document {
+        schema_version: SCHEMA_VERSION,
+        gateway: "infra/edge".into(),
+        options: Default::default(),
+        routes: vec![RouteEntry {
+            name: "http/shop/a/0".into(),
+            listener: "http".into(),
+            route_namespace: "shop".into(),
+            route_name: "a".into(),
+            rule: "0".into(),
+            timeouts: Some(Timeouts {
+                request_ms: Some(request_ms),
+                backend_request_ms: None,
+            }),
+            sources: [("timeouts.requestMs".into(), "RoutePolicy shop/slow".into())].into(),
+            ..RouteEntry::default()
+        }],
+    }
+}
