@@ -96,7 +96,10 @@ mod tests {
         match e {
             ConfigError::Shape { path, reason } => {
                 assert_eq!(path, "$.options.trustClientControlHeaders");
-                assert!(reason.starts_with("invalid type: floating point `1.5`"), "{reason}");
+                assert!(
+                    reason.starts_with("invalid type: floating point `1.5`"),
+                    "{reason}"
+                );
                 assert!(!reason.contains(" at line "), "{reason}");
             }
             other => panic!("unexpected {other:?}"),
@@ -109,7 +112,10 @@ mod tests {
         let outer = serde_json::to_string(inner).unwrap();
         assert_eq!(parse(outer.as_bytes()).unwrap().gateway, "g");
         let twice = serde_json::to_string(&outer).unwrap();
-        assert!(matches!(parse(twice.as_bytes()), Err(ConfigError::Shape { .. })));
+        assert!(matches!(
+            parse(twice.as_bytes()),
+            Err(ConfigError::Shape { .. })
+        ));
     }
 
     #[test]
