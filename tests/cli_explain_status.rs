@@ -2,25 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/cli")
-        .join(name)
-}
-
-fn attache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attache"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod support;
+use support::{attache, fixture, text};
 
 fn shop() -> String {
     fixture("shop.yaml").display().to_string()

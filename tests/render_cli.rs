@@ -6,42 +6,15 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::time::Duration;
 
 use serde_json::Value;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn attache(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attache"))
-        .current_dir(workspace())
-        .args(args)
-        .output()
-        .expect("run attache")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let output = attache(args);
-    assert!(
-        output.status.success(),
-        "attache {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-fn scratch(label: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("attache-render-cli-{label}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch");
-    dir
-}
+mod support;
+use support::{attache, attache_ok as ok, scratch, workspace};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

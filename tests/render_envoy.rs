@@ -12,31 +12,15 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+mod support;
+use support::{attache_ok as attache, envoy_and_wasm, scratch, workspace};
 
 const GATEWAY: &str = "infra/edge";
 /// Container paths of docker-compose.yml, as envoy/README.md documents.
 const COMPOSE_ECDS: &str = "/var/run/attache/attache-ecds.yaml";
 const COMPOSE_WASM: &str = "/opt/attache/attache_filter.wasm";
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn attache(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_attache"))
-        .current_dir(workspace())
-        .args(args)
-        .output()
-        .expect("run attache");
-    assert!(
-        output.status.success(),
-        "attache {} failed:\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 /// The exact commands envoy/README.md gives for regenerating envoy/.
 fn compose_bootstrap() -> Vec<u8> {
@@ -127,38 +111,6 @@ fn committed_bootstrap_serves_the_compose_ports_and_dns_backend() {
     }
 }
 
-/// `None` when the environment says to skip; panics with what is missing
-/// otherwise.
-fn envoy_and_wasm() -> Option<(PathBuf, PathBuf)> {
-    if std::env::var_os("ATTACHE_SKIP_ENVOY").is_some_and(|v| v == "1") {
-        eprintln!("ATTACHE_SKIP_ENVOY=1: Envoy validation skipped");
-        return None;
-    }
-    let envoy = std::env::var_os("ENVOY_BIN")
-        .map_or_else(|| workspace().join(".venv/bin/envoy"), PathBuf::from);
-    assert!(
-        envoy.is_file(),
-        "no Envoy at {} to validate the rendered bootstraps: run scripts/setup.sh, or set ENVOY_BIN, or set ATTACHE_SKIP_ENVOY=1 to skip this check",
-        envoy.display()
-    );
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace().join("target"), PathBuf::from);
-    let candidates = match std::env::var_os("ATTACHE_WASM") {
-        Some(wasm) => vec![PathBuf::from(wasm)],
-        None => [target, workspace().join("target")]
-            .iter()
-            .map(|t| t.join("wasm32-wasip1/release/attache_filter.wasm"))
-            .collect(),
-    };
-    let wasm = candidates.iter().find(|w| w.is_file()).cloned().unwrap_or_else(|| {
-        panic!(
-            "no filter .wasm at {:?} (Envoy loads it even to validate): run scripts/setup.sh or `cargo build --release --target wasm32-wasip1 -p attache-filter`, set ATTACHE_WASM, or set ATTACHE_SKIP_ENVOY=1 to skip this check",
-            candidates
-        )
-    });
-    Some((envoy, wasm))
-}
-
 fn validate(envoy: &Path, bootstrap: &Path) {
     let output = Command::new(envoy)
         .args(["--mode", "validate", "--log-level", "warn", "-c"])
@@ -172,15 +124,6 @@ fn validate(envoy: &Path, bootstrap: &Path) {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-fn scratch(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "attache-render-test-{label}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
 }
 
 /// Renders ECDS and bootstrap for `input` into `dir` with local paths.
@@ -229,7 +172,7 @@ fn render_local(input: &Path, wasm: &Path, dir: &Path) -> PathBuf {
 
 #[test]
 fn envoy_validates_every_rendered_bootstrap() {
-    let Some((envoy, wasm)) = envoy_and_wasm() else {
+    let Some((envoy, wasm)) = envoy_and_wasm("Envoy validation skipped") else {
         return;
     };
     let root = scratch("validate");

@@ -15,9 +15,12 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod support;
+use support::envoy_and_wasm;
 
 const MANIFESTS: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
@@ -152,37 +155,6 @@ const CASES: &[Case] = &[
     case("GET", "b.example.com", "/x", "wild-root"),
 ];
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn envoy_and_wasm() -> Option<(PathBuf, PathBuf)> {
-    if std::env::var_os("ATTACHE_SKIP_ENVOY").is_some_and(|v| v == "1") {
-        eprintln!("ATTACHE_SKIP_ENVOY=1: routing in Envoy not checked");
-        return None;
-    }
-    let envoy = std::env::var_os("ENVOY_BIN")
-        .map_or_else(|| workspace().join(".venv/bin/envoy"), PathBuf::from);
-    assert!(
-        envoy.is_file(),
-        "no Envoy at {}: run scripts/setup.sh, or set ENVOY_BIN, or ATTACHE_SKIP_ENVOY=1 to skip this check",
-        envoy.display()
-    );
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace().join("target"), PathBuf::from);
-    let candidates: Vec<PathBuf> = match std::env::var_os("ATTACHE_WASM") {
-        Some(wasm) => vec![PathBuf::from(wasm)],
-        None => [target, workspace().join("target")]
-            .iter()
-            .map(|t| t.join("wasm32-wasip1/release/attache_filter.wasm"))
-            .collect(),
-    };
-    let wasm = candidates.iter().find(|w| w.is_file()).cloned().unwrap_or_else(|| {
-        panic!("no filter .wasm at {candidates:?}: run scripts/setup.sh, set ATTACHE_WASM, or ATTACHE_SKIP_ENVOY=1")
-    });
-    Some((envoy, wasm))
-}
-
 /// A port nobody listens on right now.
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -286,7 +258,7 @@ fn wait_ready(admin: u16, envoy: &mut Envoy, log: &Path) {
 
 #[test]
 fn envoy_routes_requests_the_way_gateway_api_ranks_the_rules() {
-    let Some((envoy_bin, wasm)) = envoy_and_wasm() else {
+    let Some((envoy_bin, wasm)) = envoy_and_wasm("routing in Envoy not checked") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("attache-render-routing-{}", std::process::id()));

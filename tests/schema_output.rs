@@ -1,33 +1,22 @@
-//! The generator's real output validates against the committed JSON Schema,
-//! for the shipped examples and for every Gateway in them.
+//! The generator's real output on the shipped example (Gateway infra/edge)
+//! validates against the committed JSON Schema.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
 
-use std::path::Path;
-use std::process::Command;
-
 use serde_json::Value;
 
+mod support;
+use support::{attache_ok, workspace};
+
 fn validator() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/schema-1.json"),
-    )
-    .expect("schema file");
+    let text = std::fs::read_to_string(workspace().join("docs/schema/schema-1.json"))
+        .expect("schema file");
     jsonschema::validator_for(&serde_json::from_str(&text).expect("schema is JSON"))
         .expect("schema compiles")
 }
 
 fn resolve(dir: &str, gateway: &str) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_attache"))
-        .args(["resolve", "-f", dir, "--gateway", gateway])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("attache runs");
-    assert!(
-        out.status.success(),
-        "attache resolve failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = attache_ok(&["resolve", "-f", dir, "--gateway", gateway]);
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
