@@ -85,12 +85,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         });
     }
     let text = match args.output {
-        Format::Json => {
-            let mut json = serde_json::to_string_pretty(&chosen)
-                .map_err(|e| CliError::Resolve(format!("cannot encode the explanation: {e}")))?;
-            json.push('\n');
-            json
-        }
+        Format::Json => super::pretty_json(&chosen)?,
         Format::Table => chosen
             .iter()
             .map(|e| table(e))

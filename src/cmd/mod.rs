@@ -65,12 +65,12 @@ pub enum CliError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Resolve(String),
     #[error(transparent)]
     Render(#[from] attache_render::RenderError),
     #[error("cannot encode the output as YAML: {source}")]
     Yaml { source: serde_yaml_ng::Error },
+    #[error("cannot encode the output as JSON: {source}")]
+    Json { source: serde_json::Error },
     #[error("the input has {0} error(s) (printed above); a live proxy keeps its last good configuration rather than silently dropping the invalid parts")]
     InvalidInput(usize),
     #[error("{0}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f")]
@@ -81,6 +81,15 @@ pub enum CliError {
         gateway: String,
         available: String,
     },
+}
+
+/// Pretty JSON with a trailing newline, as every subcommand prints it; the
+/// same value gives the same bytes.
+pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, CliError> {
+    let mut json =
+        serde_json::to_string_pretty(value).map_err(|source| CliError::Json { source })?;
+    json.push('\n');
+    Ok(json)
 }
 
 pub mod explain;

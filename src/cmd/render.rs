@@ -196,10 +196,7 @@ pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
 pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError> {
     let json = path.and_then(Path::extension).is_some_and(|e| e == "json");
     if json {
-        let mut text =
-            serde_json::to_string_pretty(value).map_err(attache_render::RenderError::from)?;
-        text.push('\n');
-        Ok(text)
+        super::pretty_json(value)
     } else {
         serde_yaml_ng::to_string(value).map_err(|source| CliError::Yaml { source })
     }

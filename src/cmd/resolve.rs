@@ -47,20 +47,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!("error: --strict: {problems} problem(s) above; nothing written");
         return Ok(ExitCode::from(STRICT_FAILURE));
     }
-    let json = document_json(&resolved.resolution.document)?;
+    let json = super::pretty_json(&resolved.resolution.document)?;
     match &args.output {
         Some(path) => write_atomically(path, json.as_bytes())?,
         None => print_stdout(&json)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Pretty JSON with a trailing newline; the same input gives the same bytes.
-pub fn document_json(document: &attache_core::contract::Document) -> Result<String, CliError> {
-    let mut json = serde_json::to_string_pretty(document)
-        .map_err(|e| CliError::Resolve(format!("cannot encode the document: {e}")))?;
-    json.push('\n');
-    Ok(json)
 }
 
 /// Reads and parses every input.

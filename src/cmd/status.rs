@@ -41,8 +41,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         kind: "List",
         items: status.policies,
     };
-    let yaml = serde_yaml_ng::to_string(&list)
-        .map_err(|e| CliError::Resolve(format!("cannot encode status: {e}")))?;
+    let yaml = serde_yaml_ng::to_string(&list).map_err(|source| CliError::Yaml { source })?;
     print_stdout(&yaml)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use attache_core::topology::ObjectKey;
 
+use super::pretty_json;
 use super::render::{ecds_value, encode_for, load_and_resolve, Loaded};
-use super::resolve::{document_json, parse_key, write_atomically};
+use super::resolve::{parse_key, write_atomically};
 use super::{CliError, InputArgs};
 
 #[derive(Debug, clap::Args)]
@@ -102,7 +103,7 @@ fn write_generation(args: &Args) -> Result<usize, CliError> {
     if errors > 0 {
         return Err(CliError::InvalidInput(errors));
     }
-    let document = document_json(&resolved.resolution.document)?;
+    let document = pretty_json(&resolved.resolution.document)?;
     let ecds = match (&args.ecds, &args.wasm) {
         (Some(path), Some(wasm)) => {
             Some((path, encode_for(&ecds_value(&resolved, wasm)?, Some(path))?))
