@@ -7,11 +7,14 @@
 //! - a field that nothing sets is absent on write (`skip_serializing_if`);
 //! - new fields are optional.
 //!
-//! This crate holds data only: no validation beyond what serde enforces, so
-//! that it stays tiny inside the `.wasm`. The filter validates values when it
-//! compiles the document; the generator never writes an invalid one.
+//! This crate holds the data types and the few rules both halves must apply
+//! identically ([`safety`]: which headers and values a policy may set); it
+//! stays tiny inside the `.wasm`. The filter validates values when it compiles
+//! the document; the generator never writes an invalid one.
 
 #![forbid(unsafe_code)]
+
+pub mod safety;
 
 use serde::{Deserialize, Serialize};
 
