@@ -2,10 +2,15 @@
 //! multi-document YAML and `kind: List`. Everything here is I/O or syntax;
 //! meaning is the core's job.
 
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use attache_core::source::{Origin, SourceDoc};
 use serde::Deserialize;
+
+use crate::strict_value::StrictValue;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -18,47 +23,114 @@ pub enum InputError {
     Yaml { origin: Origin, message: String },
     #[error("{path}: no such file or directory\n  hint: -f takes files, directories (read recursively) or '-' for standard input")]
     Missing { path: String },
+    #[error("{path}: is {what}, not a regular file; not read\n  hint: -f takes regular files and directories; reading a FIFO or a device could block or never end")]
+    NotRegular { path: String, what: &'static str },
+    #[error("{path}: is larger than {limit} bytes; not read\n  hint: split the manifests into several files, or raise --max-input-bytes")]
+    TooLarge { path: String, limit: u64 },
+}
+
+/// How much input may cost (docs/semantics.md, "What a policy may not do").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Bytes of one file, or of standard input.
+    pub max_input_bytes: u64,
+    /// Skip (with a warning on stderr) rather than refuse a non-regular file
+    /// found inside a directory: `attache watch` keeps serving updates when
+    /// someone drops a FIFO into the directory it watches.
+    pub skip_irregular_in_directories: bool,
+}
+
+/// The default for `--max-input-bytes`: 64 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+            skip_irregular_in_directories: false,
+        }
+    }
 }
 
 /// Reads every path in order. Directories are walked recursively in sorted
 /// order, taking `.yaml`, `.yml` and `.json` files, so output is
 /// deterministic whatever the file system returns.
-pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<SourceDoc>, InputError> {
-    let mut docs = Vec::new();
+pub fn read_paths(paths: &[PathBuf], limits: ReadLimits) -> Result<Vec<SourceDoc>, InputError> {
+    let mut reader = Reader {
+        limits,
+        docs: Vec::new(),
+        seen_dirs: HashSet::new(),
+    };
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|source| {
-                InputError::Read {
-                    path: "-".into(),
-                    source,
-                }
-            })?;
-            parse_text("-", &text, &mut docs)?;
+            let text = read_bounded("-", std::io::stdin().lock(), limits.max_input_bytes)?;
+            parse_text("-", &text, &mut reader.docs)?;
         } else {
-            read_path(path, &mut docs)?;
+            reader.read_path(path, false)?;
         }
     }
-    Ok(docs)
+    Ok(reader.docs)
 }
 
-fn read_path(path: &Path, docs: &mut Vec<SourceDoc>) -> Result<(), InputError> {
-    let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => InputError::Missing {
-            path: shown.clone(),
-        },
-        _ => InputError::Read {
-            path: shown.clone(),
-            source,
-        },
-    })?;
-    if meta.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-            .map_err(|source| InputError::Read {
+struct Reader {
+    limits: ReadLimits,
+    docs: Vec<SourceDoc>,
+    /// Directories already walked (canonical), so a symlink loop ends.
+    seen_dirs: HashSet<PathBuf>,
+}
+
+impl Reader {
+    fn read_path(&mut self, path: &Path, in_directory: bool) -> Result<(), InputError> {
+        let shown = path.display().to_string();
+        // `metadata` follows symlinks: a link to /dev/zero is a device.
+        let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => InputError::Missing {
+                path: shown.clone(),
+            },
+            _ => InputError::Read {
                 path: shown.clone(),
                 source,
-            })?
+            },
+        })?;
+        if meta.is_dir() {
+            return self.read_dir(path, &shown);
+        }
+        if !meta.is_file() {
+            let err = InputError::NotRegular {
+                path: shown,
+                what: file_kind(&meta),
+            };
+            if in_directory && self.limits.skip_irregular_in_directories {
+                eprintln!("warning: {}", err.to_string().replace('\n', "\n  "));
+                return Ok(());
+            }
+            return Err(err);
+        }
+        if meta.len() > self.limits.max_input_bytes {
+            return Err(InputError::TooLarge {
+                path: shown,
+                limit: self.limits.max_input_bytes,
+            });
+        }
+        let file = std::fs::File::open(path).map_err(|source| InputError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let text = read_bounded(&shown, file, self.limits.max_input_bytes)?;
+        parse_text(&shown, &text, &mut self.docs)
+    }
+
+    fn read_dir(&mut self, path: &Path, shown: &str) -> Result<(), InputError> {
+        let read_err = |source| InputError::Read {
+            path: shown.to_string(),
+            source,
+        };
+        let canonical = std::fs::canonicalize(path).map_err(read_err)?;
+        if !self.seen_dirs.insert(canonical) {
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read_err)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         entries.sort();
@@ -68,16 +140,50 @@ fn read_path(path: &Path, docs: &mut Vec<SourceDoc>) -> Result<(), InputError> {
                 .and_then(|e| e.to_str())
                 .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
             if entry.is_dir() || is_manifest {
-                read_path(&entry, docs)?;
+                self.read_path(&entry, true)?;
             }
         }
-        return Ok(());
+        Ok(())
     }
-    let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    parse_text(&shown, &text, docs)
+}
+
+/// Reads at most `limit` bytes; more is an error rather than a file that
+/// grows (or a device) filling memory.
+fn read_bounded(shown: &str, source: impl Read, limit: u64) -> Result<String, InputError> {
+    let mut bytes = Vec::new();
+    source
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| InputError::Read {
+            path: shown.to_string(),
+            source,
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::TooLarge {
+            path: shown.to_string(),
+            limit,
+        });
+    }
+    String::from_utf8(bytes).map_err(|e| InputError::Read {
+        path: shown.to_string(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })
+}
+
+/// What a non-regular file is, for the message.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Splits a YAML stream into objects; empty documents are skipped and the
@@ -89,10 +195,11 @@ pub fn parse_text(file: &str, text: &str, docs: &mut Vec<SourceDoc>) -> Result<(
             document: index + 1,
             item: None,
         };
-        let value = serde_json::Value::deserialize(document).map_err(|e| InputError::Yaml {
-            origin: origin.clone(),
-            message: e.to_string(),
-        })?;
+        let StrictValue(value) =
+            StrictValue::deserialize(document).map_err(|e| InputError::Yaml {
+                origin: origin.clone(),
+                message: e.to_string(),
+            })?;
         match value {
             serde_json::Value::Null => {}
             serde_json::Value::Object(ref map)
@@ -152,5 +259,117 @@ mod tests {
                 .starts_with("x.yaml (document 2): not valid YAML"),
             "{err}"
         );
+    }
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("attache-input-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn duplicate_keys_are_an_error_naming_the_key() {
+        let mut docs = Vec::new();
+        let err = parse_text(
+            "p.yaml",
+            "kind: A\n---\nspec:\n  timeouts: {request: 1s, request: 60s}\n",
+            &mut docs,
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("p.yaml (document 2): not valid YAML"),
+            "{text}"
+        );
+        assert!(text.contains("duplicate key \"request\""), "{text}");
+    }
+
+    #[test]
+    fn non_string_keys_read_as_kubernetes_reads_them() {
+        let mut docs = Vec::new();
+        parse_text("k.yaml", "labels: {80: http, true: yes}\n", &mut docs).unwrap();
+        assert_eq!(
+            docs[0].value,
+            serde_json::json!({"labels": {"80": "http", "true": "yes"}})
+        );
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_being_opened() {
+        let dir = scratch("fifo");
+        let fifo = dir.join("in.yaml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Opening a FIFO with no writer would block this test forever.
+        let err = read_paths(std::slice::from_ref(&fifo), ReadLimits::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("is a FIFO, not a regular file"),
+            "{err}"
+        );
+        // Inside a directory, watch's limits skip it and read the rest.
+        std::fs::write(dir.join("ok.yaml"), "kind: A\n").unwrap();
+        let limits = ReadLimits {
+            skip_irregular_in_directories: true,
+            ..ReadLimits::default()
+        };
+        let docs = read_paths(std::slice::from_ref(&dir), limits).unwrap();
+        assert_eq!(docs.len(), 1);
+        let err = read_paths(std::slice::from_ref(&dir), ReadLimits::default()).unwrap_err();
+        assert!(matches!(err, InputError::NotRegular { .. }), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_to_dev_zero_is_refused() {
+        let dir = scratch("zero");
+        let link = dir.join("zero.yaml");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let err = read_paths(&[link], ReadLimits::default()).unwrap_err();
+        assert!(err.to_string().contains("is a character device"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_over_the_size_limit_is_refused() {
+        let dir = scratch("size");
+        let file = dir.join("big.yaml");
+        std::fs::write(&file, "#".repeat(799) + "\n").unwrap();
+        let limits = ReadLimits {
+            max_input_bytes: 799,
+            ..ReadLimits::default()
+        };
+        let err = read_paths(std::slice::from_ref(&file), limits).unwrap_err();
+        assert!(
+            err.to_string().contains("is larger than 799 bytes"),
+            "{err}"
+        );
+        let limits = ReadLimits {
+            max_input_bytes: 800,
+            ..ReadLimits::default()
+        };
+        assert!(read_paths(&[file], limits).is_ok());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn reading_stops_at_the_limit_whatever_the_source_claims() {
+        let err = read_bounded("-", std::io::repeat(b'a'), 1024).unwrap_err();
+        assert!(
+            matches!(err, InputError::TooLarge { limit: 1024, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_symlink_loop_between_directories_ends() {
+        let dir = scratch("loop");
+        std::fs::write(dir.join("a.yaml"), "kind: A\n").unwrap();
+        std::os::unix::fs::symlink(&dir, dir.join("again")).unwrap();
+        let docs = read_paths(std::slice::from_ref(&dir), ReadLimits::default()).unwrap();
+        assert_eq!(docs.len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -4,6 +4,7 @@
 
 mod cmd;
 mod input;
+mod strict_value;
 
 use std::process::ExitCode;
 

@@ -173,7 +173,7 @@ fn each_bad_policy_is_reported_precisely_and_the_rest_still_applies() {
         format!("warning: {file} (document 4) RoutePolicy shop/ghost: spec.targetRef: target HTTPRoute shop/nope does not exist (TargetNotFound); HTTPRoutes in shop: api, storefront"),
         format!("error: {file} (document 5) RoutePolicy shop/mixed: spec: settings directly under spec are mixed with a defaults/overrides stanza"),
         format!("error: {file} (document 6) RoutePolicy shop/typo: spec.defaults.retries: unknown field `retries`, expected one of"),
-        format!("error: {file} (document 7) RoutePolicy shop/header: spec.defaults.responseHeaderModifier.remove[0]: \"x:bad\" is not a valid HTTP header name"),
+        format!("error: {file} (document 7) RoutePolicy shop/header: spec.defaults.responseHeaderModifier.remove[0]: \"x:bad\" is not an RFC 9110 header name (token)"),
     ] {
         assert!(err.contains(&expected), "missing {expected:?} in:\n{err}");
     }

@@ -26,6 +26,39 @@ pub struct InputArgs {
     /// for standard input. Repeatable.
     #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
     pub files: Vec<PathBuf>,
+    /// The most bytes one input file (or standard input) may have.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::input::DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
+    /// The most entries (listener, route, rule paths) one Gateway may expand
+    /// to; more fails fast naming the route chain being expanded.
+    #[arg(long, value_name = "N", default_value_t = attache_core::limits::DEFAULT_MAX_ENTRIES)]
+    pub max_entries: usize,
+}
+
+impl InputArgs {
+    /// Reads every input within the limits these flags set.
+    pub fn read(
+        &self,
+        limits: crate::input::ReadLimits,
+    ) -> Result<Vec<attache_core::source::SourceDoc>, CliError> {
+        let limits = crate::input::ReadLimits {
+            max_input_bytes: self.max_input_bytes,
+            ..limits
+        };
+        Ok(crate::input::read_paths(&self.files, limits)?)
+    }
+
+    /// Parses what [`InputArgs::read`] read, with the resolver's limits set.
+    pub fn parse(&self, docs: &[attache_core::source::SourceDoc]) -> attache_core::Inputs {
+        let mut inputs = attache_core::parse(docs);
+        inputs.limits.max_entries = self.max_entries;
+        inputs
+    }
+
+    /// Reads and parses every input.
+    pub fn load(&self, limits: crate::input::ReadLimits) -> Result<attache_core::Inputs, CliError> {
+        Ok(self.parse(&self.read(limits)?))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,7 +106,7 @@ pub enum CliError {
     Json { source: serde_json::Error },
     #[error("the input has {0} error(s) (printed above); a live proxy keeps its last good configuration rather than silently dropping the invalid parts")]
     InvalidInput(usize),
-    #[error("{0}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f")]
+    #[error("{}", gateway_message(.0))]
     Gateway(#[from] attache_core::ResolveError),
     #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
     NoSuchEntry {
@@ -81,6 +114,17 @@ pub enum CliError {
         gateway: String,
         available: String,
     },
+}
+
+/// A Gateway that cannot be resolved, with what to do about it.
+fn gateway_message(err: &attache_core::ResolveError) -> String {
+    match err {
+        // Carries its own hint: the Gateway was found, its routes are the problem.
+        attache_core::ResolveError::TooManyEntries { .. } => err.to_string(),
+        _ => format!(
+            "{err}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f"
+        ),
+    }
 }
 
 /// Pretty JSON with a trailing newline, as every subcommand prints it; the

@@ -107,14 +107,20 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Envoy(args) => envoy(args),
         Command::Ecds(args) => {
-            let loaded =
-                load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+            let loaded = load_and_resolve(
+                &args.selection.input,
+                args.selection.gateway.as_ref(),
+                Default::default(),
+            )?;
             let value = ecds_value(&loaded.resolved, &args.wasm)?;
             emit(&value, args.output.as_deref())
         }
         Command::Wasmplugin(args) => {
-            let loaded =
-                load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+            let loaded = load_and_resolve(
+                &args.selection.input,
+                args.selection.gateway.as_ref(),
+                Default::default(),
+            )?;
             let value = wasm_plugin(
                 &loaded.resolved.resolution,
                 &WasmPluginOptions { url: args.url },
@@ -126,8 +132,11 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
 }
 
 fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
-    let Loaded { docs, resolved, .. } =
-        load_and_resolve(&args.selection.input.files, args.selection.gateway.as_ref())?;
+    let Loaded { docs, resolved, .. } = load_and_resolve(
+        &args.selection.input,
+        args.selection.gateway.as_ref(),
+        Default::default(),
+    )?;
     let mut overrides = Overrides::default();
     for given in &args.backends {
         overrides
@@ -163,11 +172,12 @@ pub struct Loaded {
 /// Reads, parses and resolves; prints the diagnostics to stderr (they do
 /// not stop a render: one bad policy must not take the others down).
 pub fn load_and_resolve(
-    files: &[PathBuf],
+    input: &InputArgs,
     gateway: Option<&ObjectKey>,
+    limits: crate::input::ReadLimits,
 ) -> Result<Loaded, CliError> {
-    let docs = crate::input::read_paths(files)?;
-    let inputs = attache_core::parse(&docs);
+    let docs = input.read(limits)?;
+    let inputs = input.parse(&docs);
     let gateway = attache_core::select_gateway(&inputs, gateway)?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     report(&inputs, &resolved.diagnostics);

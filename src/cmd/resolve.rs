@@ -57,8 +57,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// Reads and parses every input.
 pub fn load(input: &InputArgs) -> Result<Inputs, CliError> {
-    let docs = crate::input::read_paths(&input.files)?;
-    Ok(attache_core::parse(&docs))
+    input.load(crate::input::ReadLimits::default())
 }
 
 /// Prints every diagnostic to stderr; returns how many are errors or warnings.

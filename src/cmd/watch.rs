@@ -99,7 +99,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 fn write_generation(args: &Args) -> Result<usize, CliError> {
     let Loaded {
         resolved, errors, ..
-    } = load_and_resolve(&args.input.files, args.gateway.as_ref())?;
+    } = load_and_resolve(
+        &args.input,
+        args.gateway.as_ref(),
+        crate::input::ReadLimits {
+            skip_irregular_in_directories: true,
+            ..Default::default()
+        },
+    )?;
     if errors > 0 {
         return Err(CliError::InvalidInput(errors));
     }

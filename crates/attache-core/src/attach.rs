@@ -11,6 +11,8 @@
 
 use std::collections::BTreeSet;
 
+pub use crate::limits::Limits;
+
 use crate::contract::HttpRouteMatch;
 use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
@@ -18,6 +20,8 @@ use crate::matches::intersect_all;
 use crate::model::route::GATEWAY_GROUP;
 use crate::model::{Gateway, HttpRoute, Listener, NamespaceFrom, Rule};
 use crate::parse::Inputs;
+use crate::resolve::ResolveError;
+use crate::topology::ObjectKey;
 
 /// One rule served on one listener, with the delegation chain that led to it.
 #[derive(Debug, Clone)]
@@ -57,13 +61,16 @@ impl<'a> Attachment<'a> {
     }
 }
 
-/// Every rule the Gateway serves, in no particular order yet.
+/// Every rule the Gateway serves, in no particular order yet. Fails fast,
+/// before the work is allocated, when the routes would make the Gateway
+/// exceed `inputs.limits` (docs/semantics.md, "What a policy may not do").
 pub fn attach<'a>(
     inputs: &'a Inputs,
     gateway: &'a Gateway,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<Attachment<'a>> {
+) -> Result<Vec<Attachment<'a>>, ResolveError> {
     let mut out = Vec::new();
+    let mut budget = Budget::new(inputs.limits, &gateway.key);
     for listener in &gateway.listeners {
         for route in inputs.routes.values() {
             if !attaches(inputs, gateway, listener, route) {
@@ -87,10 +94,85 @@ pub fn attach<'a>(
                 hostnames,
                 matches: None,
             };
-            walk(inputs, listener, route, &scope, &mut chain, &mut out, diags);
+            let mut walker = Walker {
+                inputs,
+                listener,
+                out: &mut out,
+                diags,
+                budget: &mut budget,
+            };
+            walker.walk(route, &scope, &mut chain)?;
         }
     }
-    dedupe(out, diags)
+    Ok(dedupe(out, diags))
+}
+
+/// What one Gateway may cost: every rule visited and every entry produced is
+/// counted, so a route tree that would expand exponentially (each of two
+/// rules delegating to the next route, 30 deep) stops after a bounded number
+/// of steps instead of after 2^30.
+struct Budget<'g> {
+    limits: Limits,
+    gateway: &'g ObjectKey,
+    entries: usize,
+    visits: usize,
+    /// (parent, child) delegations already reported as too deep, so a
+    /// diamond reports each once.
+    too_deep: BTreeSet<(ObjectKey, ObjectKey)>,
+}
+
+impl<'g> Budget<'g> {
+    fn new(limits: Limits, gateway: &'g ObjectKey) -> Self {
+        Budget {
+            limits,
+            gateway,
+            entries: 0,
+            visits: 0,
+            too_deep: BTreeSet::new(),
+        }
+    }
+
+    /// Counts one step (a rule visited, or an entry produced).
+    fn spend(&mut self, entry: bool, chain: &[(&HttpRoute, &Rule)]) -> Result<(), ResolveError> {
+        self.visits += 1;
+        self.entries += usize::from(entry);
+        let over = self.entries > self.limits.max_entries
+            || self.visits
+                > self
+                    .limits
+                    .max_entries
+                    .saturating_mul(2)
+                    .saturating_add(1024);
+        if over {
+            return Err(ResolveError::TooManyEntries {
+                gateway: self.gateway.clone(),
+                limit: self.limits.max_entries,
+                chain: chain_text(chain),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `HTTPRoute a/top -> a/child -> ...` for messages.
+fn chain_text(chain: &[(&HttpRoute, &Rule)]) -> String {
+    let mut routes: Vec<String> = Vec::new();
+    for (route, _) in chain {
+        let key = route.key.to_string();
+        if routes.last() != Some(&key) {
+            routes.push(key);
+        }
+    }
+    format!("HTTPRoute {}", routes.join(" -> "))
+}
+
+/// The state of one walk down a route's delegation tree on one listener.
+struct Walker<'a, 'w, 'g> {
+    inputs: &'a Inputs,
+    listener: &'a Listener,
+    out: &'w mut Vec<Attachment<'a>>,
+    diags: &'w mut Vec<Diagnostic>,
+    budget: &'w mut Budget<'g>,
 }
 
 /// Whether `route` names this listener in a parentRef and the listener
@@ -122,23 +204,22 @@ fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &Htt
     ns_ok && kind_ok
 }
 
-fn walk<'a>(
-    inputs: &'a Inputs,
-    listener: &'a Listener,
-    route: &'a HttpRoute,
-    scope: &Scope,
-    chain: &mut Vec<(&'a HttpRoute, &'a Rule)>,
-    out: &mut Vec<Attachment<'a>>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let hostnames = &scope.hostnames;
-    for rule in &route.rules {
-        let matches = match &scope.matches {
-            None => rule.matches.clone(),
-            Some(outer) => intersect_all(outer, &rule.matches),
-        };
-        if matches.is_empty() {
-            diags.push(
+impl<'a> Walker<'a, '_, '_> {
+    fn walk(
+        &mut self,
+        route: &'a HttpRoute,
+        scope: &Scope,
+        chain: &mut Vec<(&'a HttpRoute, &'a Rule)>,
+    ) -> Result<(), ResolveError> {
+        let (inputs, listener) = (self.inputs, self.listener);
+        let hostnames = &scope.hostnames;
+        for rule in &route.rules {
+            let matches = match &scope.matches {
+                None => rule.matches.clone(),
+                Some(outer) => intersect_all(outer, &rule.matches),
+            };
+            if matches.is_empty() {
+                self.diags.push(
                 Diagnostic::warning(format!(
                     "no match of this rule lies within the matches of the delegating parent rule {}; not attached through it",
                     chain.last().map(|(r, rule)| format!("HTTPRoute {} rule {}", r.key, rule.label())).unwrap_or_default()
@@ -148,34 +229,35 @@ fn walk<'a>(
                 .field(format!("spec.rules[{}].matches", rule.index))
                 .hint("a child rule's paths must lie under the parent rule's path prefix (e.g. parent /api, child /api/orders)"),
             );
-            continue;
-        }
-        chain.push((route, rule));
-        if rule.delegates.is_empty() {
-            out.push(Attachment {
-                listener,
-                chain: chain.clone(),
-                hostnames: hostnames.clone(),
-                matches: matches.clone(),
-            });
-        }
-        for (i, child_key) in rule.delegates.iter().enumerate() {
-            let field = format!("spec.rules[{}].backendRefs", rule.index);
-            let Some(child) = inputs.routes.get(child_key) else {
-                diags.push(
-                    Diagnostic::warning(format!(
-                        "delegates to HTTPRoute {child_key}, which does not exist"
-                    ))
-                    .at(&route.meta.origin)
-                    .on(format!("HTTPRoute {}", route.key))
-                    .field(format!("{field}[{i}]"))
-                    .hint("create the child route, or fix name/namespace of the backendRef"),
-                );
                 continue;
-            };
-            if chain.iter().any(|(r, _)| r.key == child.key) {
-                let path: Vec<String> = chain.iter().map(|(r, _)| r.key.to_string()).collect();
-                diags.push(
+            }
+            chain.push((route, rule));
+            self.budget.spend(rule.delegates.is_empty(), chain)?;
+            if rule.delegates.is_empty() {
+                self.out.push(Attachment {
+                    listener,
+                    chain: chain.clone(),
+                    hostnames: hostnames.clone(),
+                    matches: matches.clone(),
+                });
+            }
+            for (i, child_key) in rule.delegates.iter().enumerate() {
+                let field = format!("spec.rules[{}].backendRefs", rule.index);
+                let Some(child) = inputs.routes.get(child_key) else {
+                    self.diags.push(
+                        Diagnostic::warning(format!(
+                            "delegates to HTTPRoute {child_key}, which does not exist"
+                        ))
+                        .at(&route.meta.origin)
+                        .on(format!("HTTPRoute {}", route.key))
+                        .field(format!("{field}[{i}]"))
+                        .hint("create the child route, or fix name/namespace of the backendRef"),
+                    );
+                    continue;
+                };
+                if chain.iter().any(|(r, _)| r.key == child.key) {
+                    let path: Vec<String> = chain.iter().map(|(r, _)| r.key.to_string()).collect();
+                    self.diags.push(
                     Diagnostic::error(format!(
                         "delegation cycle {} -> {}; this delegation is skipped",
                         path.join(" -> "),
@@ -186,10 +268,10 @@ fn walk<'a>(
                     .field(format!("{field}[{i}]"))
                     .hint("a route may not delegate (directly or through children) back to itself"),
                 );
-                continue;
-            }
-            if !accepts_parent(child, route) {
-                diags.push(
+                    continue;
+                }
+                if !accepts_parent(child, route) {
+                    self.diags.push(
                     Diagnostic::warning(format!(
                         "HTTPRoute {} delegates to it, but its parentRefs name other parent routes; not attached through it",
                         route.key
@@ -202,10 +284,10 @@ fn walk<'a>(
                         route.key.name, route.key.namespace
                     )),
                 );
-                continue;
-            }
-            let Some(child_hosts) = intersect_lists(hostnames, &child.hostnames) else {
-                diags.push(
+                    continue;
+                }
+                let Some(child_hosts) = intersect_lists(hostnames, &child.hostnames) else {
+                    self.diags.push(
                     Diagnostic::note(format!(
                         "no hostname in common with its delegating parent HTTPRoute {}; not attached through it",
                         route.key
@@ -214,15 +296,56 @@ fn walk<'a>(
                     .on(format!("HTTPRoute {}", child.key))
                     .field("spec.hostnames"),
                 );
-                continue;
-            };
-            let inner = Scope {
-                hostnames: child_hosts,
-                matches: Some(matches.clone()),
-            };
-            walk(inputs, listener, child, &inner, chain, out, diags);
+                    continue;
+                };
+                if self.too_deep(route, child, chain, &field, i) {
+                    continue;
+                }
+                let inner = Scope {
+                    hostnames: child_hosts,
+                    matches: Some(matches.clone()),
+                };
+                self.walk(child, &inner, chain)?;
+            }
+            chain.pop();
         }
-        chain.pop();
+        Ok(())
+    }
+
+    /// Whether delegating from `route` to `child` would pass the depth limit;
+    /// reports it once per (parent, child), naming the chain.
+    fn too_deep(
+        &mut self,
+        route: &HttpRoute,
+        child: &HttpRoute,
+        chain: &[(&HttpRoute, &Rule)],
+        field: &str,
+        i: usize,
+    ) -> bool {
+        let limit = self.budget.limits.max_delegation_depth;
+        // `chain` holds one (route, rule) per route so far; the child would be
+        // delegation level `chain.len()` below the top route.
+        if chain.len() <= limit {
+            return false;
+        }
+        if self
+            .budget
+            .too_deep
+            .insert((route.key.clone(), child.key.clone()))
+        {
+            self.diags.push(
+            Diagnostic::error(format!(
+                "delegation deeper than {limit} levels: {} -> {}; this delegation is skipped",
+                chain_text(chain),
+                child.key
+            ))
+            .at(&route.meta.origin)
+            .on(format!("HTTPRoute {}", route.key))
+            .field(format!("{field}[{i}]"))
+            .hint("flatten the route tree: at most 8 levels of HTTPRoutes may delegate below the route attached to the Gateway"),
+        );
+        }
+        true
     }
 }
 

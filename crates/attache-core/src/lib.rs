@@ -20,6 +20,7 @@ pub mod field;
 pub mod fold;
 pub mod hostname;
 mod levels;
+pub mod limits;
 pub mod matches;
 pub mod model;
 pub mod parse;
@@ -33,6 +34,7 @@ pub mod topology;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
+pub use limits::Limits;
 pub use parse::{parse, Inputs};
 pub use resolve::{explain_route, resolve, select_gateway, ResolveError, Resolved};
 pub use status::{policy_status, StatusReport};

@@ -30,6 +30,12 @@ pub enum ResolveError {
     },
     #[error("the input has {count} Gateways, so one must be chosen: {available}")]
     GatewayRequired { count: usize, available: String },
+    #[error("Gateway {gateway} would have more than {limit} entries (stopped while expanding {chain}); nothing is written for it\n  hint: look for routes that delegate to the same child from many rules, or raise --max-entries")]
+    TooManyEntries {
+        gateway: ObjectKey,
+        limit: usize,
+        chain: String,
+    },
 }
 
 /// Picks the Gateway to resolve: the one asked for, or the only one.
@@ -118,7 +124,7 @@ fn prepare<'a>(inputs: &'a Inputs, gateway: &ObjectKey) -> Result<Prepared<'a>, 
             .field("spec.gatewayClassName"),
         );
     }
-    let mut attachments = attach(inputs, gw, &mut diagnostics);
+    let mut attachments = attach(inputs, gw, &mut diagnostics)?;
     // Document order (see `resolve`).
     attachments.sort_by_cached_key(|a| {
         let (route, rule) = a.leaf().map(|(r, rule)| (r, rule.index)).unzip();

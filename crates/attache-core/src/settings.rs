@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use attache_contract::safety;
 use serde::Deserialize;
 
 use crate::duration;
@@ -125,13 +126,23 @@ pub fn timeouts(raw: &RawTimeouts, path: &str, out: &mut FieldMap, problems: &mu
 pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
     if let Some(attempts) = raw.attempts {
         match u32::try_from(attempts) {
-            Ok(n) => {
+            Ok(n) if n <= safety::MAX_RETRY_ATTEMPTS => {
                 out.insert(FieldKey::RetryAttempts, FieldValue::Count(n));
             }
+            Ok(_) => problems.push(Problem {
+                field: format!("{path}.attempts"),
+                message: format!(
+                    "{attempts} retries is over the limit of {}",
+                    safety::MAX_RETRY_ATTEMPTS
+                ),
+                hint: "a larger count multiplies load on a failing backend; bound retries with a \
+                       retry budget, not a larger count (0 disables retries)"
+                    .into(),
+            }),
             Err(_) => problems.push(Problem {
                 field: format!("{path}.attempts"),
                 message: format!("{attempts} is not a valid number of retries"),
-                hint: "use an integer >= 0 (0 disables retries)".into(),
+                hint: "use an integer from 0 to 10 (0 disables retries)".into(),
             }),
         }
     }
@@ -181,6 +192,9 @@ pub fn header_modifier(
     out: &mut FieldMap,
     problems: &mut Vec<Problem>,
 ) {
+    if !operation_count(raw, path, problems) {
+        return;
+    }
     for (list, name, is_set) in [(&raw.set, "set", true), (&raw.add, "add", false)] {
         let mut seen = BTreeSet::new();
         for (i, header) in list.iter().enumerate() {
@@ -196,11 +210,11 @@ pub fn header_modifier(
                 });
                 continue;
             }
-            if header.value.contains(['\r', '\n', '\0']) {
+            if let Err(refusal) = safety::check_header_value(&header.value) {
                 problems.push(Problem {
                     field: format!("{at}.value"),
-                    message: "header value contains CR, LF or NUL".into(),
-                    hint: "use a single-line value".into(),
+                    message: format!("the value of {lower:?} {}", refusal.reason()),
+                    hint: refusal.hint().into(),
                 });
                 continue;
             }
@@ -278,21 +292,40 @@ fn duration_field(text: &str, field: &str, problems: &mut Vec<Problem>) -> Optio
     ms
 }
 
-/// RFC 7230 `token`; returns the lower-cased name.
+/// A header name a policy or route may operate on (docs/semantics.md, "What a
+/// policy may not do"); returns the lower-cased name. The rule itself lives in
+/// `attache_contract::safety`, shared with the filter.
 fn header_name(name: &str, field: &str, problems: &mut Vec<Problem>) -> Option<String> {
-    let is_tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if !name.is_empty() && name.chars().all(is_tchar) {
-        Some(name.to_ascii_lowercase())
-    } else {
-        problems.push(Problem {
-            field: field.to_string(),
-            message: format!("{name:?} is not a valid HTTP header name"),
-            hint:
-                "use letters, digits and !#$%&'*+-.^_`|~ only (RFC 7230 token), e.g. x-request-id"
-                    .into(),
-        });
-        None
+    match safety::check_policy_header_name(name) {
+        Ok(()) => Some(name.to_ascii_lowercase()),
+        Err(refusal) => {
+            problems.push(Problem {
+                field: field.to_string(),
+                message: format!("{name:?} {}", refusal.reason()),
+                hint: refusal.hint().into(),
+            });
+            None
+        }
     }
+}
+
+/// At most [`safety::MAX_HEADER_OPERATIONS`] operations per direction: each
+/// one is work on every request, and an unbounded list is a tenant's way to
+/// slow every other tenant's requests.
+fn operation_count(raw: &RawHeaderModifier, path: &str, problems: &mut Vec<Problem>) -> bool {
+    let count = raw.set.len() + raw.add.len() + raw.remove.len();
+    if count > safety::MAX_HEADER_OPERATIONS {
+        problems.push(Problem {
+            field: path.to_string(),
+            message: format!(
+                "{count} header operations, over the limit of {}",
+                safety::MAX_HEADER_OPERATIONS
+            ),
+            hint: "set, add and remove together may list at most 64 headers per direction".into(),
+        });
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]

@@ -92,8 +92,14 @@ pub fn policy_status(inputs: &Inputs) -> StatusReport {
     let mut stats: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
     let mut diagnostics = Vec::new();
     for key in inputs.gateways.keys() {
-        let Ok((found, diags)) = contributions(inputs, key) else {
-            continue;
+        let (found, diags) = match contributions(inputs, key) {
+            Ok(both) => both,
+            // A Gateway over its limits still gets its policies' status;
+            // the reason it has no entries must not be silent.
+            Err(err) => {
+                diagnostics.push(Diagnostic::error(err.to_string()));
+                continue;
+            }
         };
         diagnostics.extend(diags);
         for (k, s) in found {

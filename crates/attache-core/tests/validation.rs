@@ -70,7 +70,7 @@ fn each_kind_of_bad_policy_is_invalid_with_its_field() {
     let cases: [(&str, At, &str, &str); 9] = [
         ("codes", At::Route, "defaults: {retry: {codes: [503, 600]}}", "spec.defaults.retry.codes[1]: 600 is not a retriable HTTP status code"),
         ("attempts", At::Route, "overrides: {retry: {attempts: -1}}", "spec.overrides.retry.attempts: -1 is not a valid number of retries"),
-        ("header", At::Route, "defaults: {requestHeaderModifier: {set: [{name: \"x a\", value: v}]}}", "spec.defaults.requestHeaderModifier.set[0].name: \"x a\" is not a valid HTTP header name"),
+        ("header", At::Route, "defaults: {requestHeaderModifier: {set: [{name: \"x a\", value: v}]}}", "spec.defaults.requestHeaderModifier.set[0].name: \"x a\" is not an RFC 9110 header name (token)"),
         ("mixed", At::Route, "timeouts: {request: 1s}\n  defaults: {retry: {attempts: 1}}", "spec: settings directly under spec are mixed with a defaults/overrides stanza"),
         ("cross-ns", At::Route, "defaults: {}", "spec.targetRefs[0].namespace: cross-namespace target other/route from a policy in appns"),
         ("class", At::Gateway, "defaults: {}", "spec.targetRefs[0].kind: a RoutePolicy cannot target a GatewayClass"),

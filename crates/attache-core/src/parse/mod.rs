@@ -45,6 +45,9 @@ pub struct Inputs {
     pub by_target: BTreeMap<Target, Vec<usize>>,
     /// Everything noticed while reading, in input order.
     pub diagnostics: Vec<Diagnostic>,
+    /// Bounds on what resolving one Gateway may cost; the CLI sets them
+    /// from its flags after parsing.
+    pub limits: crate::limits::Limits,
     /// Reading-time index of `policies` for duplicate detection (stale
     /// after the final sort, which is why it is private).
     policy_ids: std::collections::HashMap<(PolicyKind, Option<String>, String), usize>,
@@ -135,6 +138,11 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
         // Read by `attache render` for backend addresses; not the resolver's
         // business, and not worth a note in every demo log.
         ("", "Service") | ("discovery.k8s.io", "EndpointSlice") => {}
+        (GATEWAY_GROUP | POLICY_GROUP, _) if !is_known_elsewhere(group, kind) => {
+            inputs
+                .diagnostics
+                .push(unknown_in_known_group(api_version, group, kind, origin));
+        }
         _ => {
             let seen = inputs
                 .skipped
@@ -143,6 +151,60 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
             seen.0 += 1;
         }
     }
+}
+
+/// Kinds of the known groups that exist but that the resolver does not read
+/// (other Gateway API routes, ReferenceGrant, ...): skipped with a note like
+/// any foreign object. Anything else in those groups is a typo or a version
+/// the resolver cannot read, and a typo must not make a policy silently do
+/// nothing (docs/semantics.md, "What a policy may not do").
+fn is_known_elsewhere(group: &str, kind: &str) -> bool {
+    group == GATEWAY_GROUP
+        && matches!(
+            kind,
+            "GRPCRoute"
+                | "TLSRoute"
+                | "TCPRoute"
+                | "UDPRoute"
+                | "ReferenceGrant"
+                | "BackendTLSPolicy"
+                | "BackendLBPolicy"
+                | "ListenerSet"
+        )
+}
+
+/// The error for a document in a group the resolver owns or reads whose kind
+/// or version it does not know: an error, not a note.
+fn unknown_in_known_group(
+    api_version: &str,
+    group: &str,
+    kind: &str,
+    origin: &Origin,
+) -> Diagnostic {
+    let (known, versions) = if group == POLICY_GROUP {
+        ("RoutePolicy, ClusterRoutePolicy", "v1alpha1")
+    } else {
+        ("GatewayClass, Gateway, HTTPRoute", "v1, v1beta1")
+    };
+    let is_known_kind = known.split(", ").any(|k| k == kind);
+    let (field, message) = if is_known_kind {
+        (
+            "apiVersion",
+            format!("{api_version} is not a version attache reads; the {kind} is ignored"),
+        )
+    } else {
+        (
+            "kind",
+            format!("{kind:?} is not a kind of {group}; the object is ignored"),
+        )
+    };
+    Diagnostic::error(message)
+        .at(origin)
+        .on(kind)
+        .field(field)
+        .hint(format!(
+            "{group} kinds read here: {known} (versions {versions}); check the spelling"
+        ))
 }
 
 /// One note per skipped kind rather than one per object: a directory of
