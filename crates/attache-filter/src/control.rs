@@ -13,23 +13,40 @@ pub const RETRIABLE_STATUS_CODES: &str = "x-envoy-retriable-status-codes";
 pub const RQ_TIMEOUT_MS: &str = "x-envoy-upstream-rq-timeout-ms";
 pub const PER_TRY_TIMEOUT_MS: &str = "x-envoy-upstream-rq-per-try-timeout-ms";
 
-/// Every request header the Envoy router (1.40) reads to change timeouts,
-/// retries, hedging or the timeout response. Envoy itself strips these only
-/// from requests it considers external, which depends on its trust settings
-/// (`use_remote_address`, `x-envoy-internal`); the filter does not rely on
-/// those.
-pub const CLIENT_CONTROL_HEADERS: [&str; 11] = [
+/// Every `x-envoy-*` request header that Envoy 1.40 acts on for a client it
+/// trusts, and that Envoy does not itself set before this filter runs.
+/// Envoy strips most of these only from requests it considers external
+/// (`ConnectionManagerUtility::cleanInternalHeaders` in
+/// source/common/http/conn_manager_utility.cc), which depends on trust
+/// settings (`use_remote_address`, `internal_address_config`; loopback
+/// clients are internal by default); the filter does not rely on those.
+/// docs/filter.md lists each with what Envoy does with it.
+pub const CLIENT_CONTROL_HEADERS: [&str; 15] = [
+    // The router's retry policy (source/common/router/retry_state_impl.cc).
     MAX_RETRIES,
     RETRY_ON,
     "x-envoy-retry-grpc-on",
     RETRIABLE_STATUS_CODES,
     "x-envoy-retriable-header-names",
+    // The router's timeouts (source/common/router/router.cc,
+    // FilterUtility::finalTimeout).
     RQ_TIMEOUT_MS,
     PER_TRY_TIMEOUT_MS,
     "x-envoy-expected-rq-timeout-ms",
-    "x-envoy-hedge-on-per-try-timeout",
-    "x-envoy-upstream-rq-timeout-alt-response",
     "x-envoy-upstream-stream-duration-ms",
+    "x-envoy-upstream-rq-timeout-alt-response",
+    // Hedging (router.cc, FilterUtility::finalHedgingParams).
+    "x-envoy-hedge-on-per-try-timeout",
+    // Per-request stat names: every distinct value creates new stats that are
+    // never freed (router.cc, alt_stat_prefix_).
+    "x-envoy-upstream-alt-stat-name",
+    // The upstream host of an ORIGINAL_DST cluster with use_http_header
+    // (source/extensions/clusters/original_dst).
+    "x-envoy-original-dst-host",
+    // Tracing: forces sampling in every Envoy on the way, and renames spans
+    // (conn_manager_utility.cc mutateTracingRequestHeader; the decorator).
+    "x-envoy-force-trace",
+    "x-envoy-decorator-operation",
 ];
 
 /// Envoy's trigger that makes `x-envoy-retriable-status-codes` count.

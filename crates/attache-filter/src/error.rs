@@ -1,6 +1,7 @@
 //! Why a configuration was refused. Every variant names where in the JSON
 //! document the problem is, so one log line is enough to fix it.
 
+use attache_contract::safety::{self, NameRefusal, ValueRefusal};
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -45,8 +46,14 @@ pub enum Problem {
     StatusCode(u16),
     #[error("{0:?} is not a valid HTTP header name: expected letters, digits and !#$%&'*+-.^_`|~")]
     HeaderName(String),
-    #[error("header value contains CR, LF or NUL, which HTTP forbids")]
-    HeaderValue,
+    #[error("{name:?} {}; router control is only through the typed timeouts and retry", .why.reason())]
+    RefusedHeaderName { name: String, why: NameRefusal },
+    #[error("header value {}", .0.reason())]
+    HeaderValue(ValueRefusal),
+    #[error("{0} header operations, over the limit of {max}", max = safety::MAX_HEADER_OPERATIONS)]
+    TooManyHeaderOperations(usize),
+    #[error("{0} retry attempts, over the limit of {max}", max = safety::MAX_RETRY_ATTEMPTS)]
+    RetryAttempts(u32),
     #[error("{0:?} is not a valid HTTP method: expected a token such as GET")]
     Method(String),
     #[error("{0:?} is not a valid retry trigger: expected an Envoy retry_on name such as 5xx")]

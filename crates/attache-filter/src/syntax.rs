@@ -2,21 +2,9 @@
 //! requests. Envoy rejects (or worse, splits) headers that break these rules,
 //! so they are refused at configure time instead of failing per request.
 
-/// RFC 9110 `tchar`.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
-/// RFC 9110 `token`: header names and methods.
-pub fn is_token(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(is_tchar)
-}
-
-/// A header value Envoy can carry: no CR, LF or NUL (those split or end a
-/// header on the wire).
-pub fn is_header_value(s: &str) -> bool {
-    !s.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
-}
+/// RFC 9110 `token`: header names and methods. One definition, shared with
+/// the resolver (`attache_contract::safety`).
+pub use attache_contract::safety::is_token;
 
 /// Gateway API `Hostname`: a lower-case DNS name, optionally with a leading
 /// `*.` wildcard label. Upper-case is accepted here and lowered by the caller.
@@ -54,14 +42,6 @@ mod tests {
         assert!(!is_token("a b"));
         assert!(!is_token("a,b"));
         assert!(!is_token("é"));
-    }
-
-    #[test]
-    fn header_values() {
-        assert!(is_header_value("anything goes, even \"quotes\" and é"));
-        assert!(is_header_value(""));
-        assert!(!is_header_value("a\r\nx-injected: 1"));
-        assert!(!is_header_value("a\0"));
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Value checks on a route entry's enforcement settings (retry, header
 //! changes): what serde's types cannot express but Envoy would reject or
-//! mis-read. Match conditions are checked where they compile (`fallback`).
+//! mis-read, and the safety rules a policy may not break (docs/semantics.md,
+//! "What a policy may not do"), checked again here as defence in depth with
+//! the resolver's own definition (`attache_contract::safety`). Match
+//! conditions are checked where they compile (`fallback`).
 
+use attache_contract::safety::{self, NameRefusal};
 use attache_contract::{HeaderChanges, RouteEntry};
 
 use crate::error::Problem;
@@ -12,6 +16,9 @@ pub type EntryError = (String, Problem);
 
 pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
     if let Some(retry) = &entry.retry {
+        if let Some(attempts) = retry.attempts.filter(|&n| n > safety::MAX_RETRY_ATTEMPTS) {
+            return Err(("retry.attempts".into(), Problem::RetryAttempts(attempts)));
+        }
         for (j, &code) in retry.codes.iter().flatten().enumerate() {
             if !(400..=599).contains(&code) {
                 return Err((format!("retry.codes[{j}]"), Problem::StatusCode(code)));
@@ -36,26 +43,34 @@ pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
 }
 
 fn validate_header_changes(section: &str, changes: &HeaderChanges) -> Result<(), EntryError> {
+    let count = changes.set.len() + changes.add.len() + changes.remove.len();
+    if count > safety::MAX_HEADER_OPERATIONS {
+        return Err((section.to_string(), Problem::TooManyHeaderOperations(count)));
+    }
     for (kind, headers) in [("set", &changes.set), ("add", &changes.add)] {
         for (j, h) in headers.iter().enumerate() {
-            if !syntax::is_token(&h.name) {
-                return Err((
-                    format!("{section}.{kind}[{j}].name"),
-                    Problem::HeaderName(h.name.clone()),
-                ));
-            }
-            if !syntax::is_header_value(&h.value) {
-                return Err((format!("{section}.{kind}[{j}].value"), Problem::HeaderValue));
-            }
+            header_name(&h.name).map_err(|p| (format!("{section}.{kind}[{j}].name"), p))?;
+            safety::check_header_value(&h.value).map_err(|r| {
+                (
+                    format!("{section}.{kind}[{j}].value"),
+                    Problem::HeaderValue(r),
+                )
+            })?;
         }
     }
     for (j, name) in changes.remove.iter().enumerate() {
-        if !syntax::is_token(name) {
-            return Err((
-                format!("{section}.remove[{j}]"),
-                Problem::HeaderName(name.clone()),
-            ));
-        }
+        header_name(name).map_err(|p| (format!("{section}.remove[{j}]"), p))?;
     }
     Ok(())
+}
+
+/// A header name a document may operate on.
+fn header_name(name: &str) -> Result<(), Problem> {
+    safety::check_policy_header_name(name).map_err(|why| match why {
+        NameRefusal::NotAToken => Problem::HeaderName(name.to_string()),
+        why => Problem::RefusedHeaderName {
+            name: name.to_string(),
+            why,
+        },
+    })
 }

@@ -64,7 +64,7 @@ fn header_name_and_value_checks() {
     let e = compile_err(&with_entry(
         json!({"responseHeaders": {"add": [{"name": "x", "value": "a\r\nx-evil: 1"}]}}),
     ));
-    assert_eq!(e, "$.routes[1].responseHeaders.add[0].value: header value contains CR, LF or NUL, which HTTP forbids");
+    assert_eq!(e, "$.routes[1].responseHeaders.add[0].value: header value contains the control character 0x0D at byte 1");
     let e = compile_err(&with_entry(
         json!({"responseHeaders": {"remove": ["ok", ":status"]}}),
     ));
@@ -225,4 +225,107 @@ fn negative_and_overflowing_numbers_are_refused() {
         e.starts_with("$.routes[1].retry.codes[0]: invalid value"),
         "{e}"
     );
+}
+
+/// The filter refuses what the resolver refuses (docs/security.md): both
+/// call `attache_contract::safety`, and this table is the one
+/// `crates/attache-core/tests/safety_rules.rs` checks at the resolver.
+#[test]
+fn documents_breaking_the_safety_rules_are_refused_at_their_path() {
+    let cases = [
+        (
+            json!({"requestHeaders": {"set": [{"name": "content-length", "value": "0"}]}}),
+            "requestHeaders.set[0].name",
+            "request smuggling",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "Transfer-Encoding", "value": "chunked"}]}}),
+            "requestHeaders.set[0].name",
+            "request smuggling",
+        ),
+        (
+            json!({"requestHeaders": {"add": [{"name": "host", "value": "internal-only"}]}}),
+            "requestHeaders.add[0].name",
+            "re-route",
+        ),
+        (
+            json!({"responseHeaders": {"set": [{"name": "content-length", "value": "5"}]}}),
+            "responseHeaders.set[0].name",
+            "request smuggling",
+        ),
+        (
+            json!({"requestHeaders": {"remove": ["connection"]}}),
+            "requestHeaders.remove[0]",
+            "hop-by-hop",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "x-envoy-upstream-stream-duration-ms", "value": "200"}]}}),
+            "requestHeaders.set[0].name",
+            "router control",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "x-envoy-hedge-on-per-try-timeout", "value": "true"}]}}),
+            "requestHeaders.set[0].name",
+            "router control",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "x-a", "value": "a\u{1}b"}]}}),
+            "requestHeaders.set[0].value",
+            "0x01",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "x-a", "value": "ab\u{7f}"}]}}),
+            "requestHeaders.set[0].value",
+            "0x7F",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "x-a", "value": " padded"}]}}),
+            "requestHeaders.set[0].value",
+            "whitespace",
+        ),
+        (
+            json!({"requestHeaders": {"set": [{"name": "x-a", "value": "v".repeat(4097)}]}}),
+            "requestHeaders.set[0].value",
+            "over the limit of 4096",
+        ),
+        (
+            json!({"retry": {"attempts": 1_000_000_000u32}}),
+            "retry.attempts",
+            "over the limit of 10",
+        ),
+        (
+            json!({"retry": {"attempts": 11}}),
+            "retry.attempts",
+            "11 retry attempts",
+        ),
+    ];
+    for (settings, field, says) in cases {
+        let e = compile_err(&with_entry(settings.clone()));
+        assert!(
+            e.starts_with(&format!("$.routes[1].{field}: ")) && e.contains(says),
+            "{settings}: {e}"
+        );
+    }
+    let many: Vec<String> = (0..65).map(|i| format!("x-h{i}")).collect();
+    let e = compile_err(&with_entry(json!({"requestHeaders": {"remove": many}})));
+    assert_eq!(
+        e,
+        "$.routes[1].requestHeaders: 65 header operations, over the limit of 64"
+    );
+}
+
+#[test]
+fn the_limits_themselves_are_allowed() {
+    let many: Vec<String> = (0..64).map(|i| format!("x-h{i}")).collect();
+    for settings in [
+        json!({"retry": {"attempts": 10}}),
+        json!({"requestHeaders": {"remove": many}}),
+        json!({"requestHeaders": {"set": [{"name": "x-a", "value": "tab\tinside"}]}}),
+    ] {
+        let doc = with_entry(settings.clone());
+        assert!(
+            CompiledConfig::from_bytes(doc.as_bytes()).is_ok(),
+            "{settings}"
+        );
+    }
 }

@@ -106,3 +106,44 @@ fn repeated_control_headers_are_all_removed_and_counted_once() {
     assert_eq!(host.request_values("x-keep"), vec!["1"]);
     assert_eq!(host.count(Counter::ClientControlHeadersStripped), 1);
 }
+
+#[test]
+fn the_strip_list_names_the_headers_that_let_a_client_steer_envoy() {
+    // Issue 8: each of these was obeyed for a trusted client before.
+    for name in [
+        "x-envoy-upstream-alt-stat-name",
+        "x-envoy-upstream-stream-duration-ms",
+        "x-envoy-upstream-rq-timeout-alt-response",
+        "x-envoy-hedge-on-per-try-timeout",
+        "x-envoy-retriable-header-names",
+        "x-envoy-force-trace",
+        "x-envoy-original-dst-host",
+    ] {
+        assert!(
+            CLIENT_CONTROL_HEADERS.contains(&name),
+            "{name} is not stripped"
+        );
+        let c = compile(&doc(json!([entry("r", json!({}))])));
+        let mut host = FakeHost::request("h", "/", &[(name, "x")]).with_route_name("r");
+        request(&c, &mut host);
+        assert!(host.request_values(name).is_empty(), "{name} survived");
+    }
+}
+
+#[test]
+fn headers_envoy_sets_before_the_filter_are_kept() {
+    // Envoy's HTTP connection manager sets these for this very request
+    // (x-envoy-internal, x-envoy-external-address), and an internal redirect
+    // re-runs the filter with x-envoy-original-url set by Envoy.
+    let kept = [
+        ("x-envoy-internal", "true"),
+        ("x-envoy-external-address", "192.0.2.1"),
+        ("x-envoy-original-url", "http://h/a"),
+    ];
+    let c = compile(&doc(json!([entry("r", json!({}))])));
+    let mut host = FakeHost::request("h", "/", &kept).with_route_name("r");
+    request(&c, &mut host);
+    for (name, value) in kept {
+        assert_eq!(host.request_values(name), vec![value], "{name}");
+    }
+}
