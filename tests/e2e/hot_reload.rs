@@ -226,11 +226,11 @@ fn broken_document_in_the_ecds_file_is_refused_and_the_old_one_keeps_serving() {
 }
 
 /// Envoy's counter of refused ECDS updates for the filter named `attache`.
-const CONFIG_FAIL: &str = "extension_config_discovery.http_filter.attache.config_fail";
+pub(crate) const CONFIG_FAIL: &str = "extension_config_discovery.http_filter.attache.config_fail";
 
 /// Replaces every Wasm plugin `configuration.value` under `value`; visits
 /// every node (no short-circuit) so that no copy is left unreplaced.
-fn replace_configuration(value: &mut serde_json::Value, with: &str) -> bool {
+pub(crate) fn replace_configuration(value: &mut serde_json::Value, with: &str) -> bool {
     let mut replaced = false;
     match value {
         serde_json::Value::Object(map) => {

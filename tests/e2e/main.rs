@@ -17,6 +17,7 @@ mod harness;
 mod control_headers;
 mod example;
 mod headers;
+mod hostile;
 mod hot_reload;
 mod matching;
 mod precedence;
