@@ -1,28 +1,14 @@
-//! `attache render ...` and `attache watch` as a user runs them: exit codes,
-//! messages, files. No Envoy needed (tests/render_envoy.rs and the e2e
-//! tests run it).
+//! `attache render ...` as a user runs it: exit codes, messages, files. No
+//! Envoy needed (tests/render_envoy.rs and the e2e tests run it);
+//! `attache watch` is in tests/cli_watch.rs.
 
 // A test crate: its helpers fail the test by panicking, like its #[test]s.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, TryRecvError};
-use std::time::Duration;
-
 use serde_json::Value;
 
 mod support;
-use support::{attache, attache_ok as ok, scratch, workspace};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
+use support::{attache, attache_ok as ok, copy_dir, scratch, workspace};
 
 fn resolved_example() -> Value {
     serde_json::from_slice(&ok(&["resolve", "-f", "examples/shop"]).stdout).unwrap()
@@ -190,156 +176,6 @@ fn wasmplugin_targets_the_gateway_with_the_document() {
     assert_eq!(plugin["spec"]["targetRefs"][0]["name"], "edge");
     assert_eq!(plugin["spec"]["url"], "oci://r.example/attache:1");
     assert_eq!(plugin["spec"]["pluginConfig"], data_plane_example());
-}
-
-/// A running `attache watch` whose stdout lines arrive on a channel.
-struct Watch {
-    child: std::process::Child,
-    lines: Receiver<String>,
-}
-
-impl Watch {
-    fn start(input: &Path, out: &Path, ecds: &Path, stderr: &Path) -> Watch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_attache"))
-            .args(["watch", "--interval-ms", "50", "--wasm", "/w/f.wasm", "-f"])
-            .arg(input)
-            .arg("--out")
-            .arg(out)
-            .arg("--ecds")
-            .arg(ecds)
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(stderr).unwrap())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Watch { child, lines }
-    }
-
-    /// The next stdout line; generous limit, this only guards against a hang.
-    fn next_line(&self) -> String {
-        self.lines
-            .recv_timeout(Duration::from_secs(30))
-            .expect("attache watch printed nothing")
-    }
-
-    /// Waits until the watcher has said `why` on stderr (it acted on the
-    /// input), then checks that it wrote nothing.
-    fn assert_refused(&self, stderr: &Path, why: &str) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while !std::fs::read_to_string(stderr)
-            .unwrap_or_default()
-            .contains(why)
-        {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "attache watch never said {why:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        match self.lines.try_recv() {
-            Err(TryRecvError::Empty) => {}
-            other => panic!("attache watch wrote after a refused input: {other:?}"),
-        }
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[test]
-fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
-    let dir = scratch("watch");
-    let input = dir.join("input");
-    copy_dir(&workspace().join("examples/shop"), &input);
-    let (out, ecds, stderr) = (
-        dir.join("attache.json"),
-        dir.join("attache-ecds.yaml"),
-        dir.join("watch.err"),
-    );
-    let watch = Watch::start(&input, &out, &ecds, &stderr);
-    assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
-    let first: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(first, resolved_example());
-    let rendered = ok(&[
-        "render",
-        "ecds",
-        "-f",
-        input.to_str().unwrap(),
-        "--wasm",
-        "/w/f.wasm",
-    ]);
-    assert_eq!(
-        std::fs::read(&ecds).unwrap(),
-        rendered.stdout,
-        "watch --ecds writes what render ecds does"
-    );
-
-    // A change: a new generation with the new value in both files.
-    let storefront = input.join("30-storefront.yaml");
-    let original = std::fs::read_to_string(&storefront).unwrap();
-    let edited = original.replace(
-        "{name: x-shop-tier, value: web}",
-        "{name: x-shop-tier, value: mobile}",
-    );
-    assert_ne!(edited, original);
-    std::fs::write(input.join("edit.tmp"), &edited).unwrap();
-    std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 2 (7 routes)");
-    assert!(std::fs::read_to_string(&out)
-        .unwrap()
-        .contains("\"mobile\""));
-    assert!(std::fs::read_to_string(&ecds).unwrap().contains("mobile"));
-
-    // Broken YAML: nothing written, the reason on stderr, the files intact.
-    let (good_out, good_ecds) = (std::fs::read(&out).unwrap(), std::fs::read(&ecds).unwrap());
-    std::fs::write(
-        input.join("edit.tmp"),
-        "kind: RoutePolicy\nmetadata: {name: broken\n",
-    )
-    .unwrap();
-    std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    watch.assert_refused(&stderr, "keeping generation 2");
-    let said = std::fs::read_to_string(&stderr).unwrap();
-    assert!(
-        said.contains("30-storefront.yaml (document 1): not valid YAML"),
-        "{said}"
-    );
-    assert_eq!(std::fs::read(&out).unwrap(), good_out);
-    assert_eq!(std::fs::read(&ecds).unwrap(), good_ecds);
-
-    // An invalid policy (not a syntax error) is refused the same way.
-    let invalid = original.replace("request: 5s", "request: 5 seconds");
-    assert_ne!(invalid, original);
-    std::fs::write(input.join("edit.tmp"), &invalid).unwrap();
-    std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    watch.assert_refused(&stderr, "the input has 1 error(s)");
-    assert!(std::fs::read_to_string(&stderr)
-        .unwrap()
-        .contains("spec.defaults.timeouts.request"));
-    assert_eq!(std::fs::read(&out).unwrap(), good_out);
-
-    // Fixed again (back to the first state): written again.
-    std::fs::write(input.join("edit.tmp"), &original).unwrap();
-    std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 3 (7 routes)");
-    assert_eq!(
-        serde_json::from_slice::<Value>(&std::fs::read(&out).unwrap()).unwrap(),
-        first
-    );
-    drop(watch);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -6,7 +6,7 @@
 // Each test crate uses its own subset.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn workspace() -> PathBuf {
@@ -80,4 +80,13 @@ pub fn envoy_and_wasm(skipped: &str) -> Option<(PathBuf, PathBuf)> {
         )
     });
     Some((envoy, wasm))
+}
+
+/// Copies the files of one directory (not recursive) into `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
 }
