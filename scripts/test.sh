@@ -27,6 +27,13 @@ fi
 say "cargo test --workspace"
 cargo test --workspace
 
+# Nothing may panic on any input: a short run of every fuzz target (the
+# long run's figures are in docs/testing.md). FUZZ_SECONDS=0 skips it.
+if (( ${FUZZ_SECONDS:-20} > 0 )); then
+  say "fuzz smoke run (${FUZZ_SECONDS:-20}s per target)"
+  bash "$ROOT/scripts/fuzz.sh" "${FUZZ_SECONDS:-20}"
+fi
+
 say "filter size budget"
 wasm_bytes=$(stat -c %s "$WASM")
 if (( wasm_bytes >= WASM_BUDGET_BYTES )); then

@@ -33,7 +33,9 @@ pub use plugin::Plugin;
 pub use stream::Stream;
 pub use tally::Tally;
 
-#[cfg(test)]
-mod testing;
+/// The in-memory host of the native tests, also for the fuzz targets
+/// (`fuzz/`, feature `fuzzing`).
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
