@@ -26,6 +26,14 @@ pub struct InputArgs {
     /// for standard input. Repeatable.
     #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// How much reading and resolving may cost (docs/semantics.md, "What a
+/// policy may not do").
+#[derive(Debug, clap::Args, Clone)]
+pub struct LimitArgs {
     /// The most bytes one input file (or standard input) may have.
     #[arg(long, value_name = "BYTES", default_value_t = crate::input::DEFAULT_MAX_INPUT_BYTES)]
     pub max_input_bytes: u64,
@@ -35,24 +43,40 @@ pub struct InputArgs {
     pub max_entries: usize,
 }
 
-impl InputArgs {
-    /// Reads every input within the limits these flags set.
+impl LimitArgs {
+    /// Reads `files` within these limits.
     pub fn read(
         &self,
+        files: &[PathBuf],
         limits: crate::input::ReadLimits,
     ) -> Result<Vec<attache_core::source::SourceDoc>, CliError> {
         let limits = crate::input::ReadLimits {
             max_input_bytes: self.max_input_bytes,
             ..limits
         };
-        Ok(crate::input::read_paths(&self.files, limits)?)
+        Ok(crate::input::read_paths(files, limits)?)
     }
 
-    /// Parses what [`InputArgs::read`] read, with the resolver's limits set.
+    /// Parses documents with the resolver's limits set.
     pub fn parse(&self, docs: &[attache_core::source::SourceDoc]) -> attache_core::Inputs {
         let mut inputs = attache_core::parse(docs);
         inputs.limits.max_entries = self.max_entries;
         inputs
+    }
+}
+
+impl InputArgs {
+    /// Reads every input within the limits these flags set.
+    pub fn read(
+        &self,
+        limits: crate::input::ReadLimits,
+    ) -> Result<Vec<attache_core::source::SourceDoc>, CliError> {
+        self.limits.read(&self.files, limits)
+    }
+
+    /// Parses what [`InputArgs::read`] read, with the resolver's limits set.
+    pub fn parse(&self, docs: &[attache_core::source::SourceDoc]) -> attache_core::Inputs {
+        self.limits.parse(docs)
     }
 
     /// Reads and parses every input.
@@ -74,6 +98,8 @@ pub enum Command {
     Render(render::Command),
     /// Re-resolve whenever an input changes; swap the output atomically.
     Watch(watch::Args),
+    /// Show what a change to policies or routes does to every route.
+    Diff(diff::Args),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -83,6 +109,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Status(args) => status::run(args),
         Command::Render(command) => render::run(command),
         Command::Watch(args) => watch::run(args),
+        Command::Diff(args) => diff::run(args),
     }
 }
 
@@ -106,6 +133,8 @@ pub enum CliError {
     Json { source: serde_json::Error },
     #[error("the input has {0} error(s) (printed above); a live proxy keeps its last good configuration rather than silently dropping the invalid parts")]
     InvalidInput(usize),
+    #[error("{0}\n  hint: {1}")]
+    Git(String, &'static str),
     #[error("{}", gateway_message(.0))]
     Gateway(#[from] attache_core::ResolveError),
     #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
@@ -136,6 +165,7 @@ pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Cl
     Ok(json)
 }
 
+pub mod diff;
 pub mod explain;
 pub mod render;
 pub mod resolve;

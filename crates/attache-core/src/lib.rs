@@ -14,6 +14,7 @@ pub use attache_contract as contract;
 
 pub mod attach;
 pub mod diagnostic;
+pub mod diff;
 pub mod duration;
 pub mod explain;
 pub mod field;

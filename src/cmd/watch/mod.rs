@@ -89,11 +89,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut retry = Retry::new(interval);
     let mut acted_on: Option<u64> = None;
     loop {
-        let seen = fingerprint(&args.input.files, &ours, args.input.max_input_bytes);
+        let seen = fingerprint(&args.input.files, &ours, args.input.limits.max_input_bytes);
         if acted_on != Some(seen) {
             // Debounce: act only on a state that held for a whole interval.
             std::thread::sleep(interval);
-            if fingerprint(&args.input.files, &ours, args.input.max_input_bytes) != seen {
+            if fingerprint(&args.input.files, &ours, args.input.limits.max_input_bytes) != seen {
                 continue;
             }
             acted_on = Some(seen);

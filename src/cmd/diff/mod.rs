@@ -1,0 +1,272 @@
+//! `attache diff`: what a change to policies or routes does to every route
+//! of one Gateway, before it merges. The comparison is the core's
+//! (`attache_core::diff`); this shell reads OLD and NEW (OLD also from a git
+//! revision), prints the result and picks the exit code.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use attache_core::contract::Document;
+use attache_core::diff::{diff, ChangeKind, Diff};
+use attache_core::source::SourceDoc;
+use attache_core::topology::ObjectKey;
+use attache_core::{Severity, StatusReport};
+
+use super::resolve::{parse_key, print_stdout, report, STRICT_FAILURE};
+use super::{pretty_json, CliError, LimitArgs};
+use crate::input::ReadLimits;
+
+mod text;
+
+/// Exit code of `--exit-code` / `--fail-on` when a change was found.
+pub const CHANGED: u8 = 4;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  attache diff old/ new/                              # two checkouts of the manifests
+  attache diff --git origin/main manifests/           # the same paths at a git revision as OLD
+  attache diff --git HEAD~1 manifests/ --fail-on timeout-shorter,policy-invalid
+  attache diff old.yaml new.yaml -o json
+
+Change kinds for --fail-on (docs/diff.md defines each): entry-added,
+entry-removed, match-changed, timeout-shorter, timeout-longer, retries-increase,
+retries-decrease, retry-changed, header-changed, policy-invalid,
+policy-conflicted, policy-target-not-found, policy-recovered, any.
+
+Exit codes: 0 nothing changed (or changes, without --exit-code/--fail-on);
+1 unreadable input or no such Gateway; 3 with --strict when NEW has errors or
+warnings; 4 with --exit-code when anything effective changed, or with
+--fail-on when a change of a listed kind did.")]
+pub struct Args {
+    /// OLD and NEW: files, directories (recursive) or '-'; with --git, NEW only.
+    #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Read OLD as NEW's paths at this git revision (through the `git` command).
+    #[arg(long, value_name = "REV")]
+    pub git: Option<String>,
+    /// The Gateway; may be left out when NEW has exactly one.
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
+    pub gateway: Option<ObjectKey>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+    /// Exit 4 when anything effective changed.
+    #[arg(long)]
+    pub exit_code: bool,
+    /// Exit 4 only when a change of one of these kinds happened (comma-separated).
+    #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_kind)]
+    pub fail_on: Vec<KindFilter>,
+    /// Exit 3 when NEW has any error or warning.
+    #[arg(long)]
+    pub strict: bool,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// One `--fail-on` word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindFilter {
+    Any,
+    Kind(ChangeKind),
+}
+
+fn parse_kind(word: &str) -> Result<KindFilter, String> {
+    if word == "any" {
+        return Ok(KindFilter::Any);
+    }
+    ChangeKind::parse(word)
+        .map(KindFilter::Kind)
+        .ok_or_else(|| {
+            let all: Vec<&str> = ChangeKind::ALL.iter().map(|k| k.name()).collect();
+            format!("expected any or one of {}", all.join(", "))
+        })
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let (old_docs, new_docs) = read_both(&args)?;
+    // OLD and NEW are independent: parse, resolve and status on both cores.
+    let (old_inputs, new_inputs) = std::thread::scope(|scope| {
+        let old = scope.spawn(|| args.limits.parse(&old_docs));
+        (old.join(), args.limits.parse(&new_docs))
+    });
+    let old_inputs = old_inputs.map_err(|_| CliError::Usage("reading OLD failed".into()))?;
+    let gateway = attache_core::select_gateway(&new_inputs, args.gateway.as_ref())?;
+    let (old, new) = std::thread::scope(|scope| {
+        let old = scope.spawn(|| Side::resolve(&old_inputs, &gateway));
+        (old.join(), Side::resolve(&new_inputs, &gateway))
+    });
+    let old = old.map_err(|_| CliError::Usage("resolving OLD failed".into()))?;
+    let new = new?;
+    report(&new_inputs, &new.diagnostics);
+    let problems = new_inputs
+        .diagnostics
+        .iter()
+        .chain(&new.diagnostics)
+        .filter(|d| d.severity != Severity::Note)
+        .count();
+    if args.strict && problems > 0 {
+        eprintln!("error: --strict: NEW has {problems} problem(s) above");
+        return Ok(ExitCode::from(STRICT_FAILURE));
+    }
+    // OLD may not have the Gateway yet: then every entry is added.
+    let old = match old {
+        Ok(side) => Some(side),
+        Err(CliError::Gateway(
+            attache_core::ResolveError::GatewayNotFound { .. }
+            | attache_core::ResolveError::NoGateway,
+        )) => None,
+        Err(err) => return Err(err),
+    };
+    let empty = StatusReport {
+        policies: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let found = diff(
+        &gateway.to_string(),
+        old.as_ref().map(|o| &o.document),
+        &new.document,
+        old.as_ref().map_or(&empty, |o| &o.status),
+        &new.status,
+    );
+    match args.output {
+        Format::Json => print_stdout(&pretty_json(&found)?)?,
+        Format::Text => print_stdout(&text::render(&found))?,
+    }
+    Ok(ExitCode::from(exit_code(&args, &found)))
+}
+
+fn exit_code(args: &Args, found: &Diff) -> u8 {
+    let kinds = found.kinds();
+    let failing = if !args.fail_on.is_empty() {
+        args.fail_on.iter().any(|f| match f {
+            KindFilter::Any => !found.is_empty(),
+            KindFilter::Kind(k) => kinds.contains(k),
+        })
+    } else {
+        args.exit_code && !found.is_empty()
+    };
+    if failing {
+        CHANGED
+    } else {
+        0
+    }
+}
+
+/// One side of the comparison, resolved.
+struct Side {
+    document: Document,
+    status: StatusReport,
+    diagnostics: Vec<attache_core::Diagnostic>,
+}
+
+impl Side {
+    fn resolve(inputs: &attache_core::Inputs, gateway: &ObjectKey) -> Result<Side, CliError> {
+        let resolved = attache_core::resolve(inputs, gateway)?;
+        Ok(Side {
+            document: resolved.resolution.document,
+            status: attache_core::policy_status(inputs),
+            diagnostics: resolved.diagnostics,
+        })
+    }
+}
+
+/// OLD and NEW as documents. Only NEW's diagnostics are printed: OLD's are
+/// not what the change introduces.
+fn read_both(args: &Args) -> Result<(Vec<SourceDoc>, Vec<SourceDoc>), CliError> {
+    let limits = ReadLimits::default();
+    let (old, new) = match (&args.git, args.paths.as_slice()) {
+        (Some(rev), [new]) => (read_git(rev, new, &args.limits)?, new),
+        (None, [old, new]) => (args.limits.read(std::slice::from_ref(old), limits)?, new),
+        (Some(_), _) => {
+            return Err(CliError::Usage(
+                "with --git REV, give only NEW: OLD is NEW's paths at REV".into(),
+            ))
+        }
+        (None, _) => {
+            return Err(CliError::Usage(
+                "give OLD and NEW, or --git REV and NEW".into(),
+            ))
+        }
+    };
+    let new_docs = args.limits.read(std::slice::from_ref(new), limits)?;
+    Ok((old, new_docs))
+}
+
+/// The manifests under `path` at git revision `rev`: `git ls-tree` lists
+/// them, `git cat-file` checks each size against the input limit before
+/// `git show` reads it. The `git` command rather than a library: it is on
+/// every machine that has the repository, and it honours the user's git
+/// configuration (worktrees, alternates, safe.directory).
+fn read_git(rev: &str, path: &Path, limits: &LimitArgs) -> Result<Vec<SourceDoc>, CliError> {
+    let listed = git(
+        &["ls-tree", "-r", "--full-name", "--name-only", rev, "--"],
+        path,
+    )?;
+    let mut docs = Vec::new();
+    let files: BTreeSet<&str> = listed
+        .lines()
+        .filter(|f| f.ends_with(".yaml") || f.ends_with(".yml") || f.ends_with(".json"))
+        .collect();
+    if files.is_empty() {
+        return Err(CliError::Git(
+            format!("git: no manifests under {} at {rev}", path.display()),
+            "check the revision and that the path existed there",
+        ));
+    }
+    for file in files {
+        let object = format!("{rev}:{file}");
+        let size: u64 = git(&["cat-file", "-s", &object], Path::new(""))?
+            .trim()
+            .parse()
+            .unwrap_or(u64::MAX);
+        if size > limits.max_input_bytes {
+            return Err(crate::input::InputError::TooLarge {
+                path: object,
+                limit: limits.max_input_bytes,
+            }
+            .into());
+        }
+        let text = git(&["show", &object], Path::new(""))?;
+        crate::input::parse_text(&object, &text, &mut docs)?;
+    }
+    Ok(docs)
+}
+
+/// Runs `git ARGS [PATH]` and returns its standard output.
+fn git(args: &[&str], path: &Path) -> Result<String, CliError> {
+    let mut command = Command::new("git");
+    command.args(args);
+    if !path.as_os_str().is_empty() {
+        command.arg(path);
+    }
+    let output = command.output().map_err(|err| {
+        CliError::Git(
+            format!("cannot run git: {err}"),
+            "--git needs the git command on PATH",
+        )
+    })?;
+    if !output.status.success() {
+        return Err(CliError::Git(
+            format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+            "run attache diff --git inside the repository, with a revision it has",
+        ));
+    }
+    String::from_utf8(output.stdout).map_err(|_| {
+        CliError::Git(
+            format!("git {}: output is not UTF-8", args.join(" ")),
+            "manifests must be UTF-8",
+        )
+    })
+}

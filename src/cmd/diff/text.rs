@@ -1,0 +1,78 @@
+//! The human-readable form of a diff: a summary line, then one block per
+//! entry (`+` added, `-` removed, `~` changed, with a row per field), then
+//! the policies whose status changed.
+
+use std::fmt::Write;
+
+use attache_core::diff::{ChangeKind, Diff, FieldChange};
+
+pub fn render(diff: &Diff) -> String {
+    let mut out = String::new();
+    let changed_policies = diff.policies.len();
+    let _ = writeln!(
+        out,
+        "Gateway {}: {} entries changed, {} added, {} removed; {} policy status changes",
+        diff.gateway,
+        diff.entries_changed.len(),
+        diff.entries_added.len(),
+        diff.entries_removed.len(),
+        changed_policies
+    );
+    if diff.is_empty() {
+        out.push_str("no effective change\n");
+        return out;
+    }
+    for name in &diff.entries_added {
+        let _ = writeln!(out, "\n+ {name}  (added)");
+    }
+    for name in &diff.entries_removed {
+        let _ = writeln!(out, "\n- {name}  (removed)");
+    }
+    for entry in &diff.entries_changed {
+        let _ = writeln!(out, "\n~ {}", entry.entry);
+        let width = entry
+            .fields
+            .iter()
+            .map(|f| f.field.len())
+            .max()
+            .unwrap_or(0);
+        for field in &entry.fields {
+            let _ = writeln!(out, "    {:width$}  {}", field.field, change_line(field));
+        }
+    }
+    if !diff.policies.is_empty() {
+        out.push_str("\npolicies\n");
+        for p in &diff.policies {
+            let (old, new) = (
+                p.old.as_deref().unwrap_or("(absent)"),
+                p.new.as_deref().unwrap_or("(absent)"),
+            );
+            let _ = write!(out, "    {}: {old} -> {new}{}", p.policy, kinds(&p.kinds));
+            if !p.message.is_empty() && p.new.as_deref() != Some("Accepted") {
+                let _ = write!(out, "\n      {}", p.message);
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `old -> new  from SOURCE  [kind]`.
+fn change_line(field: &FieldChange) -> String {
+    let old = field.old.as_deref().unwrap_or("(unset)");
+    let new = field.new.as_deref().unwrap_or("(unset)");
+    let from = field
+        .source
+        .as_deref()
+        .map(|s| format!("  from {s}"))
+        .unwrap_or_default();
+    format!("{old} -> {new}{from}{}", kinds(&field.kinds))
+}
+
+fn kinds(kinds: &[ChangeKind]) -> String {
+    if kinds.is_empty() {
+        return String::new();
+    }
+    let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+    format!("  [{}]", names.join(", "))
+}

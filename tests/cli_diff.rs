@@ -1,0 +1,245 @@
+//! `attache diff` on copies of examples/shop with real edits: the exact
+//! output and the exit codes a CI gate relies on (docs/diff.md).
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+mod support;
+use support::{attache, copy_dir, scratch, text, workspace};
+
+/// A copy of examples/shop in which `file` has `from` replaced by `to`.
+fn edited(label: &str, file: &str, from: &str, to: &str) -> PathBuf {
+    let dir = scratch(label).join("shop");
+    copy_dir(&workspace().join("examples/shop"), &dir);
+    let path = dir.join(file);
+    let original = std::fs::read_to_string(&path).unwrap();
+    assert!(original.contains(from), "{file} has no {from:?}");
+    std::fs::write(&path, original.replacen(from, to, 1)).unwrap();
+    dir
+}
+
+/// `attache diff examples/shop NEW EXTRA...`: (exit code, stdout).
+fn diff(new: &Path, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["diff", "examples/shop", new.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let output = attache(&args);
+    (output.status.code().unwrap(), text(&output.stdout))
+}
+
+const GUARDRAIL: &str = "from ClusterRoutePolicy platform-guardrails (overrides @ GatewayClass attache)  [retries-increase]";
+
+#[test]
+fn a_gateway_class_override_changed_shows_every_route_it_reaches() {
+    let new = edited(
+        "diff-class",
+        "00-cluster.yaml",
+        "attempts: 2",
+        "attempts: 4",
+    );
+    let (code, out) = diff(&new, &["--exit-code"]);
+    assert_eq!(code, 4);
+    let mut expected = String::from(
+        "Gateway infra/edge: 7 entries changed, 0 added, 0 removed; 0 policy status changes\n",
+    );
+    for entry in [
+        "admin/infra/ops/0",
+        "http/catalog/catalog/browse",
+        "http/catalog/reviews/0",
+        "http/shop/orders/0",
+        "http/shop/storefront/beta",
+        "http/shop/storefront/checkout",
+        "http/shop/storefront/pages",
+    ] {
+        expected.push_str(&format!(
+            "\n~ {entry}\n    retry.attempts  2 -> 4  {GUARDRAIL}\n"
+        ));
+    }
+    assert_eq!(out, expected);
+    // A gate on shorter timeouts does not fire on more retries ...
+    assert_eq!(diff(&new, &["--fail-on", "timeout-shorter"]).0, 0);
+    // ... one on more retries does; without a gate the exit code is 0.
+    assert_eq!(
+        diff(&new, &["--fail-on", "timeout-shorter,retries-increase"]).0,
+        4
+    );
+    assert_eq!(diff(&new, &[]).0, 0);
+}
+
+#[test]
+fn a_route_added_is_listed_as_added() {
+    let route = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: gifts, namespace: shop}\nspec:\n  parentRefs: [{name: edge, namespace: infra, sectionName: http}]\n  hostnames: [shop.example.com]\n  rules:\n  - matches: [{path: {type: PathPrefix, value: /gifts}}]\n    backendRefs: [{name: storefront, port: 9000}]\n";
+    let dir = scratch("diff-added").join("shop");
+    copy_dir(&workspace().join("examples/shop"), &dir);
+    std::fs::write(dir.join("60-gifts.yaml"), route).unwrap();
+    let (code, out) = diff(&dir, &["--exit-code"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        out,
+        "Gateway infra/edge: 0 entries changed, 1 added, 0 removed; 0 policy status changes\n\n+ http/shop/gifts/0  (added)\n"
+    );
+    assert_eq!(diff(&dir, &["--fail-on", "entry-added"]).0, 4);
+    assert_eq!(diff(&dir, &["--fail-on", "entry-removed"]).0, 0);
+}
+
+#[test]
+fn a_delegated_child_moved_to_a_parent_rule_without_header_filters() {
+    let new = edited(
+        "diff-moved",
+        "40-api.yaml",
+        "    - name: orders\n      matches:\n        - path: {type: PathPrefix, value: /api/orders}\n      filters:\n        - type: RequestHeaderModifier\n          requestHeaderModifier:\n            set:\n              - {name: x-season, value: summer}\n              - {name: x-api-version, value: \"2\"}\n",
+        "    - name: orders-v3\n      matches:\n        - path: {type: PathPrefix, value: /api/orders}\n",
+    );
+    let (code, out) = diff(&new, &["--exit-code"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        out,
+        "Gateway infra/edge: 1 entries changed, 0 added, 0 removed; 0 policy status changes\n\n~ http/shop/orders/0\n    requestHeaders.set.x-api-version  \"2\" -> (unset)  [header-changed]\n    requestHeaders.set.x-season       \"summer,winter\" -> \"winter\"  from HTTPRoute shop/orders rule 0 (inline)  [header-changed]\n"
+    );
+}
+
+#[test]
+fn a_child_moved_without_effect_is_no_effective_change() {
+    // reviews hangs under infra/api directly instead of under catalog/catalog,
+    // which adds nothing to it: the tree changed, the traffic does not.
+    let new = edited(
+        "diff-noop",
+        "40-api.yaml",
+        "    - name: catalog\n      matches:\n        - path: {type: PathPrefix, value: /api/catalog}\n      backendRefs:\n        - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: catalog, namespace: catalog}\n",
+        "    - name: reviews\n      matches:\n        - path: {type: PathPrefix, value: /api/catalog/reviews}\n      backendRefs:\n        - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: reviews, namespace: catalog}\n    - name: catalog\n      matches:\n        - path: {type: PathPrefix, value: /api/catalog}\n      backendRefs:\n        - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: catalog, namespace: catalog}\n",
+    );
+    let path = new.join("40-api.yaml");
+    let without = std::fs::read_to_string(&path).unwrap().replacen(
+        "    - name: reviews\n      matches:\n        - path: {type: PathPrefix, value: /api/catalog/reviews}\n      backendRefs:\n        - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: reviews}\n",
+        "",
+        1,
+    );
+    std::fs::write(&path, without).unwrap();
+    let (code, out) = diff(&new, &["--exit-code"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "Gateway infra/edge: 0 entries changed, 0 added, 0 removed; 0 policy status changes\nno effective change\n"
+    );
+}
+
+#[test]
+fn a_policy_made_invalid_shows_its_status_and_what_its_routes_lose() {
+    let new = edited(
+        "diff-invalid",
+        "40-api.yaml",
+        "request: 20s",
+        "request: 20 seconds",
+    );
+    let (code, out) = diff(&new, &["--fail-on", "policy-invalid"]);
+    assert_eq!(code, 4);
+    assert_eq!(
+        out,
+        "Gateway infra/edge: 1 entries changed, 0 added, 0 removed; 1 policy status changes\n\n~ http/catalog/reviews/0\n    retry.retryOn              [connect-failure] -> (unset)  [retry-changed]\n    timeouts.backendRequestMs  6000ms -> 4000ms  from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)  [timeout-shorter]\n    timeouts.requestMs         20000ms -> 15000ms  from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)  [timeout-shorter]\n\npolicies\n    RoutePolicy catalog/reviews: Accepted -> Invalid  [policy-invalid]\n      dropped: spec.timeouts.request: \"20 seconds\" is not a Gateway API duration\n"
+    );
+    // --strict: NEW has an error, so exit 3 whatever changed.
+    assert_eq!(diff(&new, &["--strict", "--exit-code"]).0, 3);
+}
+
+#[test]
+fn json_output_matches_its_schema_and_the_text() {
+    let new = edited(
+        "diff-json",
+        "40-api.yaml",
+        "request: 20s",
+        "request: 20 seconds",
+    );
+    let (code, out) = diff(&new, &["-o", "json"]);
+    assert_eq!(code, 0);
+    let value: Value = serde_json::from_str(&out).unwrap();
+    let schema = std::fs::read_to_string(workspace().join("docs/schema/diff-1.json")).unwrap();
+    let validator = jsonschema::validator_for(&serde_json::from_str(&schema).unwrap()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{out}");
+    assert_eq!(
+        value["entriesChanged"][0]["entry"],
+        "http/catalog/reviews/0"
+    );
+    assert_eq!(value["policies"][0]["new"], "Invalid");
+    assert_eq!(value["policies"][0]["kinds"][0], "policy-invalid");
+    // The schema rejects what it must: an unknown kind.
+    let mut bad = value.clone();
+    bad["policies"][0]["kinds"][0] = Value::from("policy-sad");
+    assert!(!validator.is_valid(&bad));
+}
+
+#[test]
+fn git_reads_old_at_a_revision() {
+    let repo = scratch("diff-git");
+    let shop = repo.join("shop");
+    copy_dir(&workspace().join("examples/shop"), &shop);
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .current_dir(&repo)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "shop"]);
+    let cluster = shop.join("00-cluster.yaml");
+    let edited =
+        std::fs::read_to_string(&cluster)
+            .unwrap()
+            .replacen("attempts: 2", "attempts: 1", 1);
+    std::fs::write(&cluster, edited).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_attache"))
+        .current_dir(&repo)
+        .args([
+            "diff",
+            "--git",
+            "HEAD",
+            "shop",
+            "--fail-on",
+            "retries-decrease",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "{}\n{}",
+        text(&output.stderr),
+        text(&output.stdout)
+    );
+    let out = text(&output.stdout);
+    assert!(
+        out.starts_with("Gateway infra/edge: 7 entries changed"),
+        "{out}"
+    );
+    assert!(out.contains("retry.attempts  2 -> 1"), "{out}");
+    assert!(out.contains("[retries-decrease]"), "{out}");
+    // A revision that does not exist: exit 1 with git's reason.
+    let output = Command::new(env!("CARGO_BIN_EXE_attache"))
+        .current_dir(&repo)
+        .args(["diff", "--git", "no-such-rev", "shop"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("git ls-tree"),
+        "{}",
+        text(&output.stderr)
+    );
+}
