@@ -135,16 +135,20 @@ impl Reader {
             .collect();
         entries.sort();
         for entry in entries {
-            let is_manifest = entry
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
-            if entry.is_dir() || is_manifest {
+            if entry.is_dir() || is_manifest(&entry) {
                 self.read_path(&entry, true)?;
             }
         }
         Ok(())
     }
+}
+
+/// Whether a file found in a directory is read as manifests: `.yaml`,
+/// `.yml` or `.json` (the one definition; `attache watch` watches the same).
+pub fn is_manifest(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
 }
 
 /// Reads at most `limit` bytes; more is an error rather than a file that

@@ -21,6 +21,30 @@ fn resolved_example() -> Value {
     serde_json::from_slice(&ok(&["resolve", "-f", "examples/shop"]).stdout).unwrap()
 }
 
+/// A copy of examples/shop to watch, and where the outputs go.
+struct Setup {
+    dir: std::path::PathBuf,
+    input: std::path::PathBuf,
+    out: std::path::PathBuf,
+    ecds: std::path::PathBuf,
+    stderr: std::path::PathBuf,
+}
+
+impl Setup {
+    fn new(label: &str) -> Setup {
+        let dir = scratch(label);
+        let input = dir.join("input");
+        copy_dir(&workspace().join("examples/shop"), &input);
+        Setup {
+            out: dir.join("attache.json"),
+            ecds: dir.join("attache-ecds.yaml"),
+            stderr: dir.join("watch.err"),
+            input,
+            dir,
+        }
+    }
+}
+
 /// Waits until `path` holds `needle`.
 fn wait_for_text(path: &Path, needle: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -105,14 +129,13 @@ impl Drop for Watch {
 
 #[test]
 fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
-    let dir = scratch("watch");
-    let input = dir.join("input");
-    copy_dir(&workspace().join("examples/shop"), &input);
-    let (out, ecds, stderr) = (
-        dir.join("attache.json"),
-        dir.join("attache-ecds.yaml"),
-        dir.join("watch.err"),
-    );
+    let Setup {
+        dir,
+        input,
+        out,
+        ecds,
+        stderr,
+    } = Setup::new("watch");
     let watch = Watch::start(&input, &out, &ecds, &stderr);
     assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
     let first: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
@@ -237,14 +260,13 @@ fn an_unwritable_ecds_file_leaves_out_alone_and_is_retried_until_it_works() {
 
 #[test]
 fn generations_continue_from_the_ecds_file_after_a_restart() {
-    let dir = scratch("watch-restart");
-    let input = dir.join("input");
-    copy_dir(&workspace().join("examples/shop"), &input);
-    let (out, ecds, stderr) = (
-        dir.join("attache.json"),
-        dir.join("attache-ecds.yaml"),
-        dir.join("watch.err"),
-    );
+    let Setup {
+        dir,
+        input,
+        out,
+        ecds,
+        stderr,
+    } = Setup::new("watch-restart");
     let watch = Watch::start(&input, &out, &ecds, &stderr);
     assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
     drop(watch);
@@ -256,19 +278,18 @@ fn generations_continue_from_the_ecds_file_after_a_restart() {
 
 #[test]
 fn a_fifo_in_the_input_directory_is_skipped_and_updates_go_on() {
-    let dir = scratch("watch-fifo");
-    let input = dir.join("input");
-    copy_dir(&workspace().join("examples/shop"), &input);
+    let Setup {
+        dir,
+        input,
+        out,
+        ecds,
+        stderr,
+    } = Setup::new("watch-fifo");
     let status = Command::new("mkfifo")
         .arg(input.join("zz-pipe.yaml"))
         .status()
         .unwrap();
     assert!(status.success());
-    let (out, ecds, stderr) = (
-        dir.join("attache.json"),
-        dir.join("attache-ecds.yaml"),
-        dir.join("watch.err"),
-    );
     let watch = Watch::start(&input, &out, &ecds, &stderr);
     assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
     let said = wait_for_text(&stderr, "is a FIFO, not a regular file");

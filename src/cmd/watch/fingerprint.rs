@@ -66,11 +66,7 @@ impl Walk<'_> {
         };
         entries.sort();
         for entry in entries {
-            let manifest = entry
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
-            if entry.is_dir() || manifest {
+            if entry.is_dir() || crate::input::is_manifest(&entry) {
                 self.path(&entry);
             }
         }
