@@ -4,6 +4,7 @@
 
 mod cmd;
 mod input;
+mod output;
 mod strict_value;
 
 use std::process::ExitCode;
@@ -14,6 +15,8 @@ fn main() -> ExitCode {
     let cli = cmd::Cli::parse();
     match cmd::run(cli) {
         Ok(code) => code,
+        // The reader went away (`attache resolve | head`): nothing to say.
+        Err(cmd::CliError::ClosedPipe) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(1)

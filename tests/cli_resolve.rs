@@ -285,3 +285,40 @@ fn invalid_gateways_and_routes_are_reported_precisely_and_dropped() {
     let names: Vec<&str> = doc.routes.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["http/shop/fine/0"]);
 }
+
+/// `attache resolve | head -1`: the reader goes away after one line; the
+/// command ends quietly with exit 0, as `cat` would.
+#[test]
+fn a_closed_pipe_ends_quietly_with_exit_0() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    // Enough output (about 1.5 MB) that it cannot all sit in the pipe.
+    let mut yaml = String::from(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: gc}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: a}\nspec:\n  gatewayClassName: gc\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n",
+    );
+    for i in 0..3000 {
+        yaml.push_str(&format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: r{i}, namespace: a}}\nspec:\n  parentRefs: [{{name: gw}}]\n  rules: [{{matches: [{{path: {{type: PathPrefix, value: /r{i}}}}}]}}]\n"
+        ));
+    }
+    let dir = support::scratch("closed-pipe");
+    let input = dir.join("routes.yaml");
+    std::fs::write(&input, yaml).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attache"))
+        .args(["resolve", "-f"])
+        .arg(&input)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "{\n");
+    // The reader is dropped here: the pipe is closed.
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(support::text(&output.stderr), "");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use attache_core::explain::Explanation;
 use attache_core::topology::ObjectKey;
 
-use super::resolve::{load, parse_key, print_stdout, report};
+use super::parse_key;
 use super::{CliError, InputArgs};
+use crate::output::{pretty_json, print_stdout, report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -48,7 +49,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = load(&args.input)?;
+    let inputs = args.input.load(Default::default())?;
     let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     report(&inputs, &resolved.diagnostics);
@@ -85,7 +86,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         });
     }
     let text = match args.output {
-        Format::Json => super::pretty_json(&chosen)?,
+        Format::Json => pretty_json(&chosen)?,
         Format::Table => chosen
             .iter()
             .map(|e| table(e))

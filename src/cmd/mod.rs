@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use attache_core::topology::ObjectKey;
 use clap::{Parser, Subcommand};
 
 /// Exit codes: 0 success, 1 error in the input or the environment, 2 usage
@@ -135,6 +136,9 @@ pub enum CliError {
     InvalidInput(usize),
     #[error("{0}\n  hint: {1}")]
     Git(String, &'static str),
+    /// Standard output was closed by its reader; not reported, exit 0.
+    #[error("standard output was closed")]
+    ClosedPipe,
     #[error("{}", gateway_message(.0))]
     Gateway(#[from] attache_core::ResolveError),
     #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
@@ -156,13 +160,17 @@ fn gateway_message(err: &attache_core::ResolveError) -> String {
     }
 }
 
-/// Pretty JSON with a trailing newline, as every subcommand prints it; the
-/// same value gives the same bytes.
-pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, CliError> {
-    let mut json =
-        serde_json::to_string_pretty(value).map_err(|source| CliError::Json { source })?;
-    json.push('\n');
-    Ok(json)
+/// `NAMESPACE/NAME`.
+pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
+    match text.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(ObjectKey {
+                namespace: ns.to_string(),
+                name: name.to_string(),
+            })
+        }
+        _ => Err(format!("{text:?} is not NAMESPACE/NAME (e.g. infra/edge)")),
+    }
 }
 
 pub mod diff;

@@ -14,8 +14,9 @@ use attache_render::manifests::Manifests;
 use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions, DEFAULT_URL};
 use serde_json::Value;
 
-use super::resolve::{parse_key, print_stdout, report, write_atomically};
+use super::parse_key;
 use super::{CliError, InputArgs};
+use crate::output::{pretty_json, print_stdout, report, write_atomically};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -206,7 +207,7 @@ pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
 pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError> {
     let json = path.and_then(Path::extension).is_some_and(|e| e == "json");
     if json {
-        super::pretty_json(value)
+        pretty_json(value)
     } else {
         serde_yaml_ng::to_string(value).map_err(|source| CliError::Yaml { source })
     }

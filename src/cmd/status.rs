@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use super::resolve::{load, print_stdout, report};
 use super::{CliError, InputArgs};
+use crate::output::{print_stdout, report};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -33,7 +33,7 @@ struct List<T> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = load(&args.input)?;
+    let inputs = args.input.load(Default::default())?;
     let status = attache_core::policy_status(&inputs);
     report(&inputs, &status.diagnostics);
     let list = List {

@@ -13,9 +13,10 @@ use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::{Severity, StatusReport};
 
-use super::resolve::{parse_key, print_stdout, report, STRICT_FAILURE};
-use super::{pretty_json, CliError, LimitArgs};
+use super::resolve::STRICT_FAILURE;
+use super::{parse_key, CliError, LimitArgs};
 use crate::input::ReadLimits;
+use crate::output::{pretty_json, print_stdout, report};
 
 mod text;
 

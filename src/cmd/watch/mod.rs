@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use attache_core::topology::ObjectKey;
 
-use super::pretty_json;
+use super::parse_key;
 use super::render::{ecds_value, encode_for, load_and_resolve, Loaded};
-use super::resolve::{parse_key, write_atomically};
 use super::{CliError, InputArgs};
 use crate::input::ReadLimits;
+use crate::output::{pretty_json, write_atomically};
 use fingerprint::fingerprint;
 use generation::{generation_of_ecds_file, stamp_generation};
 

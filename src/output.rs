@@ -1,0 +1,76 @@
+//! What every subcommand writes: diagnostics to stderr, text to stdout,
+//! files atomically. One place, so that every subcommand behaves the same
+//! when its reader goes away or its disk is full.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use attache_core::{Diagnostic, Inputs, Severity};
+
+use crate::cmd::CliError;
+
+/// Prints every diagnostic to stderr; returns how many are errors or warnings.
+pub fn report(inputs: &Inputs, more: &[Diagnostic]) -> usize {
+    let mut problems = 0;
+    for d in inputs.diagnostics.iter().chain(more) {
+        if d.severity != Severity::Note {
+            problems += 1;
+        }
+        eprintln!("{}: {d}", d.severity);
+    }
+    problems
+}
+
+/// Writes `text` to stdout. A reader that went away (`attache resolve |
+/// head`) is not an error: it is [`CliError::ClosedPipe`], which ends the
+/// command quietly with exit 0, as `cat` and `grep` do.
+pub fn print_stdout(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::BrokenPipe => CliError::ClosedPipe,
+            _ => CliError::Write {
+                path: "-".into(),
+                source,
+            },
+        })
+}
+
+/// Pretty JSON with a trailing newline, as every subcommand prints it; the
+/// same value gives the same bytes.
+pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, CliError> {
+    let mut json =
+        serde_json::to_string_pretty(value).map_err(|source| CliError::Json { source })?;
+    json.push('\n');
+    Ok(json)
+}
+
+/// Writes a temp file next to `path` and renames it over, so a reader
+/// (Envoy, the filter loader) never sees half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let shown = path.display().to_string();
+    let err = |source| CliError::Write {
+        path: shown.clone(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
