@@ -30,7 +30,7 @@ CONTROL_HEADERS = [
 
 
 def route_name(index: int) -> str:
-    """Route `svc-NNNNN` of the generated Gateway, rule 0 (SEMANTICS.md section 5 naming)."""
+    """Route `svc-NNNNN` of the generated Gateway, rule 0 (entry naming of docs/contract.md)."""
     return f"svc-{index:05d}"
 
 

@@ -1,5 +1,5 @@
 //! The schema-1 document: what the `attache` generator writes and the Envoy
-//! filter reads (SEMANTICS.md section 5).
+//! filter reads (docs/contract.md).
 //!
 //! Both halves use these very types, so the writer and the reader cannot
 //! drift. Rules that keep old filters working with newer generators:

@@ -12,10 +12,10 @@ use crate::diagnostic::Diagnostic;
 use crate::explain::{explain, Explanation};
 use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
 use crate::fold::Folded;
-use crate::levels::Fold;
+use crate::fold::levels::RuleFold;
 use crate::model::{Gateway, Target};
 use crate::parse::Inputs;
-use crate::shared::SharedUpper;
+use crate::fold::shared::SharedUpper;
 use crate::supplier::{Source, Supplier};
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 
@@ -159,7 +159,7 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
         let Some((_, leaf_rule)) = att.leaf() else {
             continue;
         };
-        let mut lower = Fold::new(inputs);
+        let mut lower = RuleFold::new(inputs);
         lower.lower(att);
         let (mut folded, suppliers) = shared.complete(att.listener, &lower.folded, lower.suppliers);
         let name = att.entry_name();
@@ -210,8 +210,8 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
 }
 
 /// Every level folded for one attachment, keeping all losses.
-fn fold_full<'a>(inputs: &'a Inputs, gw: &Gateway, att: &Attachment<'a>) -> Fold<'a> {
-    let mut fold = Fold::new(inputs);
+fn fold_full<'a>(inputs: &'a Inputs, gw: &Gateway, att: &Attachment<'a>) -> RuleFold<'a> {
+    let mut fold = RuleFold::new(inputs);
     fold.lower(att);
     fold.upper(gw, att.listener);
     fold
@@ -278,7 +278,7 @@ pub(crate) fn contributions(
     let mut rules_on: BTreeMap<&str, usize> = BTreeMap::new();
     for att in &prepared.attachments {
         *rules_on.entry(att.listener.name.as_str()).or_default() += 1;
-        let mut lower = Fold::new(inputs);
+        let mut lower = RuleFold::new(inputs);
         lower.lower(att);
         let (mut merged, suppliers) =
             shared.complete(att.listener, &lower.folded, lower.suppliers.clone());
@@ -342,7 +342,7 @@ pub(crate) fn contributions(
 /// Stats of the lower-level suppliers of one rule: what they lost inside
 /// the lower fold, and what the upper levels then took from them.
 fn record_lower_stats(
-    lower: &Fold<'_>,
+    lower: &RuleFold<'_>,
     merged: &Folded,
     suppliers: &[Supplier],
     removed_by: impl Fn(&FieldKey) -> Option<String>,

@@ -1,4 +1,4 @@
-//! The settings a policy or a route rule carries (SEMANTICS.md section 1),
+//! The settings a policy or a route rule carries (docs/semantics.md),
 //! as written in YAML, and their validation into a [`FieldMap`].
 //!
 //! Raw structs reject unknown fields so that a typo (`timeout:`) is an

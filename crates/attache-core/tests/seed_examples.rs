@@ -1,7 +1,7 @@
 //! The worked examples of the seeds: GEP-713's CDN example (seed 001) mapped
 //! onto our fields, its "merging into existing spec fields" type table, and
 //! kgateway's shallow and deep merge examples (seed 004) with the exact
-//! results SEMANTICS.md states.
+//! results docs/semantics.md states.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,5 +1,5 @@
 //! Attaché's proxy-wasm HTTP filter: enforces each route's timeouts, retries
-//! and header changes from the schema-1 document (SEMANTICS.md section 5).
+//! and header changes from the schema-1 document (docs/contract.md).
 //!
 //! Everything but `proxy` is plain Rust behind the [`host::Host`] trait, so
 //! the decisions are unit-tested natively; `proxy` is the thin proxy-wasm

@@ -1,5 +1,5 @@
 //! Which contributions fold into a route rule, in which order: the levels
-//! of SEMANTICS.md section 2, split at the listener. Everything below it
+//! of docs/semantics.md ("The levels of one route rule"), split at the listener. Everything below it
 //! (the rule, its route, delegating parents) differs per rule; everything
 //! from the listener up is shared by all rules on that listener, which is
 //! what lets `shared` fold it once.
@@ -11,8 +11,9 @@ use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
 use crate::parse::Inputs;
 use crate::supplier::{Role, Source, Supplier};
 
-/// A fold in progress, with who contributed what.
-pub(crate) struct Fold<'a> {
+/// The fold of one route rule in progress: its levels in order, with who
+/// contributed what.
+pub(crate) struct RuleFold<'a> {
     pub inputs: &'a Inputs,
     pub folded: Folded,
     pub suppliers: Vec<Supplier>,
@@ -22,9 +23,9 @@ pub(crate) struct Fold<'a> {
     pub only: Option<Group>,
 }
 
-impl<'a> Fold<'a> {
+impl<'a> RuleFold<'a> {
     pub fn new(inputs: &'a Inputs) -> Self {
-        Fold {
+        RuleFold {
             inputs,
             folded: Folded::default(),
             suppliers: Vec::new(),

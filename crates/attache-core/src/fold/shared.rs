@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::fold::{Effective, Folded};
-use crate::levels::Fold;
+use crate::fold::levels::RuleFold;
 use crate::model::{Gateway, Listener, Target};
 use crate::parse::Inputs;
 use crate::supplier::{Source, Supplier};
@@ -248,7 +248,7 @@ impl<'a> SharedUpper<'a> {
     }
 
     fn fold_upper(&self, listener: &Listener, group: Group, shape: &[FieldKey]) -> Upper {
-        let mut fold = Fold::new(self.inputs);
+        let mut fold = RuleFold::new(self.inputs);
         fold.only = Some(group);
         fold.suppliers.push(Supplier {
             source: Source::Inline {
@@ -303,7 +303,7 @@ impl<'a> SharedUpper<'a> {
 /// What each upper supplier (index > 0) lost in a memoised fold, in the
 /// terms of `resolve::record_stats` (the full fold), with the lower side's
 /// winners left to be named per rule.
-fn upper_stats(fold: &Fold<'_>) -> Vec<UpperStats> {
+fn upper_stats(fold: &RuleFold<'_>) -> Vec<UpperStats> {
     let folded = &fold.folded;
     let label = |i: usize| fold.suppliers.get(i).map(Supplier::to_string);
     let mut out = Vec::new();

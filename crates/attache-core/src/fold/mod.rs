@@ -1,10 +1,22 @@
-//! The fold of SEMANTICS.md section 3: one contribution at a time into the
-//! accumulated result, with one operation and one granularity, keeping who
-//! supplied each field and what lost.
+//! The fold of docs/semantics.md ("The fold"), in three parts:
+//!
+//! - this module, the step: one contribution at a time into the accumulated
+//!   result, with one operation and one granularity, keeping who supplied
+//!   each field and what lost ([`Folded`], [`Op`], [`Granularity`]);
+//! - [`levels`]: which contributions fold into one route rule, in which
+//!   order (rule, route, delegating parents, listener, Gateway, Namespace,
+//!   GatewayClass), as a [`levels::RuleFold`];
+//! - [`shared`]: the listener-and-up levels folded once per listener and
+//!   memoised, so resolving 10,000 rules stays linear.
+//!
+//! `resolve` drives them per entry; `status::counting` reads what they lost.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::field::{FieldKey, FieldMap, FieldValue, Group};
+
+pub(crate) mod levels;
+pub(crate) mod shared;
 
 /// fill = prefer child (set only what is unset); replace = prefer parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
