@@ -16,6 +16,7 @@ pub mod attach;
 pub mod diagnostic;
 pub mod diff;
 pub mod duration;
+mod entry;
 pub mod explain;
 pub mod field;
 pub mod fold;

@@ -15,10 +15,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::field::{Direction, FieldKey, FieldValue, Group};
-use crate::fold::{Effective, Folded};
 use crate::fold::levels::RuleFold;
+use crate::fold::{Effective, Folded};
 use crate::model::{Gateway, Listener, Target};
 use crate::parse::Inputs;
+use crate::status::counting::is_conflict;
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 
@@ -338,12 +339,9 @@ fn upper_stats(fold: &RuleFold<'_>) -> Vec<UpperStats> {
             let Some(winner) = fold.suppliers.get(loss.winner) else {
                 continue;
             };
-            let same_level = loss.winner != 0
-                && winner.level == supplier.level
-                && matches!(winner.source, Source::Policy { .. });
-            let same_op = winner.role.op() == supplier.role.op();
-            let winner_value = fold.maps.get(loss.winner).and_then(|m| m.get(&loss.field));
-            if same_level && same_op && winner_value != Some(&loss.value) {
+            // The placeholder (supplier 0) is inline, never a policy, so it
+            // is never a conflict.
+            if is_conflict(supplier, winner, &fold.maps, loss) {
                 conflicts.insert(winner.who());
             }
         }

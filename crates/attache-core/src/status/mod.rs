@@ -17,7 +17,9 @@ use crate::diagnostic::Diagnostic;
 use crate::model::policy::POLICY_GROUP;
 use crate::model::{Policy, Target};
 use crate::parse::Inputs;
-use crate::resolve::{contributions, ContributionStats};
+use counting::{contributions, ContributionStats};
+
+pub(crate) mod counting;
 
 pub const CONTROLLER_NAME: &str = "policy.attache.dev/attache";
 

@@ -1,0 +1,139 @@
+//! A folded route rule as a schema-1 entry (docs/contract.md).
+//!
+//! `to_entry` matches every [`FieldKey`] with no catch-all arm: a new
+//! setting does not compile until this function carries it into the
+//! document, so no value can be lost on the way to the filter.
+
+use crate::attach::Attachment;
+use crate::contract::{Header, HeaderChanges, Retry, RouteEntry, Timeouts};
+use crate::field::{Direction, FieldKey, FieldValue};
+use crate::fold::Folded;
+use crate::supplier::Supplier;
+
+/// The entry for one attachment. `clamped` marks `backendRequestMs` as
+/// clamped to the request timeout in its source.
+pub(crate) fn to_entry(
+    att: &Attachment<'_>,
+    name: &str,
+    folded: &Folded,
+    suppliers: &[Supplier],
+    clamped: bool,
+) -> RouteEntry {
+    let Some((route, rule)) = att.leaf() else {
+        return RouteEntry::default();
+    };
+    let mut settings = Settings::default();
+    for (key, e) in &folded.fields {
+        settings.carry(key, &e.value);
+    }
+    let mut sources: std::collections::BTreeMap<String, String> = folded
+        .fields
+        .iter()
+        .map(|(key, e)| {
+            let who: Vec<String> = e
+                .suppliers
+                .iter()
+                .filter_map(|i| suppliers.get(*i))
+                .map(Supplier::to_string)
+                .collect();
+            (key.to_string(), who.join(" + "))
+        })
+        .collect();
+    if clamped {
+        if let Some(source) = sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
+            source.push_str(", clamped to timeouts.requestMs");
+        }
+    }
+    RouteEntry {
+        name: name.to_string(),
+        listener: att.listener.name.clone(),
+        route_namespace: route.key.namespace.clone(),
+        route_name: route.key.name.clone(),
+        rule: rule.label(),
+        hostnames: att.hostnames.clone(),
+        matches: att.matches.clone(),
+        timeouts: (settings.timeouts != Timeouts::default()).then_some(settings.timeouts),
+        retry: (settings.retry != Retry::default()).then_some(settings.retry),
+        request_headers: (!settings.request.is_empty()).then_some(settings.request),
+        response_headers: (!settings.response.is_empty()).then_some(settings.response),
+        sources,
+    }
+}
+
+/// The entry's settings, filled field by field.
+#[derive(Default)]
+struct Settings {
+    timeouts: Timeouts,
+    retry: Retry,
+    request: HeaderChanges,
+    response: HeaderChanges,
+}
+
+impl Settings {
+    /// Carries one folded field. Every key is named here (no `_` arm), and
+    /// a value of another type than its key's is impossible after
+    /// validation (`settings.rs` makes each key with its one type).
+    fn carry(&mut self, key: &FieldKey, value: &FieldValue) {
+        match key {
+            FieldKey::RequestTimeout => self.timeouts.request_ms = millis(value),
+            FieldKey::BackendRequestTimeout => self.timeouts.backend_request_ms = millis(value),
+            FieldKey::RetryAttempts => {
+                self.retry.attempts = match value {
+                    FieldValue::Count(n) => Some(*n),
+                    _ => None,
+                }
+            }
+            FieldKey::RetryCodes => {
+                self.retry.codes = match value {
+                    FieldValue::Codes(c) => Some(c.clone()),
+                    _ => None,
+                }
+            }
+            FieldKey::RetryBackoff => self.retry.backoff_ms = millis(value),
+            FieldKey::RetryOn => self.retry.retry_on = words(value),
+            FieldKey::HeaderSet(dir, name) => {
+                if let FieldValue::Text(v) = value {
+                    self.headers(*dir).set.push(header(name, v));
+                }
+            }
+            FieldKey::HeaderAdd(dir, name) => {
+                if let FieldValue::Text(v) = value {
+                    self.headers(*dir).add.push(header(name, v));
+                }
+            }
+            FieldKey::HeaderRemove(dir) => {
+                if let Some(names) = words(value) {
+                    self.headers(*dir).remove = names;
+                }
+            }
+        }
+    }
+
+    fn headers(&mut self, dir: Direction) -> &mut HeaderChanges {
+        match dir {
+            Direction::Request => &mut self.request,
+            Direction::Response => &mut self.response,
+        }
+    }
+}
+
+fn millis(value: &FieldValue) -> Option<u64> {
+    match value {
+        FieldValue::Millis(ms) => Some(*ms),
+        _ => None,
+    }
+}
+
+fn words(value: &FieldValue) -> Option<Vec<String>> {
+    match value {
+        FieldValue::Words(w) => Some(w.clone()),
+        _ => None,
+    }
+}
+
+fn header(name: &str, value: &str) -> Header {
+    Header {
+        name: name.to_string(),
+        value: value.to_string(),
+    }
+}

@@ -1,0 +1,270 @@
+//! What each policy did, counted for its status: per (policy, target), the
+//! entries it reached, the fields it set and lost, who won them, and whether
+//! it lost on precedence alone (`is_conflict`, the one definition of the
+//! Conflicted rule, docs/status.md). The listener-and-up levels are counted
+//! once per listener through the shared fold, so status stays linear.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::diagnostic::Diagnostic;
+use crate::field::{FieldKey, FieldMap};
+use crate::fold::levels::RuleFold;
+use crate::fold::shared::SharedUpper;
+use crate::fold::{Folded, Loss};
+use crate::model::Target;
+use crate::parse::Inputs;
+use crate::resolve::{clamp, clamp_warning, fold_full, prepare, ResolveError};
+use crate::supplier::{Source, Supplier};
+use crate::topology::ObjectKey;
+
+/// What one policy, through one target, did across the entries it reached.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContributionStats {
+    /// Route entries the policy reached through this target.
+    pub entries: usize,
+    /// Fields it set, summed over entries.
+    pub fields_set: usize,
+    /// Fields that did not end up in the result, summed over entries.
+    pub fields_lost: usize,
+    /// Who holds the fields it lost.
+    pub winners: BTreeSet<String>,
+    /// Policies at the same level and with the same operation that beat it
+    /// on precedence with a different value.
+    pub conflicts_with: BTreeSet<String>,
+}
+
+/// Per (index into `Inputs::policies`, target).
+pub type StatsByTarget = BTreeMap<(usize, Target), ContributionStats>;
+
+/// Per (policy index, target): what it did on this Gateway; plus the
+/// Gateway's diagnostics. Like `resolve`, the listener-and-up levels are
+/// folded once per shape (`shared`), so status stays linear too; the
+/// lower levels are counted per rule.
+pub(crate) fn contributions(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<(StatsByTarget, Vec<Diagnostic>), ResolveError> {
+    let mut prepared = prepare(inputs, gateway)?;
+    let gw = prepared.gateway;
+    let mut stats = StatsByTarget::new();
+    let mut shared = SharedUpper::new(inputs, gw).counting();
+    let mut rules_on: BTreeMap<&str, usize> = BTreeMap::new();
+    for att in &prepared.attachments {
+        *rules_on.entry(att.listener.name.as_str()).or_default() += 1;
+        let mut lower = RuleFold::new(inputs);
+        lower.lower(att);
+        let (mut merged, suppliers) =
+            shared.complete(att.listener, &lower.folded, lower.suppliers.clone());
+        if let Some(note) = clamp(&mut merged) {
+            prepared
+                .diagnostics
+                .push(clamp_warning(&note, att, &att.entry_name()));
+        }
+        record_lower_stats(
+            &lower,
+            &merged,
+            &suppliers,
+            |field| shared.removed_by(att.listener, &lower.folded, field),
+            &mut stats,
+        );
+    }
+    // Every rule on a listener reaches every policy of its upper levels.
+    for listener in &gw.listeners {
+        let rules = rules_on.get(listener.name.as_str()).copied().unwrap_or(0);
+        if rules == 0 {
+            continue;
+        }
+        for target in [
+            Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
+            Target::Gateway(gw.key.clone(), None),
+            Target::Namespace(gw.key.namespace.clone()),
+            Target::GatewayClass(gw.class.clone()),
+        ] {
+            for &index in inputs
+                .by_target
+                .get(&target)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                let Some(p) = inputs.policies.get(index) else {
+                    continue;
+                };
+                let set: usize = [&p.defaults, &p.overrides, &p.plain]
+                    .iter()
+                    .filter_map(|m| m.as_ref())
+                    .map(|m| m.len())
+                    .sum();
+                if set == 0 {
+                    continue;
+                }
+                let s = stats.entry((index, target.clone())).or_default();
+                s.entries += rules;
+                s.fields_set += rules * set;
+            }
+        }
+    }
+    for (key, (lost, winners, conflicts)) in shared.totals() {
+        let s = stats.entry(key).or_default();
+        s.fields_lost += lost;
+        s.winners.extend(winners);
+        s.conflicts_with.extend(conflicts);
+    }
+    Ok((stats, prepared.diagnostics))
+}
+
+/// Stats of the lower-level suppliers of one rule: what they lost inside
+/// the lower fold, and what the upper levels then took from them.
+fn record_lower_stats(
+    lower: &RuleFold<'_>,
+    merged: &Folded,
+    suppliers: &[Supplier],
+    removed_by: impl Fn(&FieldKey) -> Option<String>,
+    stats: &mut StatsByTarget,
+) {
+    let label = |i: usize| suppliers.get(i).map(Supplier::to_string);
+    let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
+    for (id, supplier) in lower.suppliers.iter().enumerate() {
+        let Source::Policy { index, target, .. } = &supplier.source else {
+            continue;
+        };
+        let key = (*index, target.clone());
+        let s = stats.entry(key.clone()).or_default();
+        if touched.insert(key) {
+            s.entries += 1;
+        }
+        s.fields_set += lower.maps.get(id).map_or(0, |m| m.len());
+        let mut lost = BTreeSet::new();
+        let holders = |field: &FieldKey| merged.fields.get(field).map(|e| e.suppliers.clone());
+        for loss in lower.folded.losses.iter().filter(|l| l.loser == id) {
+            lost.insert(loss.field.clone());
+            match holders(&loss.field) {
+                Some(ids) => s.winners.extend(ids.into_iter().filter_map(label)),
+                None => s.winners.extend(label(loss.winner)),
+            }
+            let Some(winner) = lower.suppliers.get(loss.winner) else {
+                continue;
+            };
+            if is_conflict(supplier, winner, &lower.maps, loss) {
+                s.conflicts_with.insert(winner.who());
+            }
+        }
+        for (field, e) in &lower.folded.fields {
+            if !e.suppliers.contains(&id) {
+                continue;
+            }
+            match holders(field) {
+                Some(ids) if ids.contains(&id) => {}
+                Some(ids) => {
+                    lost.insert(field.clone());
+                    s.winners.extend(ids.into_iter().filter_map(label));
+                }
+                None => {
+                    lost.insert(field.clone());
+                    s.winners.extend(removed_by(field));
+                }
+            }
+        }
+        s.fields_lost += lost.len();
+    }
+}
+
+/// Folds every level per rule: the reference `contributions` must agree
+/// with (tests only).
+#[doc(hidden)]
+pub fn contributions_full(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<StatsByTarget, ResolveError> {
+    let prepared = prepare(inputs, gateway)?;
+    let mut stats = BTreeMap::new();
+    for att in &prepared.attachments {
+        let mut fold = fold_full(inputs, prepared.gateway, att);
+        clamp(&mut fold.folded);
+        record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
+    }
+    Ok(stats)
+}
+
+/// The shared-fold `contributions` (tests only).
+#[doc(hidden)]
+pub fn contributions_shared(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<StatsByTarget, ResolveError> {
+    contributions(inputs, gateway).map(|(stats, _)| stats)
+}
+
+/// The `Conflicted` rule (docs/status.md): the loser lost a field to a
+/// policy at the same level, folding with the same operation, that set a
+/// different value. One definition for both the shared and the full fold.
+pub(crate) fn is_conflict(
+    loser: &Supplier,
+    winner: &Supplier,
+    maps: &[&FieldMap],
+    loss: &Loss,
+) -> bool {
+    let same_level = winner.level == loser.level && matches!(winner.source, Source::Policy { .. });
+    let same_op = winner.role.op() == loser.role.op();
+    let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
+    same_level && same_op && differs
+}
+
+fn record_stats(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    maps: &[&FieldMap],
+    stats: &mut BTreeMap<(usize, Target), ContributionStats>,
+) {
+    // Losses by loser, and supplier labels made once: both are per rule
+    // and would otherwise cost suppliers x losses.
+    let mut losses_of: Vec<Vec<&Loss>> = vec![Vec::new(); suppliers.len()];
+    for loss in &folded.losses {
+        if let Some(list) = losses_of.get_mut(loss.loser) {
+            list.push(loss);
+        }
+    }
+    let mut labels: Vec<Option<String>> = vec![None; suppliers.len()];
+    let mut label = |i: usize| -> Option<String> {
+        let slot = labels.get_mut(i)?;
+        if slot.is_none() {
+            *slot = suppliers.get(i).map(Supplier::to_string);
+        }
+        slot.clone()
+    };
+    let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
+    for (id, supplier) in suppliers.iter().enumerate() {
+        let Source::Policy { index, target, .. } = &supplier.source else {
+            continue;
+        };
+        let key = (*index, target.clone());
+        let s = stats.entry(key.clone()).or_default();
+        if touched.insert(key) {
+            s.entries += 1;
+        }
+        s.fields_set += maps.get(id).map_or(0, |m| m.len());
+        let mut lost = BTreeSet::new();
+        for loss in losses_of.get(id).map(Vec::as_slice).unwrap_or_default() {
+            lost.insert(&loss.field);
+            let Some(winner) = suppliers.get(loss.winner) else {
+                continue;
+            };
+            // Status names who holds the field in the end; the loss itself
+            // may have been to an intermediate holder.
+            let holders: Vec<usize> = match folded.fields.get(&loss.field) {
+                Some(e) => e.suppliers.clone(),
+                None => vec![loss.winner],
+            };
+            for holder in holders {
+                if let Some(name) = label(holder) {
+                    if !s.winners.contains(&name) {
+                        s.winners.insert(name);
+                    }
+                }
+            }
+            if is_conflict(supplier, winner, maps, loss) {
+                s.conflicts_with.insert(winner.who());
+            }
+        }
+        s.fields_lost += lost.len();
+    }
+}
