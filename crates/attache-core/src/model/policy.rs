@@ -17,12 +17,102 @@ pub enum PolicyKind {
     ClusterRoutePolicy,
 }
 
+/// Where a policy object lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Namespaced,
+    Cluster,
+}
+
+/// The kinds of object a targetRef may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    GatewayClass,
+    Namespace,
+    Gateway,
+    HttpRoute,
+}
+
+/// How a kind's `spec` becomes settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecShape {
+    /// `defaults` / `overrides` stanzas, or plain settings directly under
+    /// `spec` (docs/semantics.md, "The fold"), read by `settings.rs`.
+    Stanzas,
+}
+
+/// Everything the resolver knows about one policy kind, in one place: the
+/// parser reads documents by it, the target check and status ask it. A new
+/// kind is one more entry in [`KINDS`] and, if its spec has another shape,
+/// one more [`SpecShape`] with its reader (ARCHITECTURE.md, "Accept a new
+/// policy kind").
+#[derive(Debug)]
+pub struct KindInfo {
+    pub kind: PolicyKind,
+    pub group: &'static str,
+    pub name: &'static str,
+    /// Versions read; the first is the one status reports.
+    pub versions: &'static [&'static str],
+    pub scope: Scope,
+    pub targets: &'static [TargetKind],
+    pub spec: SpecShape,
+}
+
+pub const KINDS: &[KindInfo] = &[
+    KindInfo {
+        kind: PolicyKind::RoutePolicy,
+        group: POLICY_GROUP,
+        name: "RoutePolicy",
+        versions: &["v1alpha1"],
+        scope: Scope::Namespaced,
+        targets: &[
+            TargetKind::Namespace,
+            TargetKind::Gateway,
+            TargetKind::HttpRoute,
+        ],
+        spec: SpecShape::Stanzas,
+    },
+    KindInfo {
+        kind: PolicyKind::ClusterRoutePolicy,
+        group: POLICY_GROUP,
+        name: "ClusterRoutePolicy",
+        versions: &["v1alpha1"],
+        scope: Scope::Cluster,
+        targets: &[TargetKind::GatewayClass, TargetKind::Namespace],
+        spec: SpecShape::Stanzas,
+    },
+];
+
+impl PolicyKind {
+    /// This kind's description.
+    pub fn info(self) -> &'static KindInfo {
+        // KINDS has one entry per variant (a test checks it); the fallback
+        // is never taken.
+        KINDS.iter().find(|k| k.kind == self).unwrap_or(&KINDS[0])
+    }
+
+    /// The kind a document's group and kind name, if the resolver reads it.
+    pub fn find(group: &str, kind: &str) -> Option<PolicyKind> {
+        KINDS
+            .iter()
+            .find(|k| k.group == group && k.name == kind)
+            .map(|k| k.kind)
+    }
+
+    /// The `apiVersion` status reports.
+    pub fn api_version(self) -> String {
+        let info = self.info();
+        format!(
+            "{}/{}",
+            info.group,
+            info.versions.first().copied().unwrap_or_default()
+        )
+    }
+}
+
 impl fmt::Display for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PolicyKind::RoutePolicy => "RoutePolicy",
-            PolicyKind::ClusterRoutePolicy => "ClusterRoutePolicy",
-        })
+        f.write_str(self.info().name)
     }
 }
 
@@ -153,4 +243,24 @@ pub struct RawTargetRef {
     pub name: String,
     pub namespace: Option<String>,
     pub section_name: Option<String>,
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_described_once_and_found_by_its_names() {
+        for kind in [PolicyKind::RoutePolicy, PolicyKind::ClusterRoutePolicy] {
+            assert_eq!(KINDS.iter().filter(|k| k.kind == kind).count(), 1);
+            let info = kind.info();
+            assert_eq!(info.kind, kind);
+            assert_eq!(PolicyKind::find(info.group, info.name), Some(kind));
+        }
+        assert_eq!(PolicyKind::find(POLICY_GROUP, "RoutePolcy"), None);
+        assert_eq!(
+            PolicyKind::RoutePolicy.api_version(),
+            "policy.attache.dev/v1alpha1"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use crate::diagnostic::Diagnostic;
 use crate::field::{Direction, FieldMap};
 use crate::model::gateway::{RawFrom, RawGateway, RawGatewayClass, RawNamespace};
 use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEY};
-use crate::model::policy::{RawPolicy, RawTargetRef, POLICY_GROUP};
+use crate::model::policy::{RawPolicy, RawTargetRef, Scope, TargetKind, KINDS, POLICY_GROUP};
 use crate::model::route::{RawHttpRoute, RawRule, GATEWAY_GROUP};
 use crate::model::{
     AllowedRoutes, Gateway, GatewayClass, HttpRoute, Listener, Meta, Namespace, NamespaceFrom,
@@ -115,14 +115,13 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
             }
         }
         ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
-        (POLICY_GROUP, "RoutePolicy" | "ClusterRoutePolicy") => {
-            if version == "v1alpha1" {
-                let kind = if kind == "RoutePolicy" {
-                    PolicyKind::RoutePolicy
-                } else {
-                    PolicyKind::ClusterRoutePolicy
-                };
-                read_policy(doc, kind, inputs);
+        _ if PolicyKind::find(group, kind).is_some() => {
+            let Some(policy_kind) = PolicyKind::find(group, kind) else {
+                return;
+            };
+            let info = policy_kind.info();
+            if info.versions.contains(&version) {
+                read_policy(doc, policy_kind, inputs);
             } else {
                 inputs.diagnostics.push(
                     Diagnostic::error(format!(
@@ -131,7 +130,7 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                     .at(origin)
                     .on(kind)
                     .field("apiVersion")
-                    .hint(format!("use apiVersion: {POLICY_GROUP}/v1alpha1")),
+                    .hint(format!("use apiVersion: {}", policy_kind.api_version())),
                 );
             }
         }
@@ -181,10 +180,18 @@ fn unknown_in_known_group(
     kind: &str,
     origin: &Origin,
 ) -> Diagnostic {
-    let (known, versions) = if group == POLICY_GROUP {
-        ("RoutePolicy, ClusterRoutePolicy", "v1alpha1")
+    let policy_kinds: Vec<&str> = KINDS
+        .iter()
+        .filter(|k| k.group == group)
+        .map(|k| k.name)
+        .collect();
+    let (known, versions) = if policy_kinds.is_empty() {
+        (
+            "GatewayClass, Gateway, HTTPRoute".to_string(),
+            "v1, v1beta1",
+        )
     } else {
-        ("GatewayClass, Gateway, HTTPRoute", "v1, v1beta1")
+        (policy_kinds.join(", "), "v1alpha1")
     };
     let is_known_kind = known.split(", ").any(|k| k == kind);
     let (field, message) = if is_known_kind {

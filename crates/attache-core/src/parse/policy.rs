@@ -4,7 +4,7 @@ use super::*;
 
 pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
     let kind_name = kind.to_string();
-    let namespaced = kind == PolicyKind::RoutePolicy;
+    let namespaced = kind.info().scope == Scope::Namespaced;
     let raw: RawPolicy = match typed(doc, &kind_name) {
         Ok(raw) => raw,
         Err(d) => {
@@ -30,9 +30,9 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
     };
     if !namespaced && raw.metadata.namespace.is_some() {
         inputs.diagnostics.push(
-            Diagnostic::warning(
-                "a ClusterRoutePolicy is cluster-scoped; metadata.namespace is ignored",
-            )
+            Diagnostic::warning(format!(
+                "a {kind_name} is cluster-scoped; metadata.namespace is ignored"
+            ))
             .at(&doc.origin)
             .on(format!(
                 "{kind_name} {}",
@@ -200,7 +200,7 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
         hint: hint.to_string(),
     };
     let own_ns = policy.meta.namespace.clone();
-    let cluster = policy.kind == PolicyKind::ClusterRoutePolicy;
+    let info = policy.kind.info();
     if r.section_name.is_some() && matches!(r.kind.as_str(), "GatewayClass" | "Namespace") {
         return Err(problem(
             ".sectionName",
@@ -222,10 +222,10 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
     match r.kind.as_str() {
         "GatewayClass" => {
             expect_group(GATEWAY_GROUP)?;
-            if !cluster {
+            if !info.targets.contains(&TargetKind::GatewayClass) {
                 return Err(problem(
                     ".kind",
-                    "a RoutePolicy cannot target a GatewayClass (a cluster-scoped object)".into(),
+                    format!("a {} cannot target a GatewayClass (a cluster-scoped object)", info.name),
                     "use a ClusterRoutePolicy for GatewayClass targets",
                 ));
             }
@@ -247,10 +247,15 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
         }
         "Gateway" | "HTTPRoute" => {
             expect_group(GATEWAY_GROUP)?;
-            let Some(ns) = own_ns else {
+            let wanted = if r.kind == "Gateway" {
+                TargetKind::Gateway
+            } else {
+                TargetKind::HttpRoute
+            };
+            let (true, Some(ns)) = (info.targets.contains(&wanted), own_ns) else {
                 return Err(problem(
                     ".kind",
-                    format!("a ClusterRoutePolicy cannot target a {} (a namespaced object)", r.kind),
+                    format!("a {} cannot target a {} (a namespaced object)", info.name, r.kind),
                     "use a RoutePolicy in the target's namespace",
                 ));
             };

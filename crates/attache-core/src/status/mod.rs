@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
-use crate::model::policy::POLICY_GROUP;
 use crate::model::{Policy, Target};
 use crate::parse::Inputs;
 use counting::{contributions, ContributionStats};
@@ -154,7 +153,7 @@ fn one(
         namespace: policy.meta.namespace.clone(),
     };
     let head = |status| PolicyStatus {
-        api_version: format!("{POLICY_GROUP}/v1alpha1"),
+        api_version: policy.kind.api_version(),
         kind: policy.kind.to_string(),
         metadata: metadata.clone(),
         status,
