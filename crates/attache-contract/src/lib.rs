@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod precedence;
 pub mod safety;
 
 use serde::{Deserialize, Serialize};

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use attache_contract::precedence::MatchPrecedence;
 use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
 
 use crate::document;
@@ -97,20 +98,27 @@ fn add_candidates(
             .collect::<Result<Vec<_>, _>>()?
     };
     let conditions = if entry.matches.is_empty() {
-        vec![Conditions::match_all()]
+        vec![(MatchPrecedence::of(None), Conditions::match_all())]
     } else {
         entry
             .matches
             .iter()
             .enumerate()
             .map(|(j, m)| {
-                Conditions::compile(m).map_err(|e| (format!("matches[{j}].{}", e.field), e.problem))
+                let compiled = Conditions::compile(m)
+                    .map_err(|e| (format!("matches[{j}].{}", e.field), e.problem))?;
+                Ok((MatchPrecedence::of(Some(m)), compiled))
             })
-            .collect::<Result<Vec<_>, _>>()?
+            .collect::<Result<Vec<_>, EntryError>>()?
     };
     for host in &hosts {
-        for cond in &conditions {
-            table.push(host.clone(), cond.clone(), Rc::clone(route));
+        for (precedence, cond) in &conditions {
+            table.push(
+                host.clone(),
+                precedence.clone(),
+                cond.clone(),
+                Rc::clone(route),
+            );
         }
     }
     Ok(())

@@ -15,6 +15,7 @@
 
 use std::rc::Rc;
 
+use attache_contract::precedence::MatchPrecedence;
 use attache_contract::{HttpRouteMatch, PathMatchType, StringMatchType};
 
 use crate::error::Problem;
@@ -83,14 +84,6 @@ impl PathCondition {
                 .strip_prefix(prefix.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
             PathCondition::Regex(re) => re.is_match(path),
-        }
-    }
-
-    fn rank(&self) -> (u8, usize) {
-        match self {
-            PathCondition::Exact(value) => (3, value.len()),
-            PathCondition::Prefix(prefix) => (2, prefix.len()),
-            PathCondition::Regex(_) => (1, 0),
         }
     }
 }
@@ -218,22 +211,13 @@ impl Conditions {
                 .iter()
                 .all(|(name, cond)| facts.query_param(name).is_some_and(|v| cond.matches(v)))
     }
-
-    fn rank(&self) -> (u8, usize, bool, usize, usize) {
-        let (path_class, path_len) = self.path.rank();
-        (
-            path_class,
-            path_len,
-            self.method.is_some(),
-            self.headers.len(),
-            self.query.len(),
-        )
-    }
 }
 
 #[derive(Debug, Clone)]
 struct Candidate {
     host: HostPattern,
+    /// Gateway API match precedence (the one definition in the contract).
+    precedence: MatchPrecedence,
     conditions: Conditions,
     route: Rc<CompiledRoute>,
 }
@@ -247,9 +231,16 @@ pub struct FallbackTable {
 impl FallbackTable {
     /// Adds candidates in document order; call [`FallbackTable::finish`] once
     /// all are in.
-    pub fn push(&mut self, host: HostPattern, conditions: Conditions, route: Rc<CompiledRoute>) {
+    pub fn push(
+        &mut self,
+        host: HostPattern,
+        precedence: MatchPrecedence,
+        conditions: Conditions,
+        route: Rc<CompiledRoute>,
+    ) {
         self.candidates.push(Candidate {
             host,
+            precedence,
             conditions,
             route,
         });
@@ -258,7 +249,7 @@ impl FallbackTable {
     pub fn finish(&mut self) {
         // Stable sort: equal precedence keeps document order.
         self.candidates.sort_by(|a, b| {
-            (b.host.rank(), b.conditions.rank()).cmp(&(a.host.rank(), a.conditions.rank()))
+            (b.host.rank().cmp(&a.host.rank())).then_with(|| a.precedence.cmp(&b.precedence))
         });
     }
 
