@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
-use crate::model::{Policy, Target};
+use crate::model::{Policy, Target, TargetRef};
 use crate::parse::Inputs;
 use counting::{contributions, ContributionStats};
 
@@ -148,14 +148,13 @@ fn one(
     stats: &BTreeMap<(usize, Target), ContributionStats>,
 ) -> PolicyStatus {
     let generation = policy.meta.generation;
-    let metadata = StatusMeta {
-        name: policy.meta.name.clone(),
-        namespace: policy.meta.namespace.clone(),
-    };
     let head = |status| PolicyStatus {
         api_version: policy.kind.api_version(),
         kind: policy.kind.to_string(),
-        metadata: metadata.clone(),
+        metadata: StatusMeta {
+            name: policy.meta.name.clone(),
+            namespace: policy.meta.namespace.clone(),
+        },
         status,
     };
     if !policy.is_valid() {
@@ -168,140 +167,124 @@ fn one(
     let mut ancestors = Vec::new();
     let (mut found, mut conflicted) = (0, 0);
     for tr in &policy.targets {
-        let ancestor_ref = AncestorRef {
-            group: tr.group.clone(),
-            kind: tr.kind.clone(),
-            name: tr.name.clone(),
-            // Namespaced kinds live in the policy's own namespace (cross-namespace refs are invalid).
-            namespace: match tr.kind.as_str() {
-                "Gateway" | "HTTPRoute" => policy.meta.namespace.clone(),
-                _ => None,
-            },
-            section_name: tr.section_name.clone(),
-        };
         let conditions = match &tr.resolved {
-            None => vec![condition(
-                "Accepted",
-                false,
-                "TargetNotFound",
-                match &tr.section_name {
-                    Some(section) => format!(
-                        "{} {} or its section {section} does not exist",
-                        tr.kind, tr.name
-                    ),
-                    None => format!("{} {} does not exist", tr.kind, tr.name),
-                },
-                generation,
-            )],
+            None => vec![target_not_found(tr, generation)],
             Some(target) => {
                 found += 1;
                 let s = stats
                     .get(&(index, target.clone()))
                     .cloned()
                     .unwrap_or_default();
-                let winners = s.winners.iter().cloned().collect::<Vec<_>>().join("; ");
-                let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
-                let accepted = if lost_all && !s.conflicts_with.is_empty() {
-                    conflicted += 1;
-                    let peers = s
-                        .conflicts_with
-                        .iter()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    condition(
-                        "Accepted",
-                        false,
-                        "Conflicted",
-                        format!("at {target} it ranks below {peers}, which set the same fields to other values"),
-                        generation,
-                    )
-                } else {
-                    condition(
-                        "Accepted",
-                        true,
-                        "Accepted",
-                        format!("attached to {target}"),
-                        generation,
-                    )
-                };
-                let attached = if s.entries == 0 {
-                    condition(
-                        "Attached",
-                        true,
-                        "Attached",
-                        "no route rule is served through this target yet".into(),
-                        generation,
-                    )
-                } else if s.fields_lost == 0 {
-                    condition(
-                        "Attached",
-                        true,
-                        "Attached",
-                        format!(
-                            "supplies every field it sets on {} route rule(s)",
-                            s.entries
-                        ),
-                        generation,
-                    )
-                } else if lost_all {
-                    condition(
-                        "Attached",
-                        false,
-                        "Overridden",
-                        format!("every value it sets is overridden by {winners}"),
-                        generation,
-                    )
-                } else {
-                    condition(
-                        "Attached",
-                        true,
-                        "Merged",
-                        format!(
-                            "{} of {} field values over {} route rule(s) are in effect; the others went to {winners}",
-                            s.fields_set - s.fields_lost,
-                            s.fields_set,
-                            s.entries
-                        ),
-                        generation,
-                    )
-                };
-                vec![accepted, attached]
+                let (accepted, is_conflicted) = accepted_at(target, &s, generation);
+                conflicted += usize::from(is_conflicted);
+                vec![accepted, attached(&s, generation)]
             }
         };
         ancestors.push(AncestorStatus {
-            ancestor_ref,
+            ancestor_ref: ancestor_ref(policy, tr),
             controller_name: CONTROLLER_NAME.into(),
             conditions,
         });
     }
-    let summary = if found == 0 {
-        condition(
-            "Accepted",
-            false,
-            "TargetNotFound",
-            "none of its targets exists".into(),
-            generation,
-        )
-    } else if conflicted == found {
-        condition(
-            "Accepted",
-            false,
-            "Conflicted",
-            "it loses every value to a higher-ranked policy at the same level".into(),
-            generation,
-        )
-    } else {
-        condition(
-            "Accepted",
-            true,
-            "Accepted",
-            format!("attached to {found} target(s)"),
-            generation,
-        )
-    };
     head(PolicyStatusBody {
-        conditions: vec![summary],
+        conditions: vec![summary(found, conflicted, generation)],
         ancestors,
     })
+}
+
+/// The target as status names it. Namespaced kinds live in the policy's own
+/// namespace (cross-namespace refs are invalid).
+fn ancestor_ref(policy: &Policy, tr: &TargetRef) -> AncestorRef {
+    AncestorRef {
+        group: tr.group.clone(),
+        kind: tr.kind.clone(),
+        name: tr.name.clone(),
+        namespace: match tr.kind.as_str() {
+            "Gateway" | "HTTPRoute" => policy.meta.namespace.clone(),
+            _ => None,
+        },
+        section_name: tr.section_name.clone(),
+    }
+}
+
+fn target_not_found(tr: &TargetRef, generation: Option<i64>) -> Condition {
+    let message = match &tr.section_name {
+        Some(section) => format!(
+            "{} {} or its section {section} does not exist",
+            tr.kind, tr.name
+        ),
+        None => format!("{} {} does not exist", tr.kind, tr.name),
+    };
+    condition("Accepted", false, "TargetNotFound", message, generation)
+}
+
+/// The `Accepted` condition at one target, and whether it is Conflicted
+/// there (it lost every field, and to a same-level peer on precedence).
+fn accepted_at(
+    target: &Target,
+    s: &ContributionStats,
+    generation: Option<i64>,
+) -> (Condition, bool) {
+    let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
+    if lost_all && !s.conflicts_with.is_empty() {
+        let peers = s
+            .conflicts_with
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let message = format!(
+            "at {target} it ranks below {peers}, which set the same fields to other values"
+        );
+        return (
+            condition("Accepted", false, "Conflicted", message, generation),
+            true,
+        );
+    }
+    let message = format!("attached to {target}");
+    (
+        condition("Accepted", true, "Accepted", message, generation),
+        false,
+    )
+}
+
+/// kgateway's finer result at one target: Attached, Merged or Overridden.
+fn attached(s: &ContributionStats, generation: Option<i64>) -> Condition {
+    let winners = s.winners.iter().cloned().collect::<Vec<_>>().join("; ");
+    let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
+    if s.entries == 0 {
+        let message = "no route rule is served through this target yet".into();
+        condition("Attached", true, "Attached", message, generation)
+    } else if s.fields_lost == 0 {
+        let message = format!(
+            "supplies every field it sets on {} route rule(s)",
+            s.entries
+        );
+        condition("Attached", true, "Attached", message, generation)
+    } else if lost_all {
+        let message = format!("every value it sets is overridden by {winners}");
+        condition("Attached", false, "Overridden", message, generation)
+    } else {
+        let message = format!(
+            "{} of {} field values over {} route rule(s) are in effect; the others went to {winners}",
+            s.fields_set - s.fields_lost,
+            s.fields_set,
+            s.entries
+        );
+        condition("Attached", true, "Merged", message, generation)
+    }
+}
+
+/// The policy's own `Accepted` condition, over all its targets.
+fn summary(found: usize, conflicted: usize, generation: Option<i64>) -> Condition {
+    if found == 0 {
+        let message = "none of its targets exists".into();
+        condition("Accepted", false, "TargetNotFound", message, generation)
+    } else if conflicted == found {
+        let message = "it loses every value to a higher-ranked policy at the same level".into();
+        condition("Accepted", false, "Conflicted", message, generation)
+    } else {
+        let message = format!("attached to {found} target(s)");
+        condition("Accepted", true, "Accepted", message, generation)
+    }
 }
