@@ -12,7 +12,9 @@ use crate::diagnostic::Diagnostic;
 use crate::field::{Direction, FieldMap};
 use crate::model::gateway::{RawFrom, RawGateway, RawGatewayClass, RawNamespace};
 use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEY};
-use crate::model::policy::{RawPolicy, RawTargetRef, Scope, TargetKind, KINDS, POLICY_GROUP};
+use crate::model::policy::{
+    RawPolicy, RawPolicySpec, RawTargetRef, Scope, TargetKind, KINDS, POLICY_GROUP,
+};
 use crate::model::route::{RawHttpRoute, RawRule, GATEWAY_GROUP};
 use crate::model::{
     AllowedRoutes, Gateway, GatewayClass, HttpRoute, Listener, Meta, Namespace, NamespaceFrom,

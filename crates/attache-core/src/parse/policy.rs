@@ -7,26 +7,7 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
     let namespaced = kind.info().scope == Scope::Namespaced;
     let raw: RawPolicy = match typed(doc, &kind_name) {
         Ok(raw) => raw,
-        Err(d) => {
-            // Keep a named policy as invalid so that status reports it.
-            let raw_meta = doc
-                .value
-                .get("metadata")
-                .and_then(|m| serde_json::from_value::<RawMeta>(m.clone()).ok())
-                .unwrap_or_default();
-            let reason = d.to_string();
-            inputs.diagnostics.push(*d);
-            if let Some(meta) = meta(
-                raw_meta,
-                &doc.origin,
-                &kind_name,
-                namespaced,
-                &mut Vec::new(),
-            ) {
-                push_policy(inputs, invalid_policy(kind, meta, reason));
-            }
-            return;
-        }
+        Err(d) => return keep_unreadable(doc, kind, *d, inputs),
     };
     if !namespaced && raw.metadata.namespace.is_some() {
         inputs.diagnostics.push(
@@ -63,20 +44,61 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
     };
     let object = policy.display_name();
     let origin = doc.origin.clone();
-    if let Some(text) = policy.meta.annotations.get(WEIGHT_KEY) {
-        match text.trim().parse::<i64>() {
-            Ok(w) => policy.weight = w,
-            Err(_) => inputs.diagnostics.push(
-                Diagnostic::warning(format!("{text:?} is not an integer; weight 0 is used"))
-                    .at(&origin)
-                    .on(object.clone())
-                    .field(format!("metadata.annotations[{WEIGHT_KEY}]"))
-                    .hint("use an integer such as \"10\"; higher wins inside a level"),
-            ),
-        }
-    }
-    let spec = raw.spec;
+    read_weight(&mut policy, &origin, &mut inputs.diagnostics);
     let mut problems = Vec::new();
+    read_settings(&mut policy, &raw.spec, &mut problems);
+    read_targets(&mut policy, raw.spec, &mut problems);
+    if !problems.is_empty() {
+        for p in &problems {
+            policy.invalid.push(format!("{}: {}", p.field, p.message));
+        }
+        problems_to_diagnostics(problems, &origin, &object, &mut inputs.diagnostics);
+    }
+    push_policy(inputs, policy);
+}
+
+/// A policy whose spec does not parse is kept, named and invalid, so that
+/// status reports it.
+fn keep_unreadable(doc: &SourceDoc, kind: PolicyKind, d: Diagnostic, inputs: &mut Inputs) {
+    let raw_meta = doc
+        .value
+        .get("metadata")
+        .and_then(|m| serde_json::from_value::<RawMeta>(m.clone()).ok())
+        .unwrap_or_default();
+    let reason = d.to_string();
+    inputs.diagnostics.push(d);
+    let namespaced = kind.info().scope == Scope::Namespaced;
+    if let Some(meta) = meta(
+        raw_meta,
+        &doc.origin,
+        &kind.to_string(),
+        namespaced,
+        &mut Vec::new(),
+    ) {
+        push_policy(inputs, invalid_policy(kind, meta, reason));
+    }
+}
+
+/// The `policy-weight` annotation; a bad one is a warning and weight 0.
+fn read_weight(policy: &mut Policy, origin: &Origin, diagnostics: &mut Vec<Diagnostic>) {
+    let Some(text) = policy.meta.annotations.get(WEIGHT_KEY) else {
+        return;
+    };
+    match text.trim().parse::<i64>() {
+        Ok(w) => policy.weight = w,
+        Err(_) => diagnostics.push(
+            Diagnostic::warning(format!("{text:?} is not an integer; weight 0 is used"))
+                .at(origin)
+                .on(policy.display_name())
+                .field(format!("metadata.annotations[{WEIGHT_KEY}]"))
+                .hint("use an integer such as \"10\"; higher wins inside a level"),
+        ),
+    }
+}
+
+/// The three places settings may sit (docs/semantics.md, "Inputs"); plain
+/// settings may not be mixed with a stanza.
+fn read_settings(policy: &mut Policy, spec: &RawPolicySpec, problems: &mut Vec<Problem>) {
     let plain = spec.plain();
     if plain.is_some() && (spec.defaults.is_some() || spec.overrides.is_some()) {
         problems.push(Problem {
@@ -90,30 +112,29 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
     policy.defaults = spec
         .defaults
         .as_ref()
-        .map(|s| settings::settings(s, "spec.defaults", &mut problems));
+        .map(|s| settings::settings(s, "spec.defaults", problems));
     policy.overrides = spec
         .overrides
         .as_ref()
-        .map(|s| settings::settings(s, "spec.overrides", &mut problems));
+        .map(|s| settings::settings(s, "spec.overrides", problems));
     policy.plain = plain
         .as_ref()
-        .map(|s| settings::settings(s, "spec", &mut problems));
-    let refs: Vec<(String, RawTargetRef)> = match (spec.target_ref, spec.target_refs) {
-        (Some(one), None) => vec![("spec.targetRef".into(), one)],
-        (None, Some(many)) => many
-            .into_iter()
+        .map(|s| settings::settings(s, "spec", problems));
+}
+
+/// `targetRef` and `targetRefs`, each checked by [`target_of`].
+fn read_targets(policy: &mut Policy, spec: RawPolicySpec, problems: &mut Vec<Problem>) {
+    let many = |refs: Vec<RawTargetRef>| {
+        refs.into_iter()
             .enumerate()
             .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r))
-            .collect(),
-        (Some(one), Some(many)) => std::iter::once(("spec.targetRef".to_string(), one))
-            .chain(
-                many.into_iter()
-                    .enumerate()
-                    .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r)),
-            )
-            .collect(),
-        (None, None) => Vec::new(),
+            .collect::<Vec<_>>()
     };
+    let mut refs: Vec<(String, RawTargetRef)> = Vec::new();
+    if let Some(one) = spec.target_ref {
+        refs.push(("spec.targetRef".into(), one));
+    }
+    refs.extend(spec.target_refs.map(many).unwrap_or_default());
     if refs.is_empty() {
         problems.push(Problem {
             field: "spec.targetRefs".into(),
@@ -123,7 +144,7 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
         });
     }
     for (path, r) in refs {
-        match target_of(&policy, &r, &path) {
+        match target_of(policy, &r, &path) {
             Ok(target) => policy.targets.push(TargetRef {
                 group: r.group,
                 kind: r.kind,
@@ -135,13 +156,6 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
             Err(p) => problems.push(p),
         }
     }
-    if !problems.is_empty() {
-        for p in &problems {
-            policy.invalid.push(format!("{}: {}", p.field, p.message));
-        }
-        problems_to_diagnostics(problems, &origin, &object, &mut inputs.diagnostics);
-    }
-    push_policy(inputs, policy);
 }
 
 pub(super) fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Policy {
