@@ -104,10 +104,44 @@ fn read_rule(
     if let Some(r) = &raw.retry {
         settings::retry(r, &format!("{path}.retry"), &mut inline, problems);
     }
+    let at = Place {
+        doc,
+        object,
+        path: &path,
+    };
+    read_filters(&raw.filters, &at, &mut inline, problems, notes);
+    let (delegates, backends) = read_backend_refs(raw.backend_refs, ns, &at, notes);
+    Rule {
+        index,
+        name: raw.name,
+        matches: normalise_matches(raw.matches),
+        inline,
+        delegates,
+        backends,
+    }
+}
+
+/// Where a rule is, for messages.
+struct Place<'a> {
+    doc: &'a SourceDoc,
+    object: &'a str,
+    /// `spec.rules[i]`.
+    path: &'a str,
+}
+
+/// The rule's own header filters become its inline values; other filter
+/// types are noted, not applied.
+fn read_filters(
+    filters: &[RawFilter],
+    at: &Place<'_>,
+    inline: &mut FieldMap,
+    problems: &mut Vec<Problem>,
+    notes: &mut Vec<Diagnostic>,
+) {
     let mut seen_request = false;
     let mut seen_response = false;
-    for (i, filter) in raw.filters.iter().enumerate() {
-        let at = format!("{path}.filters[{i}]");
+    for (i, filter) in filters.iter().enumerate() {
+        let here = format!("{}.filters[{i}]", at.path);
         let (direction, modifier, seen, field) = match filter.kind.as_str() {
             "RequestHeaderModifier" => (
                 Direction::Request,
@@ -126,16 +160,16 @@ fn read_rule(
                     Diagnostic::note(format!(
                         "filter type {other} is not applied by attache; ignored"
                     ))
-                    .at(&doc.origin)
-                    .on(object)
-                    .field(format!("{at}.type")),
+                    .at(&at.doc.origin)
+                    .on(at.object)
+                    .field(format!("{here}.type")),
                 );
                 continue;
             }
         };
         if *seen {
             problems.push(Problem {
-                field: format!("{at}.type"),
+                field: format!("{here}.type"),
                 message: format!("a rule may have only one {} filter", filter.kind),
                 hint: "merge the two filters into one".into(),
             });
@@ -146,20 +180,29 @@ fn read_rule(
             Some(m) => settings::header_modifier(
                 m,
                 direction,
-                &format!("{at}.{field}"),
-                &mut inline,
+                &format!("{here}.{field}"),
+                inline,
                 problems,
             ),
             None => problems.push(Problem {
-                field: format!("{at}.{field}"),
+                field: format!("{here}.{field}"),
                 message: format!("type {} needs its {field} field", filter.kind),
                 hint: format!("add {field}: {{set: [...], add: [...], remove: [...]}}"),
             }),
         }
     }
+}
+
+/// Child HTTPRoutes the rule delegates to, and the Services it sends to.
+fn read_backend_refs(
+    refs: Vec<RawBackendRef>,
+    ns: &str,
+    at: &Place<'_>,
+    notes: &mut Vec<Diagnostic>,
+) -> (Vec<ObjectKey>, Vec<BackendTarget>) {
     let mut delegates = Vec::new();
     let mut backends = Vec::new();
-    for (i, b) in raw.backend_refs.into_iter().enumerate() {
+    for (i, b) in refs.into_iter().enumerate() {
         let group = b.group.unwrap_or_default();
         let kind = b.kind.unwrap_or_else(|| "Service".into());
         let namespace = b.namespace.unwrap_or_else(|| ns.to_string());
@@ -178,9 +221,9 @@ fn read_rule(
                 Diagnostic::warning(format!(
                     "backend kind {group}/{kind} is not supported; ignored"
                 ))
-                .at(&doc.origin)
-                .on(object)
-                .field(format!("{path}.backendRefs[{i}]"))
+                .at(&at.doc.origin)
+                .on(at.object)
+                .field(format!("{}.backendRefs[{i}]", at.path))
                 .hint(
                     "use a Service, or an HTTPRoute (group gateway.networking.k8s.io) to delegate",
                 ),
@@ -192,21 +235,14 @@ fn read_rule(
             Diagnostic::warning(
                 "rule both delegates to HTTPRoutes and names Services; the Services are ignored",
             )
-            .at(&doc.origin)
-            .on(object)
-            .field(format!("{path}.backendRefs"))
+            .at(&at.doc.origin)
+            .on(at.object)
+            .field(format!("{}.backendRefs", at.path))
             .hint("move the Services into a child route"),
         );
         backends.clear();
     }
-    Rule {
-        index,
-        name: raw.name,
-        matches: normalise_matches(raw.matches),
-        inline,
-        delegates,
-        backends,
-    }
+    (delegates, backends)
 }
 
 /// Gateway API defaults: no matches means one `PathPrefix /` match; a match
