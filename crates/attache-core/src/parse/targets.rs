@@ -8,13 +8,18 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
     inputs.policies.sort_by(|a, b| {
         (a.kind, &a.meta.namespace, &a.meta.name).cmp(&(b.kind, &b.meta.namespace, &b.meta.name))
     });
-    let namespaces_in_use: BTreeSet<&str> = inputs
-        .gateways
-        .keys()
-        .chain(inputs.routes.keys())
-        .map(|k| k.namespace.as_str())
-        .chain(inputs.namespaces.keys().map(String::as_str))
-        .collect();
+    let known = Known {
+        classes: &inputs.classes,
+        gateways: &inputs.gateways,
+        routes: &inputs.routes,
+        namespaces: inputs
+            .gateways
+            .keys()
+            .chain(inputs.routes.keys())
+            .map(|k| k.namespace.as_str())
+            .chain(inputs.namespaces.keys().map(String::as_str))
+            .collect(),
+    };
     let mut missing = Vec::new();
     let mut by_target: BTreeMap<Target, Vec<usize>> = BTreeMap::new();
     for (index, policy) in inputs.policies.iter_mut().enumerate() {
@@ -26,67 +31,7 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
             let Some(target) = tr.resolved.clone() else {
                 continue;
             };
-            let found: Result<(), String> = match &target {
-                Target::GatewayClass(name) => inputs
-                    .classes
-                    .contains_key(name)
-                    .then_some(())
-                    .ok_or_else(|| {
-                        format!(
-                            "known GatewayClasses: {}",
-                            list(inputs.classes.keys().map(String::as_str))
-                        )
-                    }),
-                Target::Namespace(name) => namespaces_in_use
-                    .contains(name.as_str())
-                    .then_some(())
-                    .ok_or_else(|| {
-                        "no Namespace manifest and no Gateway or HTTPRoute lives there".into()
-                    }),
-                Target::Gateway(key, section) => match inputs.gateways.get(key) {
-                    None => Err(format!(
-                        "Gateways in {}: {}",
-                        key.namespace,
-                        list(
-                            inputs
-                                .gateways
-                                .keys()
-                                .filter(|k| k.namespace == key.namespace)
-                                .map(|k| k.name.as_str())
-                        )
-                    )),
-                    Some(g) => match section {
-                        Some(s) if !g.listeners.iter().any(|l| &l.name == s) => Err(format!(
-                            "listeners of Gateway {key}: {}",
-                            list(g.listeners.iter().map(|l| l.name.as_str()))
-                        )),
-                        _ => Ok(()),
-                    },
-                },
-                Target::Route(key, section) => match inputs.routes.get(key) {
-                    None => Err(format!(
-                        "HTTPRoutes in {}: {}",
-                        key.namespace,
-                        list(
-                            inputs
-                                .routes
-                                .keys()
-                                .filter(|k| k.namespace == key.namespace)
-                                .map(|k| k.name.as_str())
-                        )
-                    )),
-                    Some(r) => match section {
-                        Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
-                            Err(format!(
-                                "named rules of HTTPRoute {key}: {}",
-                                list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
-                            ))
-                        }
-                        _ => Ok(()),
-                    },
-                },
-            };
-            match found {
+            match known.check(&target) {
                 Ok(()) => by_target.entry(target).or_default().push(index),
                 Err(hint) => {
                     missing.push(
@@ -114,6 +59,85 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
     }
     inputs.by_target = by_target;
     inputs.diagnostics.extend(missing);
+}
+
+/// What exists in the input, for checking targets.
+struct Known<'a> {
+    classes: &'a BTreeMap<String, GatewayClass>,
+    gateways: &'a BTreeMap<ObjectKey, Gateway>,
+    routes: &'a BTreeMap<ObjectKey, HttpRoute>,
+    /// Namespaces with a manifest, a Gateway or an HTTPRoute.
+    namespaces: BTreeSet<&'a str>,
+}
+
+impl Known<'_> {
+    /// Ok when the target exists; otherwise a hint listing what does.
+    fn check(&self, target: &Target) -> Result<(), String> {
+        match target {
+            Target::GatewayClass(name) => {
+                self.classes
+                    .contains_key(name)
+                    .then_some(())
+                    .ok_or_else(|| {
+                        format!(
+                            "known GatewayClasses: {}",
+                            list(self.classes.keys().map(String::as_str))
+                        )
+                    })
+            }
+            Target::Namespace(name) => self
+                .namespaces
+                .contains(name.as_str())
+                .then_some(())
+                .ok_or_else(|| {
+                    "no Namespace manifest and no Gateway or HTTPRoute lives there".into()
+                }),
+            Target::Gateway(key, section) => {
+                let Some(g) = self.gateways.get(key) else {
+                    return Err(format!(
+                        "Gateways in {}: {}",
+                        key.namespace,
+                        in_namespace(self.gateways, key)
+                    ));
+                };
+                match section {
+                    Some(s) if !g.listeners.iter().any(|l| &l.name == s) => Err(format!(
+                        "listeners of Gateway {key}: {}",
+                        list(g.listeners.iter().map(|l| l.name.as_str()))
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            Target::Route(key, section) => {
+                let Some(r) = self.routes.get(key) else {
+                    return Err(format!(
+                        "HTTPRoutes in {}: {}",
+                        key.namespace,
+                        in_namespace(self.routes, key)
+                    ));
+                };
+                match section {
+                    Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
+                        Err(format!(
+                            "named rules of HTTPRoute {key}: {}",
+                            list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// The names of the objects in `key`'s namespace.
+fn in_namespace<T>(objects: &BTreeMap<ObjectKey, T>, key: &ObjectKey) -> String {
+    list(
+        objects
+            .keys()
+            .filter(|k| k.namespace == key.namespace)
+            .map(|k| k.name.as_str()),
+    )
 }
 
 fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
