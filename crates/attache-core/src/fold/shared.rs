@@ -132,73 +132,9 @@ impl<'a> SharedUpper<'a> {
             let Some(upper) = self.memo.get_mut(&key) else {
                 continue;
             };
-            // Only the upper suppliers that hold a field are copied: copying
-            // all of them per rule would make resolve O(rules x policies).
-            let mut remap: HashMap<usize, usize> = HashMap::new();
-            for (field, eff) in &upper.fields {
-                let from_lower = lower.fields.get(field);
-                let mut ids = Vec::with_capacity(eff.suppliers.len());
-                for &u in &eff.suppliers {
-                    match (u, from_lower) {
-                        (0, Some(l)) => ids.extend_from_slice(&l.suppliers),
-                        (0, None) => {}
-                        (u, _) => {
-                            if let Some(id) = remap.get(&u) {
-                                ids.push(*id);
-                            } else if let Some(supplier) = upper.suppliers.get(u) {
-                                suppliers.push(supplier.clone());
-                                remap.insert(u, suppliers.len() - 1);
-                                ids.push(suppliers.len() - 1);
-                            }
-                        }
-                    }
-                }
-                let value = match from_lower {
-                    Some(l) if eff.suppliers.contains(&0) => substitute(&eff.value, &l.value),
-                    _ => eff.value.clone(),
-                };
-                out.fields.insert(
-                    field.clone(),
-                    Effective {
-                        value,
-                        suppliers: ids,
-                    },
-                );
-            }
+            merge_group(upper, lower, &mut suppliers, &mut out);
             if counting {
-                upper.uses += 1;
-                let wanted: BTreeSet<(FieldKey, LowerWinner)> = upper
-                    .stats
-                    .iter()
-                    .flat_map(|s| s.lower_winners.iter().cloned())
-                    .collect();
-                for (field, mode) in wanted {
-                    let ids: Vec<usize> = match mode {
-                        LowerWinner::Holders => out
-                            .fields
-                            .get(&field)
-                            .map(|e| {
-                                e.suppliers
-                                    .iter()
-                                    .copied()
-                                    .filter(|i| *i < lower_len)
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                        LowerWinner::First => lower
-                            .fields
-                            .get(&field)
-                            .and_then(|e| e.suppliers.first().copied())
-                            .into_iter()
-                            .collect(),
-                    };
-                    let names = upper.lower_holders.entry((field, mode)).or_default();
-                    for id in ids {
-                        if let Some(s) = suppliers.get(id) {
-                            names.insert(s.to_string());
-                        }
-                    }
-                }
+                record_lower_holders(upper, lower, lower_len, &out, &suppliers);
             }
         }
         (out, suppliers)
@@ -297,6 +233,87 @@ impl<'a> SharedUpper<'a> {
             stats,
             uses: 0,
             lower_holders: BTreeMap::new(),
+        }
+    }
+}
+
+/// Puts one memoised upper fold on top of a rule's lower fold. Only the
+/// upper suppliers that hold a field are copied: copying all of them per
+/// rule would make resolve O(rules x policies).
+fn merge_group(upper: &Upper, lower: &Folded, suppliers: &mut Vec<Supplier>, out: &mut Folded) {
+    let mut remap: HashMap<usize, usize> = HashMap::new();
+    for (field, eff) in &upper.fields {
+        let from_lower = lower.fields.get(field);
+        let mut ids = Vec::with_capacity(eff.suppliers.len());
+        for &u in &eff.suppliers {
+            match (u, from_lower) {
+                (0, Some(l)) => ids.extend_from_slice(&l.suppliers),
+                (0, None) => {}
+                (u, _) => {
+                    if let Some(id) = remap.get(&u) {
+                        ids.push(*id);
+                    } else if let Some(supplier) = upper.suppliers.get(u) {
+                        suppliers.push(supplier.clone());
+                        remap.insert(u, suppliers.len() - 1);
+                        ids.push(suppliers.len() - 1);
+                    }
+                }
+            }
+        }
+        let value = match from_lower {
+            Some(l) if eff.suppliers.contains(&0) => substitute(&eff.value, &l.value),
+            _ => eff.value.clone(),
+        };
+        out.fields.insert(
+            field.clone(),
+            Effective {
+                value,
+                suppliers: ids,
+            },
+        );
+    }
+}
+
+/// For status: names the lower suppliers that beat an upper supplier on
+/// this rule (the memoised fold only knew them as placeholder 0).
+fn record_lower_holders(
+    upper: &mut Upper,
+    lower: &Folded,
+    lower_len: usize,
+    out: &Folded,
+    suppliers: &[Supplier],
+) {
+    upper.uses += 1;
+    let wanted: BTreeSet<(FieldKey, LowerWinner)> = upper
+        .stats
+        .iter()
+        .flat_map(|s| s.lower_winners.iter().cloned())
+        .collect();
+    for (field, mode) in wanted {
+        let ids: Vec<usize> = match mode {
+            LowerWinner::Holders => out
+                .fields
+                .get(&field)
+                .map(|e| {
+                    e.suppliers
+                        .iter()
+                        .copied()
+                        .filter(|i| *i < lower_len)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            LowerWinner::First => lower
+                .fields
+                .get(&field)
+                .and_then(|e| e.suppliers.first().copied())
+                .into_iter()
+                .collect(),
+        };
+        let names = upper.lower_holders.entry((field, mode)).or_default();
+        for id in ids {
+            if let Some(s) = suppliers.get(id) {
+                names.insert(s.to_string());
+            }
         }
     }
 }
