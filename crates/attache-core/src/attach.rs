@@ -211,7 +211,7 @@ impl<'a> Walker<'a, '_, '_> {
         scope: &Scope,
         chain: &mut Vec<(&'a HttpRoute, &'a Rule)>,
     ) -> Result<(), ResolveError> {
-        let (inputs, listener) = (self.inputs, self.listener);
+        let listener = self.listener;
         let hostnames = &scope.hostnames;
         for rule in &route.rules {
             let matches = match &scope.matches {
@@ -242,65 +242,11 @@ impl<'a> Walker<'a, '_, '_> {
                 });
             }
             for (i, child_key) in rule.delegates.iter().enumerate() {
-                let field = format!("spec.rules[{}].backendRefs", rule.index);
-                let Some(child) = inputs.routes.get(child_key) else {
-                    self.diags.push(
-                        Diagnostic::warning(format!(
-                            "delegates to HTTPRoute {child_key}, which does not exist"
-                        ))
-                        .at(&route.meta.origin)
-                        .on(format!("HTTPRoute {}", route.key))
-                        .field(format!("{field}[{i}]"))
-                        .hint("create the child route, or fix name/namespace of the backendRef"),
-                    );
+                let Some((child, child_hosts)) =
+                    self.delegation(route, rule, (i, child_key), chain, hostnames)
+                else {
                     continue;
                 };
-                if chain.iter().any(|(r, _)| r.key == child.key) {
-                    let path: Vec<String> = chain.iter().map(|(r, _)| r.key.to_string()).collect();
-                    self.diags.push(
-                    Diagnostic::error(format!(
-                        "delegation cycle {} -> {}; this delegation is skipped",
-                        path.join(" -> "),
-                        child.key
-                    ))
-                    .at(&route.meta.origin)
-                    .on(format!("HTTPRoute {}", route.key))
-                    .field(format!("{field}[{i}]"))
-                    .hint("a route may not delegate (directly or through children) back to itself"),
-                );
-                    continue;
-                }
-                if !accepts_parent(child, route) {
-                    self.diags.push(
-                    Diagnostic::warning(format!(
-                        "HTTPRoute {} delegates to it, but its parentRefs name other parent routes; not attached through it",
-                        route.key
-                    ))
-                    .at(&child.meta.origin)
-                    .on(format!("HTTPRoute {}", child.key))
-                    .field("spec.parentRefs")
-                    .hint(format!(
-                        "add {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {}, namespace: {}}} to parentRefs",
-                        route.key.name, route.key.namespace
-                    )),
-                );
-                    continue;
-                }
-                let Some(child_hosts) = intersect_lists(hostnames, &child.hostnames) else {
-                    self.diags.push(
-                    Diagnostic::note(format!(
-                        "no hostname in common with its delegating parent HTTPRoute {}; not attached through it",
-                        route.key
-                    ))
-                    .at(&child.meta.origin)
-                    .on(format!("HTTPRoute {}", child.key))
-                    .field("spec.hostnames"),
-                );
-                    continue;
-                };
-                if self.too_deep(route, child, chain, &field, i) {
-                    continue;
-                }
                 let inner = Scope {
                     hostnames: child_hosts,
                     matches: Some(matches.clone()),
@@ -310,6 +256,79 @@ impl<'a> Walker<'a, '_, '_> {
             chain.pop();
         }
         Ok(())
+    }
+
+    /// The child route of one delegation and its hostnames, when the
+    /// delegation holds: the child exists, closes no cycle, accepts this
+    /// parent, shares a hostname with it and is within the depth limit.
+    /// Otherwise says why, and the delegation is skipped.
+    fn delegation(
+        &mut self,
+        route: &'a HttpRoute,
+        rule: &Rule,
+        (i, child_key): (usize, &ObjectKey),
+        chain: &[(&'a HttpRoute, &'a Rule)],
+        hostnames: &[String],
+    ) -> Option<(&'a HttpRoute, Vec<String>)> {
+        let field = format!("spec.rules[{}].backendRefs", rule.index);
+        let on_route = |d: Diagnostic| {
+            d.at(&route.meta.origin)
+                .on(format!("HTTPRoute {}", route.key))
+                .field(format!("{field}[{i}]"))
+        };
+        let Some(child) = self.inputs.routes.get(child_key) else {
+            self.diags.push(
+                on_route(Diagnostic::warning(format!(
+                    "delegates to HTTPRoute {child_key}, which does not exist"
+                )))
+                .hint("create the child route, or fix name/namespace of the backendRef"),
+            );
+            return None;
+        };
+        if chain.iter().any(|(r, _)| r.key == child.key) {
+            let path: Vec<String> = chain.iter().map(|(r, _)| r.key.to_string()).collect();
+            self.diags.push(
+                on_route(Diagnostic::error(format!(
+                    "delegation cycle {} -> {}; this delegation is skipped",
+                    path.join(" -> "),
+                    child.key
+                )))
+                .hint("a route may not delegate (directly or through children) back to itself"),
+            );
+            return None;
+        }
+        if !accepts_parent(child, route) {
+            self.diags.push(
+                Diagnostic::warning(format!(
+                    "HTTPRoute {} delegates to it, but its parentRefs name other parent routes; not attached through it",
+                    route.key
+                ))
+                .at(&child.meta.origin)
+                .on(format!("HTTPRoute {}", child.key))
+                .field("spec.parentRefs")
+                .hint(format!(
+                    "add {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {}, namespace: {}}} to parentRefs",
+                    route.key.name, route.key.namespace
+                )),
+            );
+            return None;
+        }
+        let Some(child_hosts) = intersect_lists(hostnames, &child.hostnames) else {
+            self.diags.push(
+                Diagnostic::note(format!(
+                    "no hostname in common with its delegating parent HTTPRoute {}; not attached through it",
+                    route.key
+                ))
+                .at(&child.meta.origin)
+                .on(format!("HTTPRoute {}", child.key))
+                .field("spec.hostnames"),
+            );
+            return None;
+        };
+        if self.too_deep(route, child, chain, &field, i) {
+            return None;
+        }
+        Some((child, child_hosts))
     }
 
     /// Whether delegating from `route` to `child` would pass the depth limit;
