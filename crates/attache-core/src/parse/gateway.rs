@@ -79,42 +79,15 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
             });
             continue;
         }
-        let allowed = l
-            .allowed_routes
-            .unwrap_or(crate::model::gateway::RawAllowedRoutes {
-                namespaces: None,
-                kinds: None,
-            });
-        let (from, selector) = match allowed.namespaces {
-            Some(ns) => (ns.from.unwrap_or(RawFrom::Same), ns.selector),
-            None => (RawFrom::Same, None),
+        let Some(allowed) = allowed_routes(l.allowed_routes, &path, &mut problems) else {
+            continue;
         };
-        let from = match (from, selector) {
-            (RawFrom::Same, _) => NamespaceFrom::Same,
-            (RawFrom::All, _) => NamespaceFrom::All,
-            (RawFrom::Selector, Some(sel)) => NamespaceFrom::Selector(sel),
-            (RawFrom::Selector, None) => {
-                problems.push(Problem {
-                    field: format!("{path}.allowedRoutes.namespaces.selector"),
-                    message: "from: Selector needs a selector".into(),
-                    hint: "add selector.matchLabels (or matchExpressions), or use from: Same / All"
-                        .into(),
-                });
-                continue;
-            }
-        };
-        let kinds = allowed.kinds.map(|kinds| {
-            kinds
-                .into_iter()
-                .map(|k| (k.group.unwrap_or_else(|| GATEWAY_GROUP.into()), k.kind))
-                .collect()
-        });
         listeners.push(Listener {
             name: l.name,
             port: l.port,
             protocol: l.protocol,
             hostname: l.hostname.map(|h| h.to_ascii_lowercase()),
-            allowed: AllowedRoutes { from, kinds },
+            allowed,
         });
     }
     if !problems.is_empty() {
@@ -133,4 +106,42 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
             listeners,
         },
     );
+}
+
+/// A listener's `allowedRoutes`, with Gateway API's defaults (namespaces
+/// from Same); `None` (with a problem) when it cannot be used.
+fn allowed_routes(
+    raw: Option<crate::model::gateway::RawAllowedRoutes>,
+    path: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<AllowedRoutes> {
+    let allowed = raw.unwrap_or(crate::model::gateway::RawAllowedRoutes {
+        namespaces: None,
+        kinds: None,
+    });
+    let (from, selector) = match allowed.namespaces {
+        Some(ns) => (ns.from.unwrap_or(RawFrom::Same), ns.selector),
+        None => (RawFrom::Same, None),
+    };
+    let from = match (from, selector) {
+        (RawFrom::Same, _) => NamespaceFrom::Same,
+        (RawFrom::All, _) => NamespaceFrom::All,
+        (RawFrom::Selector, Some(sel)) => NamespaceFrom::Selector(sel),
+        (RawFrom::Selector, None) => {
+            problems.push(Problem {
+                field: format!("{path}.allowedRoutes.namespaces.selector"),
+                message: "from: Selector needs a selector".into(),
+                hint: "add selector.matchLabels (or matchExpressions), or use from: Same / All"
+                    .into(),
+            });
+            return None;
+        }
+    };
+    let kinds = allowed.kinds.map(|kinds| {
+        kinds
+            .into_iter()
+            .map(|k| (k.group.unwrap_or_else(|| GATEWAY_GROUP.into()), k.kind))
+            .collect()
+    });
+    Some(AllowedRoutes { from, kinds })
 }

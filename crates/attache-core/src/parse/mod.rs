@@ -15,7 +15,9 @@ use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, 
 use crate::model::policy::{
     RawPolicy, RawPolicySpec, RawTargetRef, Scope, TargetKind, KINDS, POLICY_GROUP,
 };
-use crate::model::route::{RawBackendRef, RawFilter, RawHttpRoute, RawRule, GATEWAY_GROUP};
+use crate::model::route::{
+    RawBackendRef, RawFilter, RawHttpRoute, RawParentRef, RawRule, GATEWAY_GROUP,
+};
 use crate::model::{
     AllowedRoutes, Gateway, GatewayClass, HttpRoute, Listener, Meta, Namespace, NamespaceFrom,
     ParentRef, Policy, PolicyKind, Priority, Rule, Target, TargetRef,

@@ -22,19 +22,7 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
         name: meta.name.clone(),
     };
     let object = format!("HTTPRoute {key}");
-    let parent_refs = raw
-        .spec
-        .parent_refs
-        .into_iter()
-        .map(|p| ParentRef {
-            group: p.group.unwrap_or_else(|| GATEWAY_GROUP.into()),
-            kind: p.kind.unwrap_or_else(|| "Gateway".into()),
-            namespace: p.namespace.unwrap_or_else(|| ns.clone()),
-            name: p.name,
-            section_name: p.section_name,
-            port: p.port,
-        })
-        .collect();
+    let parent_refs = parent_refs(raw.spec.parent_refs, &ns);
     let mut problems = Vec::new();
     let mut rules: Vec<Rule> = Vec::new();
     for (index, raw_rule) in raw.spec.rules.into_iter().enumerate() {
@@ -85,6 +73,21 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
             rules,
         },
     );
+}
+
+/// parentRefs with Gateway API's defaults: group gateway.networking.k8s.io,
+/// kind Gateway, the route's own namespace.
+fn parent_refs(raw: Vec<RawParentRef>, ns: &str) -> Vec<ParentRef> {
+    raw.into_iter()
+        .map(|p| ParentRef {
+            group: p.group.unwrap_or_else(|| GATEWAY_GROUP.into()),
+            kind: p.kind.unwrap_or_else(|| "Gateway".into()),
+            namespace: p.namespace.unwrap_or_else(|| ns.to_string()),
+            name: p.name,
+            section_name: p.section_name,
+            port: p.port,
+        })
+        .collect()
 }
 
 fn read_rule(
