@@ -207,13 +207,61 @@ pub(super) fn push_policy(inputs: &mut Inputs, policy: Policy) {
 
 /// What a targetRef may name: a policy acts only inside its own namespace,
 /// and only a ClusterRoutePolicy reaches the cluster-scoped GatewayClass.
+/// A Gateway (sectionName = listener) or HTTPRoute (sectionName = rule)
+/// target: only kinds that may name one, and only in the policy's own
+/// namespace.
+fn namespaced_target(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Problem> {
+    let info = policy.kind.info();
+    let problem = |field: &str, message: String, hint: &str| Problem {
+        field: format!("{path}{field}"),
+        message,
+        hint: hint.to_string(),
+    };
+    let wanted = if r.kind == "Gateway" {
+        TargetKind::Gateway
+    } else {
+        TargetKind::HttpRoute
+    };
+    let (true, Some(ns)) = (
+        info.targets.contains(&wanted),
+        policy.meta.namespace.clone(),
+    ) else {
+        return Err(problem(
+            ".kind",
+            format!(
+                "a {} cannot target a {} (a namespaced object)",
+                info.name, r.kind
+            ),
+            "use a RoutePolicy in the target's namespace",
+        ));
+    };
+    if let Some(target_ns) = &r.namespace {
+        if *target_ns != ns {
+            return Err(problem(
+                ".namespace",
+                format!("cross-namespace target {target_ns}/{} from a policy in {ns}", r.name),
+                "policies act only inside their own namespace; create the policy in the target's namespace",
+            ));
+        }
+    }
+    let key = ObjectKey {
+        namespace: ns,
+        name: r.name.clone(),
+    };
+    Ok(if r.kind == "Gateway" {
+        Target::Gateway(key, r.section_name.clone())
+    } else {
+        Target::Route(key, r.section_name.clone())
+    })
+}
+
 fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Problem> {
     let problem = |field: &str, message: String, hint: &str| Problem {
         field: format!("{path}{field}"),
         message,
         hint: hint.to_string(),
     };
-    let own_ns = policy.meta.namespace.clone();
+    let own_ns = &policy.meta.namespace;
     let info = policy.kind.info();
     if r.section_name.is_some() && matches!(r.kind.as_str(), "GatewayClass" | "Namespace") {
         return Err(problem(
@@ -247,7 +295,7 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
         }
         "Namespace" => {
             expect_group("")?;
-            if let Some(ns) = &own_ns {
+            if let Some(ns) = own_ns {
                 if *ns != r.name {
                     return Err(problem(
                         ".name",
@@ -261,33 +309,7 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
         }
         "Gateway" | "HTTPRoute" => {
             expect_group(GATEWAY_GROUP)?;
-            let wanted = if r.kind == "Gateway" {
-                TargetKind::Gateway
-            } else {
-                TargetKind::HttpRoute
-            };
-            let (true, Some(ns)) = (info.targets.contains(&wanted), own_ns) else {
-                return Err(problem(
-                    ".kind",
-                    format!("a {} cannot target a {} (a namespaced object)", info.name, r.kind),
-                    "use a RoutePolicy in the target's namespace",
-                ));
-            };
-            if let Some(target_ns) = &r.namespace {
-                if *target_ns != ns {
-                    return Err(problem(
-                        ".namespace",
-                        format!("cross-namespace target {target_ns}/{} from a policy in {ns}", r.name),
-                        "policies act only inside their own namespace; create the policy in the target's namespace",
-                    ));
-                }
-            }
-            let key = ObjectKey { namespace: ns, name: r.name.clone() };
-            Ok(if r.kind == "Gateway" {
-                Target::Gateway(key, r.section_name.clone())
-            } else {
-                Target::Route(key, r.section_name.clone())
-            })
+            namespaced_target(policy, r, path)
         }
         other => Err(problem(
             ".kind",
