@@ -201,36 +201,9 @@ impl AddressBook {
             {
                 return Ok(cluster(endpoints, AddressSource::EndpointSlice));
             }
-            match &service {
-                Some(Service {
-                    external_name: Some(host),
-                    ..
-                }) => {
-                    return Ok(cluster(
-                        vec![Endpoint {
-                            host: host.clone(),
-                            port,
-                        }],
-                        AddressSource::ExternalName,
-                    ));
-                }
-                Some(Service {
-                    cluster_ip: Some(ip),
-                    ..
-                }) => {
-                    return Ok(cluster(
-                        vec![Endpoint {
-                            host: ip.to_string(),
-                            port,
-                        }],
-                        AddressSource::ClusterIp,
-                    ));
-                }
-                Some(service) => looked.push(format!(
-                    "Service {key} ({}) is headless (no clusterIP) and not ExternalName",
-                    service.origin
-                )),
-                None => looked.push(format!("no Service {key} in the input")),
+            match service_address(&key, service.as_ref(), port) {
+                Ok((endpoint, source)) => return Ok(cluster(vec![endpoint], source)),
+                Err(why) => looked.push(why),
             }
         }
         if target.port.is_none() {
@@ -307,6 +280,42 @@ impl AddressBook {
         endpoints.sort();
         endpoints.dedup();
         Ok(Some(endpoints))
+    }
+}
+
+/// The Service's own address when it has no usable EndpointSlice: its
+/// ExternalName, else its clusterIP; otherwise why it has none.
+fn service_address(
+    key: &ObjectKey,
+    service: Option<&Service>,
+    port: u16,
+) -> Result<(Endpoint, AddressSource), String> {
+    match service {
+        Some(Service {
+            external_name: Some(host),
+            ..
+        }) => Ok((
+            Endpoint {
+                host: host.clone(),
+                port,
+            },
+            AddressSource::ExternalName,
+        )),
+        Some(Service {
+            cluster_ip: Some(ip),
+            ..
+        }) => Ok((
+            Endpoint {
+                host: ip.to_string(),
+                port,
+            },
+            AddressSource::ClusterIp,
+        )),
+        Some(service) => Err(format!(
+            "Service {key} ({}) is headless (no clusterIP) and not ExternalName",
+            service.origin
+        )),
+        None => Err(format!("no Service {key} in the input")),
     }
 }
 

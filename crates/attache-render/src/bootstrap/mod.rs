@@ -49,20 +49,7 @@ pub fn envoy_bootstrap(
     options: &EnvoyOptions,
 ) -> Result<Rendered, RenderError> {
     let gateway = resolution.gateway.to_string();
-    for name in options.listener_ports.keys() {
-        if !resolution.listeners.iter().any(|l| &l.name == name) {
-            let valid: Vec<&str> = resolution
-                .listeners
-                .iter()
-                .map(|l| l.name.as_str())
-                .collect();
-            return Err(RenderError::UnknownListener {
-                listener: name.clone(),
-                gateway,
-                valid: valid.join(", "),
-            });
-        }
-    }
+    check_listener_ports(resolution, options)?;
     let mut notes = Vec::new();
     let by_port = group_by_port(resolution, options, &mut notes)?;
     if by_port.is_empty() {
@@ -78,16 +65,8 @@ pub fn envoy_bootstrap(
             .iter()
             .filter(|e| port_listeners.iter().any(|l| l.name == e.listener))
             .collect();
-        let mut virtual_hosts = Vec::new();
-        for plan in virtual_hosts::plan(&served, port_listeners) {
-            let mut envoy_routes = Vec::new();
-            for route in &plan.routes {
-                envoy_routes.push(envoy_route(resolution, route, book, &mut clusters)?);
-            }
-            virtual_hosts.push(
-                json!({"name": plan.domain, "domains": [plan.domain], "routes": envoy_routes}),
-            );
-        }
+        let virtual_hosts =
+            port_virtual_hosts(resolution, &served, port_listeners, book, &mut clusters)?;
         let names: Vec<&str> = port_listeners.iter().map(|l| l.name.as_str()).collect();
         listeners.push(listener(
             &names.join("+"),
@@ -128,6 +107,48 @@ pub fn envoy_bootstrap(
         }
     });
     Ok(Rendered { config, notes })
+}
+
+/// `--listener-port` may only name listeners the Gateway has.
+fn check_listener_ports(
+    resolution: &GatewayResolution,
+    options: &EnvoyOptions,
+) -> Result<(), RenderError> {
+    for name in options.listener_ports.keys() {
+        if !resolution.listeners.iter().any(|l| &l.name == name) {
+            let valid: Vec<&str> = resolution
+                .listeners
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect();
+            return Err(RenderError::UnknownListener {
+                listener: name.clone(),
+                gateway: resolution.gateway.to_string(),
+                valid: valid.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The virtual hosts of one port, each with its routes in precedence order.
+fn port_virtual_hosts(
+    resolution: &GatewayResolution,
+    served: &[&RouteEntry],
+    port_listeners: &[&ListenerInfo],
+    book: &AddressBook,
+    clusters: &mut BTreeMap<String, Cluster>,
+) -> Result<Vec<Value>, RenderError> {
+    let mut virtual_hosts = Vec::new();
+    for plan in virtual_hosts::plan(served, port_listeners) {
+        let mut envoy_routes = Vec::new();
+        for route in &plan.routes {
+            envoy_routes.push(envoy_route(resolution, route, book, clusters)?);
+        }
+        virtual_hosts
+            .push(json!({"name": plan.domain, "domains": [plan.domain], "routes": envoy_routes}));
+    }
+    Ok(virtual_hosts)
 }
 
 /// HTTP listeners by local port. Listeners of other protocols are left out
