@@ -12,21 +12,21 @@
 
 pub use attache_contract as contract;
 
-pub mod attach;
+pub(crate) mod attach;
 pub mod diagnostic;
 pub mod diff;
-pub mod duration;
+pub(crate) mod duration;
 mod entry;
 pub mod explain;
-pub mod field;
-pub mod fold;
-pub mod hostname;
+pub(crate) mod field;
+pub(crate) mod fold;
+pub(crate) mod hostname;
 pub mod limits;
-pub mod matches;
+pub(crate) mod matches;
 pub mod model;
-pub mod parse;
+pub(crate) mod parse;
 pub mod resolve;
-pub mod settings;
+pub(crate) mod settings;
 pub mod source;
 pub mod status;
 pub mod supplier;
