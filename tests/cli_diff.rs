@@ -238,7 +238,7 @@ fn git_reads_old_at_a_revision() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        text(&output.stderr).contains("git ls-tree"),
+        text(&output.stderr).contains("git rev-parse --verify no-such-rev^{tree} failed"),
         "{}",
         text(&output.stderr)
     );

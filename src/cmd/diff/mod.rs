@@ -3,7 +3,6 @@
 //! (`attache_core::diff`); this shell reads OLD and NEW (OLD also from a git
 //! revision), prints the result and picks the exit code.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -201,51 +200,123 @@ fn read_both(args: &Args) -> Result<(Vec<SourceDoc>, Vec<SourceDoc>), CliError> 
     Ok((old, new_docs))
 }
 
-/// The manifests under `path` at git revision `rev`: `git ls-tree` lists
-/// them, `git cat-file` checks each size against the input limit before
-/// `git show` reads it. The `git` command rather than a library: it is on
-/// every machine that has the repository, and it honours the user's git
-/// configuration (worktrees, alternates, safe.directory).
+/// The manifests under `path` at git revision `rev`, read with the `git`
+/// command rather than a library: it is on every machine that has the
+/// repository, and it honours the user's git configuration (worktrees,
+/// alternates, safe.directory). The revision is pinned to one tree first,
+/// so every file comes from the same snapshot; `ls-tree -l` gives each
+/// blob's size, checked against the input limit before the blob is read,
+/// and the text goes through the reader's own YAML parser.
 fn read_git(rev: &str, path: &Path, limits: &LimitArgs) -> Result<Vec<SourceDoc>, CliError> {
+    if rev.starts_with('-') {
+        // It would reach git as an option.
+        return Err(CliError::Git(
+            format!("--git {rev:?}: a revision cannot start with '-'"),
+            "name a branch, tag or commit, e.g. --git origin/main",
+        ));
+    }
+    if path.as_os_str() == "-" {
+        return Err(CliError::Usage(
+            "with --git REV, NEW is files or directories in the repository, not '-'".into(),
+        ));
+    }
+    let tree = text(git(
+        &["rev-parse", "--verify", &format!("{rev}^{{tree}}")],
+        None,
+    )?)?;
+    let tree = tree.trim();
     let listed = git(
-        &["ls-tree", "-r", "--full-name", "--name-only", rev, "--"],
-        path,
+        &["ls-tree", "-r", "-z", "-l", "--full-name", tree, "--"],
+        Some(path),
     )?;
     let mut docs = Vec::new();
-    let files: BTreeSet<&str> = listed
-        .lines()
-        .filter(|f| f.ends_with(".yaml") || f.ends_with(".yml") || f.ends_with(".json"))
-        .collect();
-    if files.is_empty() {
+    for record in listed.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let record = String::from_utf8_lossy(record);
+        let Some(blob) = Blob::parse(&record) else {
+            continue;
+        };
+        if !crate::input::is_manifest(Path::new(blob.file)) {
+            continue;
+        }
+        let shown = format!("{rev}:{}", blob.file);
+        match (blob.mode, blob.kind) {
+            ("120000", _) => {
+                return Err(CliError::Git(
+                    format!("{shown}: is a symbolic link in git; not followed"),
+                    "diff two checkouts instead: attache diff OLD NEW",
+                ))
+            }
+            (_, "blob") => {}
+            // A submodule: its files are not in this repository.
+            _ => continue,
+        }
+        if blob.size > limits.max_input_bytes {
+            return Err(crate::input::InputError::TooLarge {
+                path: shown,
+                limit: limits.max_input_bytes,
+            }
+            .into());
+        }
+        let bytes = git(&["cat-file", "blob", blob.object], None)?;
+        let text = String::from_utf8(bytes).map_err(|e| crate::input::InputError::Read {
+            path: shown.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        })?;
+        crate::input::parse_text(&shown, &text, &mut docs)?;
+    }
+    if docs.is_empty() {
         return Err(CliError::Git(
             format!("git: no manifests under {} at {rev}", path.display()),
             "check the revision and that the path existed there",
         ));
     }
-    for file in files {
-        let object = format!("{rev}:{file}");
-        let size: u64 = git(&["cat-file", "-s", &object], Path::new(""))?
-            .trim()
-            .parse()
-            .unwrap_or(u64::MAX);
-        if size > limits.max_input_bytes {
-            return Err(crate::input::InputError::TooLarge {
-                path: object,
-                limit: limits.max_input_bytes,
-            }
-            .into());
-        }
-        let text = git(&["show", &object], Path::new(""))?;
-        crate::input::parse_text(&object, &text, &mut docs)?;
-    }
     Ok(docs)
 }
 
+/// One record of `git ls-tree -l`: `MODE TYPE OBJECT SIZE<TAB>PATH`.
+struct Blob<'a> {
+    mode: &'a str,
+    kind: &'a str,
+    object: &'a str,
+    /// `-` (not a blob) reads as too large to matter: such records are skipped.
+    size: u64,
+    file: &'a str,
+}
+
+impl<'a> Blob<'a> {
+    fn parse(record: &'a str) -> Option<Blob<'a>> {
+        let (meta, file) = record.split_once('\t')?;
+        let mut fields = meta.split_whitespace();
+        let (mode, kind, object, size) = (
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+            fields.next()?,
+        );
+        Some(Blob {
+            mode,
+            kind,
+            object,
+            size: size.parse().unwrap_or(u64::MAX),
+            file,
+        })
+    }
+}
+
+fn text(bytes: Vec<u8>) -> Result<String, CliError> {
+    String::from_utf8(bytes).map_err(|_| {
+        CliError::Git(
+            "git: output is not UTF-8".into(),
+            "run attache diff --git inside the repository",
+        )
+    })
+}
+
 /// Runs `git ARGS [PATH]` and returns its standard output.
-fn git(args: &[&str], path: &Path) -> Result<String, CliError> {
+fn git(args: &[&str], path: Option<&Path>) -> Result<Vec<u8>, CliError> {
     let mut command = Command::new("git");
     command.args(args);
-    if !path.as_os_str().is_empty() {
+    if let Some(path) = path {
         command.arg(path);
     }
     let output = command.output().map_err(|err| {
@@ -264,10 +335,5 @@ fn git(args: &[&str], path: &Path) -> Result<String, CliError> {
             "run attache diff --git inside the repository, with a revision it has",
         ));
     }
-    String::from_utf8(output.stdout).map_err(|_| {
-        CliError::Git(
-            format!("git {}: output is not UTF-8", args.join(" ")),
-            "manifests must be UTF-8",
-        )
-    })
+    Ok(output.stdout)
 }

@@ -43,18 +43,43 @@ pub fn render(diff: &Diff) -> String {
     if !diff.policies.is_empty() {
         out.push_str("\npolicies\n");
         for p in &diff.policies {
-            let (old, new) = (
-                p.old.as_deref().unwrap_or("(absent)"),
-                p.new.as_deref().unwrap_or("(absent)"),
+            let _ = write!(
+                out,
+                "    {}: {}{}",
+                p.policy,
+                reasons(&p.old, &p.new),
+                kinds(&p.kinds)
             );
-            let _ = write!(out, "    {}: {old} -> {new}{}", p.policy, kinds(&p.kinds));
-            if !p.message.is_empty() && p.new.as_deref() != Some("Accepted") {
-                let _ = write!(out, "\n      {}", p.message);
+            message(&mut out, "      ", &p.new, &p.message);
+            for t in &p.targets {
+                let _ = write!(out, "      {}: {}", t.target, reasons(&t.old, &t.new));
+                message(&mut out, "        ", &t.new, &t.message);
             }
-            out.push('\n');
         }
     }
     out
+}
+
+/// `Accepted -> Invalid`; `still Accepted` when only a target changed.
+fn reasons(old: &Option<String>, new: &Option<String>) -> String {
+    let (old, new) = (
+        old.as_deref().unwrap_or("(absent)"),
+        new.as_deref().unwrap_or("(absent)"),
+    );
+    if old == new {
+        format!("still {new}")
+    } else {
+        format!("{old} -> {new}")
+    }
+}
+
+/// Ends the line; the condition's message follows on its own line unless
+/// the new reason is Accepted (whose message says nothing new).
+fn message(out: &mut String, indent: &str, new: &Option<String>, message: &str) {
+    if !message.is_empty() && new.as_deref() != Some("Accepted") {
+        let _ = write!(out, "\n{indent}{message}");
+    }
+    out.push('\n');
 }
 
 /// `old -> new  from SOURCE  [kind]`.
