@@ -35,6 +35,17 @@ fn diff_between(old: &Path, new: &Path, extra: &[&str]) -> (i32, String) {
     (output.status.code().unwrap(), text(&output.stdout))
 }
 
+/// Every entry of examples/shop's Gateway, in the order diff lists them.
+const SHOP_ENTRIES: [&str; 7] = [
+    "admin/infra/ops/0",
+    "http/catalog/catalog/browse",
+    "http/catalog/reviews/0",
+    "http/shop/orders/0",
+    "http/shop/storefront/beta",
+    "http/shop/storefront/checkout",
+    "http/shop/storefront/pages",
+];
+
 const GUARDRAIL: &str = "from ClusterRoutePolicy platform-guardrails (overrides @ GatewayClass attache)  [retries-increase]";
 
 #[test]
@@ -50,15 +61,7 @@ fn a_gateway_class_override_changed_shows_every_route_it_reaches() {
     let mut expected = String::from(
         "Gateway infra/edge: 7 entries changed, 0 added, 0 removed; 0 policy status changes\n",
     );
-    for entry in [
-        "admin/infra/ops/0",
-        "http/catalog/catalog/browse",
-        "http/catalog/reviews/0",
-        "http/shop/orders/0",
-        "http/shop/storefront/beta",
-        "http/shop/storefront/checkout",
-        "http/shop/storefront/pages",
-    ] {
+    for entry in SHOP_ENTRIES {
         expected.push_str(&format!(
             "\n~ {entry}\n    retry.attempts  2 -> 4  {GUARDRAIL}\n"
         ));
@@ -154,6 +157,53 @@ fn a_delegated_child_moved_to_another_parent_route() {
     assert!(
         row.contains("5000ms") && row.ends_with(storefront_policy),
         "{explained}"
+    );
+}
+
+#[test]
+fn a_gateway_deleted_removes_every_entry_and_strands_its_policies() {
+    let new = scratch("diff-no-gateway").join("shop");
+    copy_dir(&workspace().join("examples/shop"), &new);
+    let path = new.join("10-gateway.yaml");
+    let manifests = std::fs::read_to_string(&path).unwrap();
+    // Keep the infra policies, drop the Gateway (the file's first document).
+    let (_, policies) = manifests.split_once("\n---\n").unwrap();
+    std::fs::write(&path, policies).unwrap();
+    let (code, out) = diff(&new, &["--fail-on", "entry-removed"]);
+    assert_eq!(code, 4);
+    let mut expected = String::from(
+        "Gateway infra/edge: 0 entries changed, 0 added, 7 removed; 3 policy status changes\n",
+    );
+    for entry in SHOP_ENTRIES {
+        expected.push_str(&format!("\n- {entry}  (removed)\n"));
+    }
+    expected.push_str("\npolicies\n");
+    for (policy, target, section) in [
+        (
+            "admin-listener",
+            "Gateway infra/edge listener admin",
+            " or its section admin",
+        ),
+        ("edge-defaults", "Gateway infra/edge", ""),
+        (
+            "public-listener",
+            "Gateway infra/edge listener http",
+            " or its section http",
+        ),
+    ] {
+        expected.push_str(&format!(
+            "    RoutePolicy infra/{policy}: Accepted -> TargetNotFound  [policy-target-not-found]\n      none of its targets exists\n      {target}: Accepted -> TargetNotFound\n        Gateway edge{section} does not exist\n"
+        ));
+    }
+    assert_eq!(out, expected);
+    // The other way round every entry is added, and no policy is new.
+    let (code, out) = diff_between(&new, &workspace().join("examples/shop"), &["--exit-code"]);
+    assert_eq!(code, 4);
+    assert!(
+        out.starts_with(
+            "Gateway infra/edge: 0 entries changed, 7 added, 0 removed; 3 policy status changes\n"
+        ),
+        "{out}"
     );
 }
 

@@ -36,9 +36,10 @@ retries-decrease, retry-changed, header-changed, policy-invalid,
 policy-conflicted, policy-target-not-found, policy-recovered, any.
 
 Exit codes: 0 nothing changed (or changes, without --exit-code/--fail-on);
-1 unreadable input or no such Gateway; 3 with --strict when NEW has errors or
-warnings; 4 with --exit-code when anything effective changed, or with
---fail-on when a change of a listed kind did.")]
+1 unreadable input, no such Gateway or a failing git read; 3 with --strict when
+NEW has errors or warnings; 4 with --exit-code when anything effective changed,
+or with --fail-on when a change of a listed kind did (--fail-on narrows
+--exit-code).")]
 pub struct Args {
     /// OLD and NEW: files, directories (recursive) or '-'; with --git, NEW only.
     #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
@@ -99,12 +100,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     });
     let old_inputs = old_inputs.map_err(|_| CliError::Usage("reading OLD failed".into()))??;
     let new_inputs = new_inputs?;
-    let gateway = attache_core::select_gateway(&new_inputs, args.gateway.as_ref())?;
+    // The Gateway is NEW's; one that NEW deleted is OLD's.
+    let gateway = match attache_core::select_gateway(&new_inputs, args.gateway.as_ref()) {
+        Ok(key) => key,
+        Err(err) => attache_core::select_gateway(&old_inputs, args.gateway.as_ref())
+            .map_err(|_| CliError::Gateway(err))?,
+    };
     let (old, new) = std::thread::scope(|scope| {
         let old = scope.spawn(|| Side::resolve(&old_inputs, &gateway));
         (old.join(), Side::resolve(&new_inputs, &gateway))
     });
-    let old = old.map_err(|_| CliError::Usage("resolving OLD failed".into()))?;
+    let old = old.map_err(|_| CliError::Usage("resolving OLD failed".into()))??;
     let new = new?;
     report(&new_inputs, &new.diagnostics);
     let problems = new_inputs
@@ -117,24 +123,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!("error: --strict: NEW has {problems} problem(s) above");
         return Ok(ExitCode::from(STRICT_FAILURE));
     }
-    // OLD may not have the Gateway yet: then every entry is added.
-    let old = match old {
-        Ok(side) => Some(side),
-        Err(CliError::Gateway(
-            attache_core::ResolveError::GatewayNotFound { .. }
-            | attache_core::ResolveError::NoGateway,
-        )) => None,
-        Err(err) => return Err(err),
-    };
-    let empty = StatusReport {
-        policies: Vec::new(),
-        diagnostics: Vec::new(),
-    };
     let found = diff(
         &gateway.to_string(),
-        old.as_ref().map(|o| &o.document),
-        &new.document,
-        old.as_ref().map_or(&empty, |o| &o.status),
+        old.document.as_ref(),
+        new.document.as_ref(),
+        &old.status,
         &new.status,
     );
     match args.output {
@@ -168,18 +161,27 @@ fn exit_code(args: &Args, found: &Diff) -> u8 {
 
 /// One side of the comparison, resolved.
 struct Side {
-    document: Document,
+    /// `None` when this side does not have the Gateway: every entry is then
+    /// added (OLD) or removed (NEW).
+    document: Option<Document>,
     status: StatusReport,
     diagnostics: Vec<attache_core::Diagnostic>,
 }
 
 impl Side {
     fn resolve(inputs: &attache_core::Inputs, gateway: &ObjectKey) -> Result<Side, CliError> {
-        let resolved = attache_core::resolve(inputs, gateway)?;
+        let (document, diagnostics) = match attache_core::resolve(inputs, gateway) {
+            Ok(resolved) => (Some(resolved.resolution.document), resolved.diagnostics),
+            Err(
+                attache_core::ResolveError::GatewayNotFound { .. }
+                | attache_core::ResolveError::NoGateway,
+            ) => (None, Vec::new()),
+            Err(err) => return Err(err.into()),
+        };
         Ok(Side {
-            document: resolved.resolution.document,
+            document,
             status: attache_core::policy_status(inputs),
-            diagnostics: resolved.diagnostics,
+            diagnostics,
         })
     }
 }

@@ -140,20 +140,16 @@ impl Diff {
     }
 }
 
-/// Compares two resolutions of one Gateway. `old` may be absent (the Gateway
-/// is new): every entry is then added.
+/// Compares two resolutions of one Gateway. Either may be absent: a Gateway
+/// that is new has every entry added, one that is deleted every entry removed.
 pub fn diff(
     gateway: &str,
     old: Option<&Document>,
-    new: &Document,
+    new: Option<&Document>,
     old_status: &StatusReport,
     new_status: &StatusReport,
 ) -> Diff {
-    let old_entries: BTreeMap<&str, &RouteEntry> = old
-        .map(|d| d.routes.iter().map(|e| (e.name.as_str(), e)).collect())
-        .unwrap_or_default();
-    let new_entries: BTreeMap<&str, &RouteEntry> =
-        new.routes.iter().map(|e| (e.name.as_str(), e)).collect();
+    let (old_entries, new_entries) = (by_name(old), by_name(new));
     let mut out = Diff {
         gateway: gateway.to_string(),
         ..Diff::default()
@@ -179,6 +175,11 @@ pub fn diff(
         .collect();
     out.policies = policies::policy_changes(old_status, new_status);
     out
+}
+
+fn by_name(doc: Option<&Document>) -> BTreeMap<&str, &RouteEntry> {
+    doc.map(|d| d.routes.iter().map(|e| (e.name.as_str(), e)).collect())
+        .unwrap_or_default()
 }
 
 /// One compared leaf of an entry: a setting, keyed as the fold keys it
