@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use attache_core::diff::{ChangeKind, Diff, FieldChange};
+use attache_core::diff::{ChangeKind, Diff, FieldChange, ReasonChange};
 
 pub fn render(diff: &Diff) -> String {
     let mut out = String::new();
@@ -47,13 +47,13 @@ pub fn render(diff: &Diff) -> String {
                 out,
                 "    {}: {}{}",
                 p.policy,
-                reasons(&p.old, &p.new),
+                reasons(&p.accepted),
                 kinds(&p.kinds)
             );
-            message(&mut out, "      ", &p.new, &p.message);
+            message(&mut out, "      ", &p.accepted);
             for t in &p.targets {
-                let _ = write!(out, "      {}: {}", t.target, reasons(&t.old, &t.new));
-                message(&mut out, "        ", &t.new, &t.message);
+                let _ = write!(out, "      {}: {}", t.target, reasons(&t.accepted));
+                message(&mut out, "        ", &t.accepted);
             }
         }
     }
@@ -61,10 +61,10 @@ pub fn render(diff: &Diff) -> String {
 }
 
 /// `Accepted -> Invalid`; `still Accepted` when only a target changed.
-fn reasons(old: &Option<String>, new: &Option<String>) -> String {
+fn reasons(change: &ReasonChange) -> String {
     let (old, new) = (
-        old.as_deref().unwrap_or("(absent)"),
-        new.as_deref().unwrap_or("(absent)"),
+        change.old.as_deref().unwrap_or("(absent)"),
+        change.new.as_deref().unwrap_or("(absent)"),
     );
     if old == new {
         format!("still {new}")
@@ -75,9 +75,9 @@ fn reasons(old: &Option<String>, new: &Option<String>) -> String {
 
 /// Ends the line; the condition's message follows on its own line unless
 /// the new reason is Accepted (whose message says nothing new).
-fn message(out: &mut String, indent: &str, new: &Option<String>, message: &str) {
-    if !message.is_empty() && new.as_deref() != Some("Accepted") {
-        let _ = write!(out, "\n{indent}{message}");
+fn message(out: &mut String, indent: &str, change: &ReasonChange) {
+    if !change.message.is_empty() && change.new.as_deref() != Some("Accepted") {
+        let _ = write!(out, "\n{indent}{}", change.message);
     }
     out.push('\n');
 }

@@ -18,7 +18,7 @@ use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::status::StatusReport;
 
 mod policies;
-pub use policies::{PolicyChange, TargetChange};
+pub use policies::{PolicyChange, ReasonChange, TargetChange};
 
 /// One kind of change, for `--fail-on` (docs/diff.md defines each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -17,14 +17,9 @@ use crate::topology::ObjectKey;
 pub struct PolicyChange {
     /// `Kind namespace/name` (`Kind name` for cluster-scoped kinds).
     pub policy: String,
-    /// The `Accepted` condition's reason; absent when the policy did not exist.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub new: Option<String>,
-    /// The new condition's message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
+    /// The policy as a whole; `old` is absent when the policy did not exist.
+    #[serde(flatten)]
+    pub accepted: ReasonChange,
     /// Targets whose own `Accepted` reason changed, when the policy exists
     /// and is valid on both sides (an Invalid policy has no targets to compare).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -37,7 +32,15 @@ pub struct PolicyChange {
 pub struct TargetChange {
     /// The target as status messages name it (`HTTPRoute shop/storefront rule checkout`).
     pub target: String,
-    /// The target's `Accepted` reason; absent when the targetRef was not there.
+    /// `old` is absent when the targetRef was not there.
+    #[serde(flatten)]
+    pub accepted: ReasonChange,
+}
+
+/// An `Accepted` condition before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReasonChange {
+    /// The reason; absent when the object was not there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,16 +78,18 @@ fn change(name: &str, old: Option<&Seen>, new: Option<&Seen>) -> Option<PolicyCh
         _ => Vec::new(),
     };
     for t in &targets {
-        kinds.extend(kind_of(t.old.as_ref(), t.new.as_ref()));
+        kinds.extend(kind_of(t.accepted.old.as_ref(), t.accepted.new.as_ref()));
     }
     if old_reason == new_reason && targets.is_empty() {
         return None;
     }
     Some(PolicyChange {
         policy: name.to_string(),
-        old: old_reason.cloned(),
-        new: new_reason.cloned(),
-        message: new.map(|s| s.message.clone()).unwrap_or_default(),
+        accepted: ReasonChange {
+            old: old_reason.cloned(),
+            new: new_reason.cloned(),
+            message: new.map(|s| s.message.clone()).unwrap_or_default(),
+        },
         targets,
         kinds: kinds.into_iter().collect(),
     })
@@ -98,9 +103,11 @@ fn target_changes(old: &Seen, new: &Seen) -> Vec<TargetChange> {
             let (o, n) = (old.targets.get(target), new.targets.get(target));
             (o.map(|(r, _)| r) != n.map(|(r, _)| r)).then(|| TargetChange {
                 target: target.clone(),
-                old: o.map(|(r, _)| r.clone()),
-                new: n.map(|(r, _)| r.clone()),
-                message: n.map(|(_, m)| m.clone()).unwrap_or_default(),
+                accepted: ReasonChange {
+                    old: o.map(|(r, _)| r.clone()),
+                    new: n.map(|(r, _)| r.clone()),
+                    message: n.map(|(_, m)| m.clone()).unwrap_or_default(),
+                },
             })
         })
         .collect()
@@ -224,7 +231,10 @@ mod tests {
         let change = &changes[0];
         assert_eq!(change.policy, "RoutePolicy shop/p");
         assert_eq!(
-            (change.old.as_deref(), change.new.as_deref()),
+            (
+                change.accepted.old.as_deref(),
+                change.accepted.new.as_deref()
+            ),
             (Some("Accepted"), Some("Accepted"))
         );
         assert_eq!(change.kinds, [ChangeKind::PolicyTargetNotFound]);
@@ -232,7 +242,10 @@ mod tests {
         let target = &change.targets[0];
         assert_eq!(target.target, "HTTPRoute shop/web rule b");
         assert_eq!(
-            (target.old.as_deref(), target.new.as_deref()),
+            (
+                target.accepted.old.as_deref(),
+                target.accepted.new.as_deref()
+            ),
             (Some("Accepted"), Some("TargetNotFound"))
         );
         // ... and back: the target recovers.
@@ -246,7 +259,7 @@ mod tests {
         let new = status(&["a"], &["a"], "5 seconds");
         let changes = policy_changes(&old, &new);
         assert_eq!(changes.len(), 1, "{changes:#?}");
-        assert_eq!(changes[0].new.as_deref(), Some("Invalid"));
+        assert_eq!(changes[0].accepted.new.as_deref(), Some("Invalid"));
         assert_eq!(changes[0].kinds, [ChangeKind::PolicyInvalid]);
         assert!(changes[0].targets.is_empty(), "{changes:#?}");
         assert!(policy_changes(&old, &old).is_empty());
