@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use attache_core::diff::{ChangeKind, Diff, FieldChange};
+use attache_core::diff::{ChangeKind, Diff, FieldChange, ReasonChange};
 
 pub fn render(diff: &Diff) -> String {
     let mut out = String::new();
@@ -43,18 +43,43 @@ pub fn render(diff: &Diff) -> String {
     if !diff.policies.is_empty() {
         out.push_str("\npolicies\n");
         for p in &diff.policies {
-            let (old, new) = (
-                p.old.as_deref().unwrap_or("(absent)"),
-                p.new.as_deref().unwrap_or("(absent)"),
+            let _ = write!(
+                out,
+                "    {}: {}{}",
+                p.policy,
+                reasons(&p.accepted),
+                kinds(&p.kinds)
             );
-            let _ = write!(out, "    {}: {old} -> {new}{}", p.policy, kinds(&p.kinds));
-            if !p.message.is_empty() && p.new.as_deref() != Some("Accepted") {
-                let _ = write!(out, "\n      {}", p.message);
+            message(&mut out, "      ", &p.accepted);
+            for t in &p.targets {
+                let _ = write!(out, "      {}: {}", t.target, reasons(&t.accepted));
+                message(&mut out, "        ", &t.accepted);
             }
-            out.push('\n');
         }
     }
     out
+}
+
+/// `Accepted -> Invalid`; `still Accepted` when only a target changed.
+fn reasons(change: &ReasonChange) -> String {
+    let (old, new) = (
+        change.old.as_deref().unwrap_or("(absent)"),
+        change.new.as_deref().unwrap_or("(absent)"),
+    );
+    if old == new {
+        format!("still {new}")
+    } else {
+        format!("{old} -> {new}")
+    }
+}
+
+/// Ends the line; the condition's message follows on its own line unless
+/// the new reason is Accepted (whose message says nothing new).
+fn message(out: &mut String, indent: &str, change: &ReasonChange) {
+    if !change.message.is_empty() && change.new.as_deref() != Some("Accepted") {
+        let _ = write!(out, "\n{indent}{}", change.message);
+    }
+    out.push('\n');
 }
 
 /// `old -> new  from SOURCE  [kind]`.

@@ -3,9 +3,10 @@
 //! removed, every changed field with its old and new value and the new
 //! winning source, and every policy whose status changed.
 //!
-//! Values are worded as `explain` words them (the same `FieldValue`
-//! display), and sources are the document's `sources`, which `explain`
-//! wrote. Only effective changes count: a field whose value is the same but
+//! Fields are named and valued as `explain` shows them (`FieldKey` and
+//! `FieldValue` display), and the source of a new value is the document's
+//! `sources` entry, written with `Supplier`'s display: the words `explain`
+//! prints. Only effective changes count: a field whose value is the same but
 //! whose supplier changed is not a change to traffic.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,8 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::contract::{Document, HeaderChanges, RouteEntry};
-use crate::field::FieldValue;
-use crate::status::{PolicyStatus, StatusReport};
+use crate::field::{Direction, FieldKey, FieldValue, Group};
+use crate::status::StatusReport;
+
+mod policies;
+pub use policies::{PolicyChange, ReasonChange, TargetChange};
 
 /// One kind of change, for `--fail-on` (docs/diff.md defines each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -111,22 +115,6 @@ pub struct FieldChange {
     pub kinds: Vec<ChangeKind>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PolicyChange {
-    /// `Kind namespace/name` (`Kind name` for cluster-scoped kinds).
-    pub policy: String,
-    /// The `Accepted` condition's reason; absent when the policy did not exist.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub new: Option<String>,
-    /// The new condition's message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    pub kinds: Vec<ChangeKind>,
-}
-
 impl Diff {
     /// Every kind of change present, once.
     pub fn kinds(&self) -> BTreeSet<ChangeKind> {
@@ -152,20 +140,16 @@ impl Diff {
     }
 }
 
-/// Compares two resolutions of one Gateway. `old` may be absent (the Gateway
-/// is new): every entry is then added.
+/// Compares two resolutions of one Gateway. Either may be absent: a Gateway
+/// that is new has every entry added, one that is deleted every entry removed.
 pub fn diff(
     gateway: &str,
     old: Option<&Document>,
-    new: &Document,
+    new: Option<&Document>,
     old_status: &StatusReport,
     new_status: &StatusReport,
 ) -> Diff {
-    let old_entries: BTreeMap<&str, &RouteEntry> = old
-        .map(|d| d.routes.iter().map(|e| (e.name.as_str(), e)).collect())
-        .unwrap_or_default();
-    let new_entries: BTreeMap<&str, &RouteEntry> =
-        new.routes.iter().map(|e| (e.name.as_str(), e)).collect();
+    let (old_entries, new_entries) = (by_name(old), by_name(new));
     let mut out = Diff {
         gateway: gateway.to_string(),
         ..Diff::default()
@@ -189,15 +173,39 @@ pub fn diff(
         .filter(|name| !new_entries.contains_key(*name))
         .map(|name| (*name).to_string())
         .collect();
-    out.policies = policy_changes(old_status, new_status);
+    out.policies = policies::policy_changes(old_status, new_status);
     out
 }
 
-/// A field's value as `explain` shows it, and as compared here.
+fn by_name(doc: Option<&Document>) -> BTreeMap<&str, &RouteEntry> {
+    doc.map(|d| d.routes.iter().map(|e| (e.name.as_str(), e)).collect())
+        .unwrap_or_default()
+}
+
+/// One compared leaf of an entry: a setting, keyed as the fold keys it
+/// (its display is the name `explain` and `sources` use), or how traffic
+/// reaches the entry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Leaf {
+    Setting(FieldKey),
+    Hostnames,
+    Matches,
+}
+
+impl Leaf {
+    fn name(&self) -> String {
+        match self {
+            Leaf::Setting(key) => key.to_string(),
+            Leaf::Hostnames => "hostnames".into(),
+            Leaf::Matches => "matches".into(),
+        }
+    }
+}
+
+/// A leaf's value as `explain` shows it, and as compared here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Shown {
     Setting(FieldValue),
-    /// Hostnames and matches: how traffic reaches the entry.
     Routing(String),
 }
 
@@ -212,79 +220,86 @@ impl Shown {
 
 fn field_changes(old: &RouteEntry, new: &RouteEntry) -> Vec<FieldChange> {
     let (before, after) = (flatten(old), flatten(new));
-    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    names
+    let leaves: BTreeSet<&Leaf> = before.keys().chain(after.keys()).collect();
+    let mut changes: Vec<FieldChange> = leaves
         .into_iter()
-        .filter_map(|field| {
-            let (o, n) = (before.get(field), after.get(field));
+        .filter_map(|leaf| {
+            let (o, n) = (before.get(leaf), after.get(leaf));
+            let field = leaf.name();
             (o != n).then(|| FieldChange {
-                field: field.clone(),
+                source: n.and_then(|_| new.sources.get(&field).cloned()),
+                field,
                 old: o.map(Shown::text),
                 new: n.map(Shown::text),
-                source: n.and_then(|_| new.sources.get(field).cloned()),
-                kinds: classify(field, o, n),
+                kinds: vec![classify(leaf, o, n)],
             })
         })
-        .collect()
+        .collect();
+    // By name, as `explain` lists fields.
+    changes.sort_by(|a, b| a.field.cmp(&b.field));
+    changes
 }
 
-/// The entry's leaves, keyed by the names `explain` and `sources` use.
-fn flatten(entry: &RouteEntry) -> BTreeMap<String, Shown> {
+/// The entry's leaves: the inverse of how the resolver writes an entry.
+fn flatten(entry: &RouteEntry) -> BTreeMap<Leaf, Shown> {
     let t = entry.timeouts.clone().unwrap_or_default();
     let r = entry.retry.clone().unwrap_or_default();
     let settings = [
-        ("timeouts.requestMs", t.request_ms.map(FieldValue::Millis)),
         (
-            "timeouts.backendRequestMs",
+            FieldKey::RequestTimeout,
+            t.request_ms.map(FieldValue::Millis),
+        ),
+        (
+            FieldKey::BackendRequestTimeout,
             t.backend_request_ms.map(FieldValue::Millis),
         ),
-        ("retry.attempts", r.attempts.map(FieldValue::Count)),
-        ("retry.codes", r.codes.map(FieldValue::Codes)),
-        ("retry.backoffMs", r.backoff_ms.map(FieldValue::Millis)),
-        ("retry.retryOn", r.retry_on.map(FieldValue::Words)),
+        (FieldKey::RetryAttempts, r.attempts.map(FieldValue::Count)),
+        (FieldKey::RetryCodes, r.codes.map(FieldValue::Codes)),
+        (FieldKey::RetryBackoff, r.backoff_ms.map(FieldValue::Millis)),
+        (FieldKey::RetryOn, r.retry_on.map(FieldValue::Words)),
     ];
-    let mut out: BTreeMap<String, Shown> = settings
+    let mut out: BTreeMap<Leaf, Shown> = settings
         .into_iter()
-        .filter_map(|(key, value)| Some((key.to_string(), Shown::Setting(value?))))
+        .filter_map(|(key, value)| Some((Leaf::Setting(key), Shown::Setting(value?))))
         .collect();
-    let mut put = |key: &str, value: FieldValue| {
-        out.insert(key.to_string(), Shown::Setting(value));
-    };
-    for (section, changes) in [
-        ("requestHeaders", &entry.request_headers),
-        ("responseHeaders", &entry.response_headers),
+    for (direction, changes) in [
+        (Direction::Request, &entry.request_headers),
+        (Direction::Response, &entry.response_headers),
     ] {
         if let Some(changes) = changes {
-            headers(section, changes, &mut put);
+            headers(direction, changes, &mut out);
         }
     }
     if !entry.hostnames.is_empty() {
         let text = format!("[{}]", entry.hostnames.join(", "));
-        out.insert("hostnames".into(), Shown::Routing(text));
+        out.insert(Leaf::Hostnames, Shown::Routing(text));
     }
     if !entry.matches.is_empty() {
         let text = serde_json::to_string(&entry.matches).unwrap_or_default();
-        out.insert("matches".into(), Shown::Routing(text));
+        out.insert(Leaf::Matches, Shown::Routing(text));
     }
     out
 }
 
-fn headers(section: &str, changes: &HeaderChanges, put: &mut impl FnMut(&str, FieldValue)) {
+fn headers(direction: Direction, changes: &HeaderChanges, out: &mut BTreeMap<Leaf, Shown>) {
+    let mut put = |key: FieldKey, value: FieldValue| {
+        out.insert(Leaf::Setting(key), Shown::Setting(value));
+    };
     for h in &changes.set {
         put(
-            &format!("{section}.set.{}", h.name),
+            FieldKey::HeaderSet(direction, h.name.clone()),
             FieldValue::Text(h.value.clone()),
         );
     }
     for h in &changes.add {
         put(
-            &format!("{section}.add.{}", h.name),
+            FieldKey::HeaderAdd(direction, h.name.clone()),
             FieldValue::Text(h.value.clone()),
         );
     }
     if !changes.remove.is_empty() {
         put(
-            &format!("{section}.remove"),
+            FieldKey::HeaderRemove(direction),
             FieldValue::Words(changes.remove.clone()),
         );
     }
@@ -292,7 +307,7 @@ fn headers(section: &str, changes: &HeaderChanges, put: &mut impl FnMut(&str, Fi
 
 /// What a change means for traffic. A timeout that is absent or 0 is no
 /// timeout: infinitely long. Absent attempts are 0 retries.
-fn classify(field: &str, old: Option<&Shown>, new: Option<&Shown>) -> Vec<ChangeKind> {
+fn classify(leaf: &Leaf, old: Option<&Shown>, new: Option<&Shown>) -> ChangeKind {
     let millis = |v: Option<&Shown>| match v {
         Some(Shown::Setting(FieldValue::Millis(ms))) if *ms > 0 => *ms,
         _ => u64::MAX,
@@ -301,78 +316,23 @@ fn classify(field: &str, old: Option<&Shown>, new: Option<&Shown>) -> Vec<Change
         Some(Shown::Setting(FieldValue::Count(n))) => *n,
         _ => 0,
     };
-    let kind = if field.starts_with("timeouts.") {
-        match millis(new).cmp(&millis(old)) {
-            std::cmp::Ordering::Less => ChangeKind::TimeoutShorter,
-            _ => ChangeKind::TimeoutLonger,
-        }
-    } else if field == "retry.attempts" {
-        match count(new).cmp(&count(old)) {
-            std::cmp::Ordering::Greater => ChangeKind::RetriesIncrease,
-            _ => ChangeKind::RetriesDecrease,
-        }
-    } else if field.starts_with("retry.") {
-        ChangeKind::RetryChanged
-    } else if field.starts_with("requestHeaders.") || field.starts_with("responseHeaders.") {
-        ChangeKind::HeaderChanged
-    } else {
-        ChangeKind::MatchChanged
+    let key = match leaf {
+        Leaf::Setting(key) => key,
+        Leaf::Hostnames | Leaf::Matches => return ChangeKind::MatchChanged,
     };
-    vec![kind]
-}
-
-fn policy_changes(old: &StatusReport, new: &StatusReport) -> Vec<PolicyChange> {
-    let index = |report: &StatusReport| -> BTreeMap<String, (String, String)> {
-        report
-            .policies
-            .iter()
-            .map(|p| (policy_name(p), accepted(p)))
-            .collect()
-    };
-    let (before, after) = (index(old), index(new));
-    let names: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
-    names
-        .into_iter()
-        .filter_map(|name| {
-            let o = before.get(name).map(|(reason, _)| reason.clone());
-            let n = after.get(name);
-            let new_reason = n.map(|(reason, _)| reason.clone());
-            if o == new_reason {
-                return None;
+    match key.group() {
+        Group::Timeouts if millis(new) < millis(old) => ChangeKind::TimeoutShorter,
+        Group::Timeouts => ChangeKind::TimeoutLonger,
+        Group::Retry if *key == FieldKey::RetryAttempts => {
+            if count(new) > count(old) {
+                ChangeKind::RetriesIncrease
+            } else {
+                ChangeKind::RetriesDecrease
             }
-            let kinds = match new_reason.as_deref() {
-                Some("Invalid") => vec![ChangeKind::PolicyInvalid],
-                Some("Conflicted") => vec![ChangeKind::PolicyConflicted],
-                Some("TargetNotFound") => vec![ChangeKind::PolicyTargetNotFound],
-                Some("Accepted") if o.is_some() => vec![ChangeKind::PolicyRecovered],
-                _ => Vec::new(),
-            };
-            Some(PolicyChange {
-                policy: name.clone(),
-                old: o,
-                new: new_reason,
-                message: n.map(|(_, m)| m.clone()).unwrap_or_default(),
-                kinds,
-            })
-        })
-        .collect()
-}
-
-fn policy_name(p: &PolicyStatus) -> String {
-    match &p.metadata.namespace {
-        Some(ns) => format!("{} {ns}/{}", p.kind, p.metadata.name),
-        None => format!("{} {}", p.kind, p.metadata.name),
+        }
+        Group::Retry => ChangeKind::RetryChanged,
+        Group::Headers(_) => ChangeKind::HeaderChanged,
     }
-}
-
-/// The `Accepted` condition's reason and message.
-fn accepted(p: &PolicyStatus) -> (String, String) {
-    p.status
-        .conditions
-        .iter()
-        .find(|c| c.kind == "Accepted")
-        .map(|c| (c.reason.clone(), c.message.clone()))
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -385,23 +345,22 @@ mod tests {
 
     #[test]
     fn no_timeout_and_zero_are_infinitely_long() {
-        let k = |o: Option<Shown>, n: Option<Shown>| {
-            classify("timeouts.requestMs", o.as_ref(), n.as_ref())
-        };
-        assert_eq!(k(None, ms(5000)), [ChangeKind::TimeoutShorter]);
-        assert_eq!(k(ms(0), ms(5000)), [ChangeKind::TimeoutShorter]);
-        assert_eq!(k(ms(5000), ms(0)), [ChangeKind::TimeoutLonger]);
-        assert_eq!(k(ms(5000), None), [ChangeKind::TimeoutLonger]);
-        assert_eq!(k(ms(5000), ms(4000)), [ChangeKind::TimeoutShorter]);
+        let leaf = Leaf::Setting(FieldKey::RequestTimeout);
+        let k = |o: Option<Shown>, n: Option<Shown>| classify(&leaf, o.as_ref(), n.as_ref());
+        assert_eq!(k(None, ms(5000)), ChangeKind::TimeoutShorter);
+        assert_eq!(k(ms(0), ms(5000)), ChangeKind::TimeoutShorter);
+        assert_eq!(k(ms(5000), ms(0)), ChangeKind::TimeoutLonger);
+        assert_eq!(k(ms(5000), None), ChangeKind::TimeoutLonger);
+        assert_eq!(k(ms(5000), ms(4000)), ChangeKind::TimeoutShorter);
     }
 
     #[test]
     fn absent_attempts_are_zero_retries() {
         let count = |n| Some(Shown::Setting(FieldValue::Count(n)));
-        let k =
-            |o: Option<Shown>, n: Option<Shown>| classify("retry.attempts", o.as_ref(), n.as_ref());
-        assert_eq!(k(None, count(1)), [ChangeKind::RetriesIncrease]);
-        assert_eq!(k(count(3), None), [ChangeKind::RetriesDecrease]);
+        let leaf = Leaf::Setting(FieldKey::RetryAttempts);
+        let k = |o: Option<Shown>, n: Option<Shown>| classify(&leaf, o.as_ref(), n.as_ref());
+        assert_eq!(k(None, count(1)), ChangeKind::RetriesIncrease);
+        assert_eq!(k(count(3), None), ChangeKind::RetriesDecrease);
     }
 
     #[test]
