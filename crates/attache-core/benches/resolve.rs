@@ -43,91 +43,101 @@ pub fn topology(routes: usize, policies: usize) -> Vec<SourceDoc> {
     ];
     let trees = routes / 3;
     for t in 0..trees {
-        let ns = format!("ns{}", t % NAMESPACES);
-        let delegate = |name: String| json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": name});
-        values.push(json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-            "metadata": {"name": format!("p{t}"), "namespace": ns, "creationTimestamp": ts(t)},
-            "spec": {"parentRefs": [{"name": "edge", "namespace": "infra", "sectionName": format!("l{}", t % LISTENERS)}],
-                     "rules": [{"name": "deleg", "matches": [{"path": {"type": "PathPrefix", "value": format!("/t{t}")}}],
-                                "backendRefs": [delegate(format!("c{t}"))], "timeouts": {"request": "20s"}}]}}));
-        values.push(json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-            "metadata": {"name": format!("c{t}"), "namespace": ns,
-                         "annotations": {"kgateway.dev/inherited-policy-priority": "DeepMergePreferParent"}},
-            "spec": {"rules": [
-                {"name": "deleg", "backendRefs": [delegate(format!("g{t}"))],
-                 "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-tree", "value": "child"}]}}]},
-                {"name": "own", "backendRefs": [{"name": "svc", "port": 80}]}]}}));
-        values.push(json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-            "metadata": {"name": format!("g{t}"), "namespace": ns},
-            "spec": {"rules": [
-                {"name": "a", "backendRefs": [{"name": "svc", "port": 80}], "retry": {"attempts": 2}},
-                {"name": "b", "backendRefs": [{"name": "svc", "port": 80}],
-                 "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-tree", "value": "leaf"}]}}]}]}}));
+        values.extend(route_tree(t));
     }
     for i in 0..policies {
-        let stanza = if i % 3 == 0 { "overrides" } else { "defaults" };
-        let settings = match i % 4 {
-            0 => json!({"timeouts": {"request": format!("{}s", 1 + i % 30)}}),
-            1 => json!({"retry": {"attempts": i % 5, "codes": [502, 503], "backoff": "100ms"}}),
-            2 => {
-                json!({"requestHeaderModifier": {"set": [{"name": format!("x-p{}", i % 7), "value": format!("v{i}")}]}})
-            }
-            _ => json!({"timeouts": {"backendRequest": format!("{}ms", 100 + i)}}),
-        };
-        let t = (i * 7919) % trees.max(1);
-        let ns = format!("ns{}", t % NAMESPACES);
-        // Mostly route and rule targets, some at the shared upper levels.
-        let (kind, namespace, target) = match i % 10 {
-            0 => (
-                "ClusterRoutePolicy",
-                None,
-                json!({"group": "gateway.networking.k8s.io", "kind": "GatewayClass", "name": "gc"}),
-            ),
-            1 => (
-                "RoutePolicy",
-                Some("infra".to_string()),
-                json!({"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}),
-            ),
-            2 => (
-                "RoutePolicy",
-                Some("infra".to_string()),
-                json!({"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge", "sectionName": format!("l{}", i % LISTENERS)}),
-            ),
-            3 => (
-                "RoutePolicy",
-                Some("infra".to_string()),
-                json!({"group": "", "kind": "Namespace", "name": "infra"}),
-            ),
-            4 | 5 => (
-                "RoutePolicy",
-                Some(ns.clone()),
-                json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("p{t}")}),
-            ),
-            6 => (
-                "RoutePolicy",
-                Some(ns.clone()),
-                json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("c{t}"), "sectionName": "deleg"}),
-            ),
-            _ => (
-                "RoutePolicy",
-                Some(ns.clone()),
-                json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("g{t}")}),
-            ),
-        };
-        let mut metadata = json!({"name": format!("pol{i}"), "creationTimestamp": ts(i)});
-        if let Some(ns) = namespace {
-            metadata["namespace"] = json!(ns);
-        }
-        values.push(
-            json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": kind, "metadata": metadata,
-                           "spec": {"targetRefs": [target], stanza: settings}}),
-        );
+        values.push(policy(i, trees));
     }
     values
         .into_iter()
         .enumerate()
         .map(|(i, v)| doc(i, v))
         .collect()
+}
+
+/// One delegation tree `p{t}` -> `c{t}` -> `g{t}`: three routes, three entries.
+fn route_tree(t: usize) -> Vec<Value> {
+    let mut out = Vec::new();
+    let ns = format!("ns{}", t % NAMESPACES);
+    let delegate = |name: String| json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": name});
+    out.push(json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": format!("p{t}"), "namespace": ns, "creationTimestamp": ts(t)},
+        "spec": {"parentRefs": [{"name": "edge", "namespace": "infra", "sectionName": format!("l{}", t % LISTENERS)}],
+                 "rules": [{"name": "deleg", "matches": [{"path": {"type": "PathPrefix", "value": format!("/t{t}")}}],
+                            "backendRefs": [delegate(format!("c{t}"))], "timeouts": {"request": "20s"}}]}}));
+    out.push(json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": format!("c{t}"), "namespace": ns,
+                     "annotations": {"kgateway.dev/inherited-policy-priority": "DeepMergePreferParent"}},
+        "spec": {"rules": [
+            {"name": "deleg", "backendRefs": [delegate(format!("g{t}"))],
+             "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-tree", "value": "child"}]}}]},
+            {"name": "own", "backendRefs": [{"name": "svc", "port": 80}]}]}}));
+    out.push(json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": format!("g{t}"), "namespace": ns},
+        "spec": {"rules": [
+            {"name": "a", "backendRefs": [{"name": "svc", "port": 80}], "retry": {"attempts": 2}},
+            {"name": "b", "backendRefs": [{"name": "svc", "port": 80}],
+             "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-tree", "value": "leaf"}]}}]}]}}));
+    out
+}
+
+/// Policy `pol{i}`: a setting by `i % 4`, a target level by `i % 10`.
+fn policy(i: usize, trees: usize) -> Value {
+    let stanza = if i % 3 == 0 { "overrides" } else { "defaults" };
+    let settings = match i % 4 {
+        0 => json!({"timeouts": {"request": format!("{}s", 1 + i % 30)}}),
+        1 => json!({"retry": {"attempts": i % 5, "codes": [502, 503], "backoff": "100ms"}}),
+        2 => {
+            json!({"requestHeaderModifier": {"set": [{"name": format!("x-p{}", i % 7), "value": format!("v{i}")}]}})
+        }
+        _ => json!({"timeouts": {"backendRequest": format!("{}ms", 100 + i)}}),
+    };
+    let t = (i * 7919) % trees.max(1);
+    let ns = format!("ns{}", t % NAMESPACES);
+    // Mostly route and rule targets, some at the shared upper levels.
+    let (kind, namespace, target) = match i % 10 {
+        0 => (
+            "ClusterRoutePolicy",
+            None,
+            json!({"group": "gateway.networking.k8s.io", "kind": "GatewayClass", "name": "gc"}),
+        ),
+        1 => (
+            "RoutePolicy",
+            Some("infra".to_string()),
+            json!({"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}),
+        ),
+        2 => (
+            "RoutePolicy",
+            Some("infra".to_string()),
+            json!({"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge", "sectionName": format!("l{}", i % LISTENERS)}),
+        ),
+        3 => (
+            "RoutePolicy",
+            Some("infra".to_string()),
+            json!({"group": "", "kind": "Namespace", "name": "infra"}),
+        ),
+        4 | 5 => (
+            "RoutePolicy",
+            Some(ns.clone()),
+            json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("p{t}")}),
+        ),
+        6 => (
+            "RoutePolicy",
+            Some(ns.clone()),
+            json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("c{t}"), "sectionName": "deleg"}),
+        ),
+        _ => (
+            "RoutePolicy",
+            Some(ns.clone()),
+            json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("g{t}")}),
+        ),
+    };
+    let mut metadata = json!({"name": format!("pol{i}"), "creationTimestamp": ts(i)});
+    if let Some(ns) = namespace {
+        metadata["namespace"] = json!(ns);
+    }
+    json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": kind, "metadata": metadata,
+           "spec": {"targetRefs": [target], stanza: settings}})
 }
 
 fn bench(c: &mut Criterion) {
