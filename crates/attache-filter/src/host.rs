@@ -87,6 +87,10 @@ pub trait Host {
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>);
     /// Appends one more value of `name`, keeping existing ones.
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str);
+    /// Replaces the whole of `map` with `pairs`, in one call. Envoy's
+    /// `setHeaderMapPairs` removes every header, pseudo-headers included,
+    /// then adds each pair in order, so `pairs` must be the complete map.
+    fn set_headers(&mut self, map: HeaderMap, pairs: &[(String, Vec<u8>)]);
     /// Whether a message at `level` would be written: lets callers skip
     /// formatting on the request path.
     fn log_enabled(&self, level: LogLevel) -> bool;

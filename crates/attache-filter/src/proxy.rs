@@ -118,6 +118,14 @@ impl Host for ProxyHost {
         let _ = hostcalls::add_map_value_bytes(map_type(map), name, value.as_bytes());
     }
 
+    fn set_headers(&mut self, map: HeaderMap, pairs: &[(String, Vec<u8>)]) {
+        let pairs = pairs
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_slice()))
+            .collect();
+        let _ = hostcalls::set_map_bytes(map_type(map), pairs);
+    }
+
     fn log_enabled(&self, level: LogLevel) -> bool {
         // The cached level (refreshed on configure and every tick), so a
         // level change takes effect within one tick.

@@ -2,7 +2,7 @@
 //! the host. A pseudo-header that is absent or not UTF-8 is `None` and simply
 //! matches nothing that needs it.
 
-use crate::host::{HeaderMap, Host};
+use crate::ops::Pairs;
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
@@ -17,10 +17,13 @@ pub struct RequestFacts {
 }
 
 impl RequestFacts {
-    pub fn read(host: &impl Host) -> Self {
+    /// From the stream's one copy of the request headers (no host call).
+    pub fn from_headers(headers: &Pairs) -> Self {
         let text = |name: &str| {
-            host.header(HeaderMap::Request, name)
-                .and_then(|bytes| String::from_utf8(bytes).ok())
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, bytes)| String::from_utf8(bytes.clone()).ok())
         };
         let (path, query) = match text(":path") {
             Some(full) => {

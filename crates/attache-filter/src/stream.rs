@@ -1,21 +1,24 @@
 //! What happens to one request and its response.
 //!
-//! Request headers, in order:
-//! 1. strip client-supplied router control headers (unless the document
-//!    trusts them), on every request, matched or not, from one snapshot of
-//!    the header names;
-//! 2. find the route: `xds.route_name` and one hash lookup, else fallback
-//!    matching;
-//! 3. apply the route's header changes, then its control headers.
+//! Request headers, with at most three host calls: the `xds.route_name`
+//! property, one copy of the header map, and one write of the whole new map
+//! when anything changed:
+//! 1. find the route: `xds.route_name` and one hash lookup, else fallback
+//!    matching on the copied map;
+//! 2. strip client-supplied router control headers from the copy (unless the
+//!    document trusts them), on every request, matched or not;
+//! 3. apply the route's header changes, then its control headers, to the
+//!    copy, and write it back once.
 //!
-//! Response headers: apply the remembered route's response header changes.
+//! Response headers: the remembered route's response header changes, one
+//! single-header write each; no host call at all for a route without any.
 
 use std::rc::Rc;
 
 use crate::config::CompiledConfig;
 use crate::control::CLIENT_CONTROL_HEADERS;
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::ops;
+use crate::ops::{self, Pairs};
 use crate::request::RequestFacts;
 use crate::route::CompiledRoute;
 
@@ -45,17 +48,61 @@ impl Stream {
     }
 
     pub fn on_request_headers(&mut self, host: &mut impl Host) {
-        let trust = self
-            .config
+        let config = self.config.clone();
+        let strip = !config
             .as_ref()
             .is_some_and(|c| c.trust_client_control_headers);
-        if !trust {
-            strip_client_control_headers(host);
-        }
-        let Some(config) = self.config.clone() else {
+        let by_name = config.as_ref().and_then(|c| route_by_name(host, c));
+        let fallback = config.as_ref().filter(|c| !c.fallback().is_empty());
+        let needs_copy = strip
+            || by_name.as_ref().is_some_and(|r| !r.request_ops.is_empty())
+            || (by_name.is_none() && fallback.is_some());
+        if !needs_copy {
+            // Trusted document and a route with nothing to write, or no
+            // route at all: the request passes with one host call.
+            self.finish_match(host, by_name, config.is_some(), "route name");
             return;
+        }
+        let mut headers = host.headers(HeaderMap::Request);
+        let mut changed = strip && strip_client_control_headers(host, &mut headers);
+        let (route, how) = match (by_name, fallback) {
+            (Some(route), _) => (Some(route), "route name"),
+            (None, Some(config)) => {
+                let facts = RequestFacts::from_headers(&headers);
+                let found = config.fallback().find(&facts, host).cloned();
+                (found, "fallback matching")
+            }
+            (None, None) => (None, ""),
         };
-        let Some(route) = self.find_route(host, &config) else {
+        if let Some(route) = &route {
+            changed |= ops::apply(&mut headers, &route.request_ops);
+        }
+        if changed {
+            host.set_headers(HeaderMap::Request, &headers);
+        }
+        self.finish_match(host, route, config.is_some(), how);
+    }
+
+    pub fn on_response_headers(&mut self, host: &mut impl Host) {
+        let Some(route) = &self.route else { return };
+        if route.enforces.response_headers {
+            ops::apply_each(host, HeaderMap::Response, &route.response_ops);
+            host.increment(Counter::EnforcedResponseHeaders);
+        }
+    }
+
+    /// Counts and logs the outcome and remembers the route for the response.
+    fn finish_match(
+        &mut self,
+        host: &mut impl Host,
+        route: Option<Rc<CompiledRoute>>,
+        configured: bool,
+        how: &str,
+    ) {
+        if !configured {
+            return;
+        }
+        let Some(route) = route else {
             host.increment(Counter::Unmatched);
             if host.log_enabled(LogLevel::Debug) {
                 host.log(
@@ -68,7 +115,12 @@ impl Stream {
             }
             return;
         };
-        ops::apply(host, HeaderMap::Request, &route.request_ops);
+        host.increment(if how == "route name" {
+            Counter::MatchedByName
+        } else {
+            Counter::MatchedByFallback
+        });
+        self.log_match(host, &route, how);
         let e = route.enforces;
         for (on, counter) in [
             (e.timeout, Counter::EnforcedTimeout),
@@ -80,39 +132,6 @@ impl Stream {
             }
         }
         self.route = Some(route);
-    }
-
-    pub fn on_response_headers(&mut self, host: &mut impl Host) {
-        let Some(route) = &self.route else { return };
-        if route.enforces.response_headers {
-            ops::apply(host, HeaderMap::Response, &route.response_ops);
-            host.increment(Counter::EnforcedResponseHeaders);
-        }
-    }
-
-    fn find_route(
-        &self,
-        host: &mut impl Host,
-        config: &CompiledConfig,
-    ) -> Option<Rc<CompiledRoute>> {
-        let by_name = host.property(&ROUTE_NAME_PROPERTY).and_then(|bytes| {
-            config
-                .route_named(std::str::from_utf8(&bytes).ok()?)
-                .cloned()
-        });
-        if let Some(route) = by_name {
-            host.increment(Counter::MatchedByName);
-            self.log_match(host, &route, "route name");
-            return Some(route);
-        }
-        if config.fallback().is_empty() {
-            return None;
-        }
-        let facts = RequestFacts::read(host);
-        let route = config.fallback().find(&facts, host).cloned()?;
-        host.increment(Counter::MatchedByFallback);
-        self.log_match(host, &route, "fallback matching");
-        Some(route)
     }
 
     fn log_match(&self, host: &impl Host, route: &CompiledRoute, how: &str) {
@@ -128,22 +147,19 @@ impl Stream {
     }
 }
 
-fn strip_client_control_headers(host: &mut impl Host) {
-    // One copy of the header map instead of a lookup per control header:
-    // clients almost never send any, and each lookup is a host call.
-    // Envoy hands names over lower-cased, as the constants are.
-    let mut present: Vec<&str> = Vec::new();
-    for (name, _) in host.headers(HeaderMap::Request) {
-        if let Some(known) = CLIENT_CONTROL_HEADERS.iter().find(|c| **c == name) {
-            if !present.contains(known) {
-                present.push(known);
-            }
-        }
-    }
-    for name in &present {
-        host.set_header(HeaderMap::Request, name, None);
-    }
-    if !present.is_empty() {
+fn route_by_name(host: &impl Host, config: &CompiledConfig) -> Option<Rc<CompiledRoute>> {
+    let bytes = host.property(&ROUTE_NAME_PROPERTY)?;
+    config.route_named(std::str::from_utf8(&bytes).ok()?).cloned()
+}
+
+/// Removes client control headers from the copy; returns whether any was
+/// there. Envoy hands names over lower-cased, as the constants are.
+fn strip_client_control_headers(host: &mut impl Host, headers: &mut Pairs) -> bool {
+    let before = headers.len();
+    headers.retain(|(name, _)| !CLIENT_CONTROL_HEADERS.contains(&name.as_str()));
+    let stripped = headers.len() != before;
+    if stripped {
         host.increment(Counter::ClientControlHeadersStripped);
     }
+    stripped
 }

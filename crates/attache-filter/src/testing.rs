@@ -19,6 +19,12 @@ pub struct FakeHost {
     pub snapshots: RefCell<usize>,
     /// How many times a single header was looked up by name.
     pub lookups: RefCell<usize>,
+    /// How many property reads were made.
+    pub property_reads: RefCell<usize>,
+    /// How many single-header writes (set, remove, add) were made.
+    pub header_writes: usize,
+    /// How many whole header maps were written back.
+    pub map_writes: usize,
 }
 
 impl Default for FakeHost {
@@ -32,6 +38,9 @@ impl Default for FakeHost {
             level: LogLevel::Trace,
             snapshots: RefCell::new(0),
             lookups: RefCell::new(0),
+            property_reads: RefCell::new(0),
+            header_writes: 0,
+            map_writes: 0,
         }
     }
 }
@@ -59,8 +68,21 @@ impl FakeHost {
     }
 
     pub fn with_method(mut self, method: &str) -> Self {
-        self.set_header(HeaderMap::Request, ":method", Some(method));
+        self.request.retain(|(n, _)| n != ":method");
+        self.request.push((":method".into(), method.as_bytes().to_vec()));
         self
+    }
+
+    /// Every host call the stream made, by kind: (property reads, header
+    /// lookups, map snapshots, single-header writes, whole-map writes).
+    pub fn calls(&self) -> (usize, usize, usize, usize, usize) {
+        (
+            *self.property_reads.borrow(),
+            *self.lookups.borrow(),
+            *self.snapshots.borrow(),
+            self.header_writes,
+            self.map_writes,
+        )
     }
 
     fn map(&self, map: HeaderMap) -> &Vec<(String, Vec<u8>)> {
@@ -101,6 +123,7 @@ impl FakeHost {
 
 impl Host for FakeHost {
     fn property(&self, path: &[&str]) -> Option<Vec<u8>> {
+        *self.property_reads.borrow_mut() += 1;
         let key: Vec<String> = path.iter().map(|s| s.to_string()).collect();
         self.properties.get(&key).cloned()
     }
@@ -119,6 +142,7 @@ impl Host for FakeHost {
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
+        self.header_writes += 1;
         let entries = self.map_mut(map);
         entries.retain(|(n, _)| n != name);
         if let Some(value) = value {
@@ -127,8 +151,14 @@ impl Host for FakeHost {
     }
 
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
+        self.header_writes += 1;
         self.map_mut(map)
             .push((name.to_string(), value.as_bytes().to_vec()));
+    }
+
+    fn set_headers(&mut self, map: HeaderMap, pairs: &[(String, Vec<u8>)]) {
+        self.map_writes += 1;
+        *self.map_mut(map) = pairs.to_vec();
     }
 
     fn log_enabled(&self, level: LogLevel) -> bool {

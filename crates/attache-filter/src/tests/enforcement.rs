@@ -157,3 +157,60 @@ fn attempts_without_triggers_only_caps_retries() {
     assert_eq!(host.request_values("x-envoy-max-retries"), vec!["0"]);
     assert!(host.request_values("x-envoy-retry-on").is_empty());
 }
+
+// Host calls per request: the request path reads the route name property and
+// the header map once each and writes the whole new map once; the response
+// path writes one header per change and nothing for a route without any.
+
+#[test]
+fn a_matched_request_costs_one_property_read_one_copy_and_one_map_write() {
+    let mut host = FakeHost::request("h", "/", &[("x-b", "gone"), ("x-envoy-max-retries", "9")])
+        .with_route_name("http/shop/checkout/0");
+    let mut stream = request(&checkout(), &mut host);
+    // (property reads, header lookups, map copies, single writes, map writes)
+    assert_eq!(host.calls(), (1, 0, 1, 0, 1));
+    assert!(host.request_values("x-b").is_empty());
+    assert_eq!(host.request_values("x-envoy-max-retries"), vec!["3"]);
+    // Pseudo-headers survive the whole-map write (Envoy removes every
+    // header before adding the pairs back).
+    assert_eq!(host.request_values(":path"), vec!["/"]);
+    assert_eq!(host.request_values(":authority"), vec!["h"]);
+    stream.on_response_headers(&mut host);
+    // remove server, set cache-control, add x-served-by: three single writes.
+    assert_eq!(host.calls(), (1, 0, 1, 3, 1));
+}
+
+#[test]
+fn nothing_to_change_means_no_write() {
+    let c = compile(&doc(json!([entry("r", json!({"responseHeaders": {}}))])));
+    let mut host = FakeHost::request("h", "/", &[("x-keep", "1")]).with_route_name("r");
+    let mut stream = request(&c, &mut host);
+    assert_eq!(host.calls(), (1, 0, 1, 0, 0));
+    stream.on_response_headers(&mut host);
+    assert_eq!(host.calls(), (1, 0, 1, 0, 0));
+}
+
+#[test]
+fn trusted_document_and_a_route_without_request_changes_cost_one_property_read() {
+    let mut d = doc(json!([entry("r", json!({}))]));
+    d["options"] = json!({"trustClientControlHeaders": true});
+    let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
+    let mut stream = request(&compile(&d), &mut host);
+    stream.on_response_headers(&mut host);
+    assert_eq!(host.calls(), (1, 0, 0, 0, 0));
+    assert_eq!(stream.route().map(|r| r.name.as_str()), Some("r"));
+}
+
+#[test]
+fn fallback_matching_reads_the_path_from_the_one_copy() {
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"matches": [{"path": {"type": "Exact", "value": "/a"}}],
+               "requestHeaders": {"set": [{"name": "x-a", "value": "1"}]}})
+    )])));
+    let mut host = FakeHost::request("h", "/a", &[]).with_route_name("unknown");
+    let stream = request(&c, &mut host);
+    assert_eq!(stream.route().map(|r| r.name.as_str()), Some("r"));
+    assert_eq!(host.calls(), (1, 0, 1, 0, 1));
+    assert_eq!(host.request_values("x-a"), vec!["1"]);
+}
