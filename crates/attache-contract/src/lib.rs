@@ -14,8 +14,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod data_plane;
 pub mod precedence;
 pub mod safety;
+
+pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
 
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +90,7 @@ pub struct RouteEntry {
     pub sources: std::collections::BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeouts {
     /// Whole-request timeout; 0 means no timeout.
@@ -98,7 +101,7 @@ pub struct Timeouts {
     pub backend_request_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Retry {
     /// Retries after the first try (Envoy's `num_retries`).
@@ -119,7 +122,7 @@ pub struct Retry {
 
 /// Header changes in the order the filter applies them: remove, then set,
 /// then add (docs/filter.md explains why).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HeaderChanges {
     #[serde(default)]
@@ -137,7 +140,7 @@ impl HeaderChanges {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Header {
     /// Lower-case.
     pub name: String,

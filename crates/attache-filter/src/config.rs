@@ -5,10 +5,11 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use attache_contract::data_plane::BadIndex;
 use attache_contract::precedence::MatchPrecedence;
-use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
+use attache_contract::{DataPlaneDocument, Document, HttpRouteMatch, SCHEMA_VERSION};
 
-use crate::document;
+use crate::document::{self, Parsed};
 use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::route::CompiledRoute;
@@ -22,12 +23,27 @@ pub struct CompiledConfig {
     fallback: FallbackTable,
 }
 
+/// What the compile loop needs of one entry, whichever encoding it came in.
+struct EntryView<'a> {
+    name: &'a str,
+    /// JSON path of the entry, for errors: `$.routes[3]`.
+    at: String,
+    hostnames: &'a [String],
+    matches: &'a [HttpRouteMatch],
+    route: Rc<CompiledRoute>,
+}
+
 impl CompiledConfig {
-    /// Parses, validates and compiles plugin configuration bytes.
+    /// Parses, validates and compiles plugin configuration bytes, in either
+    /// encoding (docs/contract.md).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ConfigError> {
-        Self::compile(&document::parse(bytes)?)
+        match document::parse_any(bytes)? {
+            Parsed::Resolved(doc) => Self::compile(&doc),
+            Parsed::DataPlane(doc) => Self::compile_data_plane(&doc),
+        }
     }
 
+    /// Schema 1: every entry's settings validated and compiled on its own.
     pub fn compile(doc: &Document) -> Result<Self, ConfigError> {
         if doc.schema_version != SCHEMA_VERSION {
             return Err(ConfigError::invalid(
@@ -35,35 +51,102 @@ impl CompiledConfig {
                 Problem::SchemaVersion(doc.schema_version),
             ));
         }
+        let entries = doc.routes.iter().enumerate().map(|(i, entry)| {
+            let at = format!("$.routes[{i}]");
+            validate_settings(entry).map_err(|e| located(&at, e))?;
+            Ok(EntryView {
+                name: &entry.name,
+                at,
+                hostnames: &entry.hostnames,
+                matches: &entry.matches,
+                route: Rc::new(CompiledRoute::render(entry)),
+            })
+        });
+        Self::index(
+            &doc.gateway,
+            doc.options.trust_client_control_headers,
+            entries,
+        )
+    }
+
+    /// The data-plane encoding: each profile validated and compiled once;
+    /// entries share it (no header string per entry).
+    pub fn compile_data_plane(doc: &DataPlaneDocument) -> Result<Self, ConfigError> {
+        let profiles = doc
+            .profiles
+            .iter()
+            .enumerate()
+            .map(|(p, profile)| {
+                let at = format!("$.profiles[{p}]");
+                let settings = profile
+                    .settings(&doc.strings)
+                    .map_err(|e| bad_index(&at, e))?;
+                validate_settings(&settings).map_err(|e| located(&at, e))?;
+                Ok(CompiledRoute::render(&settings))
+            })
+            .collect::<Result<Vec<_>, ConfigError>>()?;
+        let bare = CompiledRoute::render(&Default::default());
+        let entries = doc.routes.iter().enumerate().map(|(i, entry)| {
+            let at = format!("$.routes[{i}]");
+            let template = match entry.profile {
+                None => &bare,
+                Some(p) => profiles.get(p as usize).ok_or_else(|| {
+                    ConfigError::invalid(
+                        format!("{at}.profile"),
+                        Problem::Index {
+                            index: p,
+                            table: "profiles",
+                            len: profiles.len(),
+                        },
+                    )
+                })?,
+            };
+            Ok(EntryView {
+                name: &entry.name,
+                at,
+                hostnames: &entry.hostnames,
+                matches: &entry.matches,
+                route: Rc::new(template.named(&entry.name)),
+            })
+        });
+        Self::index(
+            &doc.gateway,
+            doc.options.trust_client_control_headers,
+            entries,
+        )
+    }
+
+    /// The one loop both encodings share: names checked, the name index and
+    /// the fallback table built.
+    fn index<'a>(
+        gateway: &str,
+        trust_client_control_headers: bool,
+        entries: impl Iterator<Item = Result<EntryView<'a>, ConfigError>>,
+    ) -> Result<Self, ConfigError> {
         let mut by_name: HashMap<String, Rc<CompiledRoute>> = HashMap::new();
         let mut first_index: HashMap<&str, usize> = HashMap::new();
         let mut fallback = FallbackTable::default();
-        for (i, entry) in doc.routes.iter().enumerate() {
-            let at = |field: &str| format!("$.routes[{i}].{field}");
+        for (i, entry) in entries.enumerate() {
+            let entry = entry?;
             if entry.name.is_empty() {
-                return Err(ConfigError::invalid(at("name"), Problem::EmptyRouteName));
+                return Err(located(&entry.at, ("name".into(), Problem::EmptyRouteName)));
             }
-            if let Some(&first) = first_index.get(entry.name.as_str()) {
-                return Err(ConfigError::invalid(
-                    at("name"),
-                    Problem::DuplicateRoute {
-                        name: entry.name.clone(),
-                        first,
-                    },
-                ));
+            if let Some(&first) = first_index.get(entry.name) {
+                let problem = Problem::DuplicateRoute {
+                    name: entry.name.to_string(),
+                    first,
+                };
+                return Err(located(&entry.at, ("name".into(), problem)));
             }
-            first_index.insert(&entry.name, i);
-            validate_settings(entry)
-                .map_err(|(field, problem)| ConfigError::invalid(at(&field), problem))?;
-            let route = Rc::new(CompiledRoute::render(entry));
-            add_candidates(&mut fallback, entry, &route)
-                .map_err(|(field, problem)| ConfigError::invalid(at(&field), problem))?;
-            by_name.insert(entry.name.clone(), route);
+            first_index.insert(entry.name, i);
+            add_candidates(&mut fallback, entry.hostnames, entry.matches, &entry.route)
+                .map_err(|e| located(&entry.at, e))?;
+            by_name.insert(entry.name.to_string(), entry.route);
         }
         fallback.finish();
         Ok(CompiledConfig {
-            gateway: doc.gateway.clone(),
-            trust_client_control_headers: doc.options.trust_client_control_headers,
+            gateway: gateway.to_string(),
+            trust_client_control_headers,
             by_name,
             fallback,
         })
@@ -82,26 +165,38 @@ impl CompiledConfig {
     }
 }
 
+fn located(at: &str, (field, problem): EntryError) -> ConfigError {
+    ConfigError::invalid(format!("{at}.{field}"), problem)
+}
+
+fn bad_index(at: &str, e: BadIndex) -> ConfigError {
+    let problem = Problem::Index {
+        index: e.index,
+        table: "strings",
+        len: e.len,
+    };
+    ConfigError::invalid(format!("{at}.{}", e.field), problem)
+}
+
 fn add_candidates(
     table: &mut FallbackTable,
-    entry: &RouteEntry,
+    hostnames: &[String],
+    matches: &[HttpRouteMatch],
     route: &Rc<CompiledRoute>,
 ) -> Result<(), EntryError> {
-    let hosts = if entry.hostnames.is_empty() {
+    let hosts = if hostnames.is_empty() {
         vec![HostPattern::Any]
     } else {
-        entry
-            .hostnames
+        hostnames
             .iter()
             .enumerate()
             .map(|(j, h)| HostPattern::parse(h).map_err(|p| (format!("hostnames[{j}]"), p)))
             .collect::<Result<Vec<_>, _>>()?
     };
-    let conditions = if entry.matches.is_empty() {
+    let conditions = if matches.is_empty() {
         vec![(MatchPrecedence::of(None), Conditions::match_all())]
     } else {
-        entry
-            .matches
+        matches
             .iter()
             .enumerate()
             .map(|(j, m)| {

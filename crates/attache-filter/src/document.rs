@@ -6,26 +6,63 @@
 //! `10000` may arrive as `10000.0` or `1e4`; integer fields accept integral
 //! doubles (see [`crate::integral_floats`]).
 
-use attache_contract::Document;
+use attache_contract::{DataPlaneDocument, Document, DATA_PLANE_SCHEMA_VERSION};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
 use crate::error::ConfigError;
 use crate::integral_floats::IntegralFloats;
 
-/// Parses and shapes the configuration; value checks happen in `compile`.
-/// One typed pass over the bytes (no intermediate JSON tree).
-pub fn parse(bytes: &[u8]) -> Result<Document, ConfigError> {
+/// The two encodings the filter reads: schema 1 (`attache resolve`) and the
+/// compact data-plane encoding (`attache render`, `attache watch`).
+#[derive(Debug)]
+pub enum Parsed {
+    Resolved(Document),
+    DataPlane(DataPlaneDocument),
+}
+
+/// Only the version, to choose the type for the real pass; the rest of the
+/// text is skipped without allocating.
+#[derive(Deserialize)]
+struct Version {
+    #[serde(rename = "schemaVersion", default)]
+    schema_version: u32,
+}
+
+/// Parses either encoding, chosen by `schemaVersion` (2: data plane,
+/// anything else: schema 1, whose compile step names a wrong version).
+pub fn parse_any(bytes: &[u8]) -> Result<Parsed, ConfigError> {
+    let text = unwrap_string(bytes)?;
+    let bytes = text.as_deref().map_or(bytes, str::as_bytes);
+    let version = parse_typed::<Version>(bytes)
+        .map(|v| v.schema_version)
+        .unwrap_or_default();
+    if version == DATA_PLANE_SCHEMA_VERSION {
+        parse_typed(bytes).map(Parsed::DataPlane)
+    } else {
+        parse_typed(bytes).map(Parsed::Resolved)
+    }
+}
+
+/// A document handed over as a JSON string (double-encoded) is unwrapped once.
+fn unwrap_string(bytes: &[u8]) -> Result<Option<String>, ConfigError> {
     let Some(first) = bytes.iter().find(|b| !b.is_ascii_whitespace()) else {
         return Err(ConfigError::Empty);
     };
-    // A document handed over as a JSON string (double-encoded) is unwrapped once.
     if *first == b'"' {
-        let inner: String = serde_json::from_slice(bytes).map_err(not_json)?;
-        return parse_typed(inner.as_bytes());
+        return serde_json::from_slice(bytes).map(Some).map_err(not_json);
     }
-    parse_typed(bytes)
+    Ok(None)
 }
 
-fn parse_typed(bytes: &[u8]) -> Result<Document, ConfigError> {
+/// Parses and shapes a schema-1 configuration; value checks happen in
+/// `compile`. One typed pass over the bytes (no intermediate JSON tree).
+pub fn parse(bytes: &[u8]) -> Result<Document, ConfigError> {
+    let text = unwrap_string(bytes)?;
+    parse_typed(text.as_deref().map_or(bytes, str::as_bytes))
+}
+
+fn parse_typed<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let doc = serde_path_to_error::deserialize(IntegralFloats(&mut de)).map_err(|err| {
         let path = json_path(&err.path().to_string());

@@ -40,7 +40,7 @@ impl ConfigError {
 /// A value that parses but cannot be enforced.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum Problem {
-    #[error("schemaVersion {0} is not supported: this filter reads schemaVersion 1")]
+    #[error("schemaVersion {0} is not supported: this filter reads schemaVersion 1 and the data-plane schemaVersion 2")]
     SchemaVersion(u32),
     #[error("status code {0} cannot be retried: expected 400-599")]
     StatusCode(u16),
@@ -68,4 +68,10 @@ pub enum Problem {
     DuplicateRoute { name: String, first: usize },
     #[error("route name is empty")]
     EmptyRouteName,
+    #[error("index {index} is past the end of {table} ({len} entries)")]
+    Index {
+        index: u32,
+        table: &'static str,
+        len: usize,
+    },
 }

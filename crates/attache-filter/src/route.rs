@@ -1,5 +1,8 @@
 //! One route entry, compiled: the header operations for the request and the
-//! response, ready to hand to the host.
+//! response, ready to hand to the host. The operations are shared (`Rc`), so
+//! entries of one data-plane profile hold one copy between them.
+
+use std::rc::Rc;
 
 use attache_contract::{HeaderChanges, RouteEntry};
 
@@ -10,8 +13,8 @@ use crate::ops::HeaderOp;
 pub struct CompiledRoute {
     pub name: String,
     /// Header changes (remove, set, add), then the router control headers.
-    pub request_ops: Vec<HeaderOp>,
-    pub response_ops: Vec<HeaderOp>,
+    pub request_ops: Rc<[HeaderOp]>,
+    pub response_ops: Rc<[HeaderOp]>,
     pub enforces: Enforcement,
 }
 
@@ -55,9 +58,19 @@ impl CompiledRoute {
         request_ops.extend(retry_ops);
         CompiledRoute {
             name: entry.name.clone(),
-            request_ops,
-            response_ops: header_change_ops(entry.response_headers.as_ref()),
+            request_ops: request_ops.into(),
+            response_ops: header_change_ops(entry.response_headers.as_ref()).into(),
             enforces,
+        }
+    }
+
+    /// The same settings under another name, sharing the operations.
+    pub fn named(&self, name: &str) -> Self {
+        CompiledRoute {
+            name: name.to_string(),
+            request_ops: Rc::clone(&self.request_ops),
+            response_ops: Rc::clone(&self.response_ops),
+            enforces: self.enforces,
         }
     }
 }
@@ -120,8 +133,8 @@ mod tests {
         };
         let route = CompiledRoute::render(&entry);
         assert_eq!(
-            route.request_ops,
-            vec![
+            *route.request_ops,
+            [
                 HeaderOp::remove("x-c"),
                 HeaderOp::set("x-a", "1"),
                 HeaderOp::add("x-b", "2"),

@@ -149,7 +149,9 @@ impl Stream {
 
 fn route_by_name(host: &impl Host, config: &CompiledConfig) -> Option<Rc<CompiledRoute>> {
     let bytes = host.property(&ROUTE_NAME_PROPERTY)?;
-    config.route_named(std::str::from_utf8(&bytes).ok()?).cloned()
+    config
+        .route_named(std::str::from_utf8(&bytes).ok()?)
+        .cloned()
 }
 
 /// Removes client control headers from the copy; returns whether any was

@@ -69,7 +69,8 @@ impl FakeHost {
 
     pub fn with_method(mut self, method: &str) -> Self {
         self.request.retain(|(n, _)| n != ":method");
-        self.request.push((":method".into(), method.as_bytes().to_vec()));
+        self.request
+            .push((":method".into(), method.as_bytes().to_vec()));
         self
     }
 

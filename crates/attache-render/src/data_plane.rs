@@ -1,46 +1,50 @@
-//! The schema-1 document as the data plane receives it: without `sources`
-//! and as compact JSON. The filter never reads provenance, yet at 10,000
-//! routes it is most of the document's bytes, and Envoy parses every byte of
-//! its configuration (YAML or JSON to proto) before the filter sees any, so
-//! both cost load time for nothing. `attache resolve` keeps `sources`: that
-//! output is for people and tools.
+//! The document as the data plane receives it: the compact data-plane
+//! encoding (schema 2, `attache_contract::data_plane`) as compact JSON.
+//! Every data-plane artefact (`render envoy`, `render ecds`, `render
+//! wasmplugin`, `watch`) comes from here. Shared settings are carried once
+//! as profiles, provenance and the name's parts are left out: the filter
+//! never reads them, and Envoy parses every byte of its configuration (YAML
+//! or JSON to proto) before the filter sees any. `attache resolve` keeps
+//! schema 1 with `sources`: that output is for people and tools.
 
-use attache_contract::Document;
+use attache_contract::{DataPlaneDocument, Document};
 use serde_json::Value;
 
-/// The document without the provenance the filter ignores.
-pub fn without_sources(document: &Document) -> Document {
-    let mut stripped = document.clone();
-    for route in &mut stripped.routes {
-        route.sources.clear();
-    }
-    stripped
+/// The data-plane encoding of `document`.
+pub fn encode(document: &Document) -> DataPlaneDocument {
+    DataPlaneDocument::encode(document)
 }
 
 /// The plugin configuration string Envoy hands the filter.
 pub fn compact_json(document: &Document) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&without_sources(document))
+    serde_json::to_string(&encode(document))
 }
 
 /// The same document as a structured value, for manifests (Istio's
 /// `pluginConfig`) that embed it as an object rather than a string.
 pub fn value(document: &Document) -> Result<Value, serde_json::Error> {
-    serde_json::to_value(without_sources(document))
+    serde_json::to_value(encode(document))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_fixtures::one_route_document;
+    use attache_contract::DATA_PLANE_SCHEMA_VERSION;
 
     #[test]
-    fn provenance_is_left_out_and_everything_else_kept() {
+    fn the_data_plane_gets_the_compact_encoding_without_provenance() {
         let original = one_route_document(500);
-        let carried: Document = serde_json::from_str(&compact_json(&original).unwrap()).unwrap();
-        assert!(carried.routes[0].sources.is_empty());
-        let mut expected = original.clone();
-        expected.routes[0].sources.clear();
-        assert_eq!(carried, expected);
+        let carried: DataPlaneDocument =
+            serde_json::from_str(&compact_json(&original).unwrap()).unwrap();
+        assert_eq!(carried, DataPlaneDocument::encode(&original));
+        assert_eq!(carried.schema_version, DATA_PLANE_SCHEMA_VERSION);
+        assert_eq!(carried.routes[0].name, original.routes[0].name);
+        let profile = carried.routes[0].profile.unwrap() as usize;
+        assert_eq!(
+            carried.profiles[profile].timeouts,
+            original.routes[0].timeouts
+        );
         // The caller's document (what `attache resolve` prints) is untouched.
         assert_eq!(original.routes[0].sources.len(), 1);
     }
@@ -57,6 +61,7 @@ mod tests {
     fn the_value_has_no_sources_key() {
         let value = value(&one_route_document(500)).unwrap();
         assert!(value["routes"][0].get("sources").is_none(), "{value}");
-        assert_eq!(value["routes"][0]["timeouts"]["requestMs"], 500);
+        assert_eq!(value["schemaVersion"], 2);
+        assert_eq!(value["profiles"][0]["timeouts"]["requestMs"], 500);
     }
 }

@@ -119,8 +119,9 @@ mod tests {
             spec["pluginConfig"]["routes"][0].get("sources").is_none(),
             "provenance stays out of the data plane"
         );
-        let carried: Document = serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
-        assert_eq!(carried, crate::data_plane::without_sources(&document));
+        let carried: attache_contract::DataPlaneDocument =
+            serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
+        assert_eq!(carried, crate::data_plane::encode(&document));
         assert_eq!(carried.routes[0].name, "http/shop/a/0");
         assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
     }

@@ -10,10 +10,10 @@ fn with_entry(extra: serde_json::Value) -> String {
 
 #[test]
 fn wrong_schema_version() {
-    let e = compile_err(r#"{"schemaVersion": 2, "gateway": "g", "routes": []}"#);
+    let e = compile_err(r#"{"schemaVersion": 3, "gateway": "g", "routes": []}"#);
     assert_eq!(
         e,
-        "$.schemaVersion: schemaVersion 2 is not supported: this filter reads schemaVersion 1"
+        "$.schemaVersion: schemaVersion 3 is not supported: this filter reads schemaVersion 1 and the data-plane schemaVersion 2"
     );
 }
 

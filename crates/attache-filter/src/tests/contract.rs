@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use attache_contract::{
-    route_entry_name, Document, Header, HeaderChanges, HeaderMatch, HttpRouteMatch, Options,
-    PathMatch, PathMatchType, QueryParamMatch, Retry, RouteEntry, StringMatchType, Timeouts,
-    SCHEMA_VERSION,
+    route_entry_name, DataPlaneDocument, Document, Header, HeaderChanges, HeaderMatch,
+    HttpRouteMatch, Options, PathMatch, PathMatchType, QueryParamMatch, Retry, RouteEntry,
+    StringMatchType, Timeouts, SCHEMA_VERSION,
 };
 
 use super::*;
@@ -121,4 +121,104 @@ fn the_filter_reads_the_very_type_the_generator_writes() {
     let doc = generated();
     let read = crate::document::parse(&serde_json::to_vec(&doc).unwrap()).unwrap();
     assert_eq!(read, doc);
+}
+
+// The data-plane encoding (schema 2) of the same document enforces the same.
+
+/// Compiles `doc` both ways and checks a request and its response come out
+/// identical.
+fn same_outcome(doc: &Document, mut host: FakeHost) {
+    let schema1 = compile(&serde_json::to_value(doc).unwrap());
+    let encoded = DataPlaneDocument::encode(doc);
+    let schema2 = compile(&serde_json::to_value(&encoded).unwrap());
+    let mut twin = FakeHost {
+        request: host.request.clone(),
+        properties: host.properties.clone(),
+        ..FakeHost::default()
+    };
+    let mut a = request(&schema1, &mut host);
+    let mut b = request(&schema2, &mut twin);
+    a.on_response_headers(&mut host);
+    b.on_response_headers(&mut twin);
+    assert_eq!(a.route(), b.route());
+    assert!(a.route().is_some());
+    assert_eq!(host.request, twin.request);
+    assert_eq!(host.response, twin.response);
+}
+
+#[test]
+fn the_data_plane_encoding_enforces_what_schema_1_does() {
+    let host = FakeHost::request(
+        "shop.example.com",
+        "/checkout/pay",
+        &[
+            ("x-env", "prod"),
+            ("x-b", "1"),
+            ("x-envoy-max-retries", "9"),
+        ],
+    );
+    same_outcome(&generated(), host.with_route_name("http/shop/checkout/0"));
+    let host = FakeHost::request(
+        "shop.example.com",
+        "/checkout/pay?step=2",
+        &[("x-env", "prod")],
+    );
+    same_outcome(&generated(), host.with_method("POST"));
+}
+
+#[test]
+fn entries_of_one_profile_share_their_operations() {
+    let mut doc = generated();
+    let mut second = doc.routes[0].clone();
+    second.name = route_entry_name("http", "shop", "checkout", "1");
+    doc.routes.push(second);
+    let encoded = DataPlaneDocument::encode(&doc);
+    assert_eq!(encoded.profiles.len(), 1);
+    let config = compile(&serde_json::to_value(&encoded).unwrap());
+    let first = config.route_named("http/shop/checkout/0").unwrap();
+    let other = config.route_named("http/shop/checkout/1").unwrap();
+    assert!(Rc::ptr_eq(&first.request_ops, &other.request_ops));
+    assert!(Rc::ptr_eq(&first.response_ops, &other.response_ops));
+}
+
+#[test]
+fn a_data_plane_document_keeps_every_validation_and_names_the_profile() {
+    let bad_code = r#"{"schemaVersion":2,"gateway":"g","profiles":[{},{"retry":{"codes":[302]}}],
+        "routes":[{"name":"a/b/c/0","profile":1}]}"#;
+    assert_eq!(
+        compile_err(bad_code),
+        "$.profiles[1].retry.codes[0]: status code 302 cannot be retried: expected 400-599"
+    );
+    let bad_name = r#"{"schemaVersion":2,"gateway":"g","strings":["X Y","1"],
+        "profiles":[{"requestHeaders":{"set":[[0,1]]}}],"routes":[]}"#;
+    assert!(
+        compile_err(bad_name).starts_with("$.profiles[0].requestHeaders.set[0].name:"),
+        "{}",
+        compile_err(bad_name)
+    );
+    let past_strings = r#"{"schemaVersion":2,"gateway":"g","strings":["x-a"],
+        "profiles":[{"requestHeaders":{"remove":[4]}}],"routes":[]}"#;
+    assert_eq!(
+        compile_err(past_strings),
+        "$.profiles[0].requestHeaders.remove[0]: index 4 is past the end of strings (1 entries)"
+    );
+    let past_profiles =
+        r#"{"schemaVersion":2,"gateway":"g","routes":[{"name":"a/b/c/0","profile":0}]}"#;
+    assert_eq!(
+        compile_err(past_profiles),
+        "$.routes[0].profile: index 0 is past the end of profiles (0 entries)"
+    );
+    let duplicate =
+        r#"{"schemaVersion":2,"gateway":"g","routes":[{"name":"a/b/c/0"},{"name":"a/b/c/0"}]}"#;
+    assert!(compile_err(duplicate).starts_with("$.routes[1].name: route name"));
+}
+
+#[test]
+fn istio_struct_numbers_are_read_as_indices() {
+    let doc = r#"{"schemaVersion":2.0,"gateway":"g","strings":["x-a","1"],
+        "profiles":[{"requestHeaders":{"set":[[0.0,1.0]]}}],"routes":[{"name":"a/b/c/0","profile":0.0}]}"#;
+    let config = Rc::new(CompiledConfig::from_bytes(doc.as_bytes()).unwrap());
+    let mut host = FakeHost::request("h", "/", &[]).with_route_name("a/b/c/0");
+    request(&config, &mut host);
+    assert_eq!(host.request_values("x-a"), vec!["1"]);
 }

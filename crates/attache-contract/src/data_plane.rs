@@ -1,0 +1,319 @@
+//! The data-plane encoding (schema 2): what `attache render` and `attache
+//! watch` hand the Envoy filter. Same meaning as the schema-1 [`Document`],
+//! smaller and cheaper to load:
+//! - each distinct set of settings (timeouts, retry, header changes) is one
+//!   [`Profile`], and a route names its profile by index, so 10,000 routes
+//!   sharing a handful of policies carry each policy once;
+//! - header names and values in profiles are indices into one `strings`
+//!   table, each distinct string written once;
+//! - a route carries only what the filter reads: its name, profile, and the
+//!   hostnames and matches fallback matching needs. Provenance (`sources`)
+//!   and the name's parts (listener, route, rule) stay in schema 1, which
+//!   `attache resolve` keeps writing for people and tools.
+//!
+//! docs/contract.md describes the format; docs/schema/data-plane-2.json is
+//! its JSON Schema.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    Document, Header, HeaderChanges, HttpRouteMatch, Options, Retry, RouteEntry, Timeouts,
+};
+
+/// The schema version of the data-plane encoding.
+pub const DATA_PLANE_SCHEMA_VERSION: u32 = 2;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DataPlaneDocument {
+    pub schema_version: u32,
+    pub gateway: String,
+    #[serde(default, skip_serializing_if = "Options::is_default")]
+    pub options: Options,
+    /// Interned header names and values; profiles refer to them by index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<Profile>,
+    pub routes: Vec<DataPlaneRoute>,
+}
+
+/// One distinct set of settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Profile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Timeouts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Retry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_headers: Option<InternedChanges>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<InternedChanges>,
+}
+
+/// [`HeaderChanges`] with names and values as indices into `strings`:
+/// `set` and `add` are `[name, value]` pairs, `remove` is names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct InternedChanges {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set: Vec<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub add: Vec<[u32; 2]>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<u32>,
+}
+
+/// One route entry: its name and which profile it uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DataPlaneRoute {
+    /// `<listener>/<route namespace>/<route name>/<rule>`, as in schema 1.
+    pub name: String,
+    /// Index into `profiles`; absent means no settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hostnames: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<HttpRouteMatch>,
+}
+
+/// An index that points past its table, with the JSON path (relative to the
+/// profile) of the field that holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadIndex {
+    pub field: String,
+    pub index: u32,
+    pub len: usize,
+}
+
+impl DataPlaneDocument {
+    /// Encodes a schema-1 document: profiles and strings deduplicated in
+    /// order of first use, so the same document always encodes alike.
+    pub fn encode(document: &Document) -> Self {
+        let mut strings = Interner::default();
+        let mut profiles: Vec<Profile> = Vec::new();
+        let mut profile_index: HashMap<Profile, u32> = HashMap::new();
+        let routes = document
+            .routes
+            .iter()
+            .map(|entry| {
+                let profile = Profile {
+                    timeouts: entry.timeouts.clone(),
+                    retry: entry.retry.clone(),
+                    request_headers: entry.request_headers.as_ref().map(|c| strings.changes(c)),
+                    response_headers: entry.response_headers.as_ref().map(|c| strings.changes(c)),
+                };
+                let index = (profile != Profile::default()).then(|| {
+                    let next = index_u32(profiles.len());
+                    *profile_index.entry(profile.clone()).or_insert_with(|| {
+                        profiles.push(profile);
+                        next
+                    })
+                });
+                DataPlaneRoute {
+                    name: entry.name.clone(),
+                    profile: index,
+                    hostnames: entry.hostnames.clone(),
+                    matches: entry.matches.clone(),
+                }
+            })
+            .collect();
+        DataPlaneDocument {
+            schema_version: DATA_PLANE_SCHEMA_VERSION,
+            gateway: document.gateway.clone(),
+            options: document.options.clone(),
+            strings: strings.table,
+            profiles,
+            routes,
+        }
+    }
+}
+
+impl Profile {
+    /// The profile's settings as a schema-1 entry without a name: the shape
+    /// validation and compilation take, built once per profile.
+    pub fn settings(&self, strings: &[String]) -> Result<RouteEntry, BadIndex> {
+        Ok(RouteEntry {
+            timeouts: self.timeouts.clone(),
+            retry: self.retry.clone(),
+            request_headers: resolve(self.request_headers.as_ref(), strings, "requestHeaders")?,
+            response_headers: resolve(self.response_headers.as_ref(), strings, "responseHeaders")?,
+            ..RouteEntry::default()
+        })
+    }
+}
+
+fn resolve(
+    changes: Option<&InternedChanges>,
+    strings: &[String],
+    section: &str,
+) -> Result<Option<HeaderChanges>, BadIndex> {
+    let Some(changes) = changes else {
+        return Ok(None);
+    };
+    let text = |index: u32, field: String| {
+        strings.get(index as usize).cloned().ok_or(BadIndex {
+            field,
+            index,
+            len: strings.len(),
+        })
+    };
+    let headers = |kind: &str, pairs: &[[u32; 2]]| {
+        pairs
+            .iter()
+            .enumerate()
+            .map(|(j, [name, value])| {
+                Ok(Header {
+                    name: text(*name, format!("{section}.{kind}[{j}][0]"))?,
+                    value: text(*value, format!("{section}.{kind}[{j}][1]"))?,
+                })
+            })
+            .collect::<Result<Vec<_>, BadIndex>>()
+    };
+    Ok(Some(HeaderChanges {
+        set: headers("set", &changes.set)?,
+        add: headers("add", &changes.add)?,
+        remove: changes
+            .remove
+            .iter()
+            .enumerate()
+            .map(|(j, n)| text(*n, format!("{section}.remove[{j}]")))
+            .collect::<Result<_, _>>()?,
+    }))
+}
+
+#[derive(Default)]
+struct Interner {
+    table: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Interner {
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = index_u32(self.table.len());
+        self.table.push(s.to_string());
+        self.index.insert(s.to_string(), i);
+        i
+    }
+
+    fn changes(&mut self, changes: &HeaderChanges) -> InternedChanges {
+        let mut pairs = |headers: &[Header]| {
+            headers
+                .iter()
+                .map(|h| [self.intern(&h.name), self.intern(&h.value)])
+                .collect::<Vec<_>>()
+        };
+        let set = pairs(&changes.set);
+        let add = pairs(&changes.add);
+        InternedChanges {
+            set,
+            add,
+            remove: changes.remove.iter().map(|n| self.intern(n)).collect(),
+        }
+    }
+}
+
+/// Tables beyond 4 billion entries cannot come from a real Gateway; the
+/// saturated index would be refused by the reader as out of range.
+fn index_u32(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, timeout: u64, header: &str) -> RouteEntry {
+        RouteEntry {
+            name: name.into(),
+            listener: "http".into(),
+            route_namespace: "shop".into(),
+            route_name: "a".into(),
+            rule: "0".into(),
+            hostnames: vec!["shop.example.com".into()],
+            timeouts: Some(Timeouts {
+                request_ms: Some(timeout),
+                backend_request_ms: None,
+            }),
+            request_headers: Some(HeaderChanges {
+                set: vec![Header {
+                    name: header.into(),
+                    value: "1".into(),
+                }],
+                add: vec![],
+                remove: vec!["x-gone".into()],
+            }),
+            sources: [("timeouts.requestMs".to_string(), "p".to_string())].into(),
+            ..RouteEntry::default()
+        }
+    }
+
+    fn document(routes: Vec<RouteEntry>) -> Document {
+        Document {
+            schema_version: crate::SCHEMA_VERSION,
+            gateway: "infra/edge".into(),
+            options: Options::default(),
+            routes,
+        }
+    }
+
+    #[test]
+    fn shared_settings_are_carried_once_and_strings_once() {
+        let routes = (0..100)
+            .map(|i| entry(&format!("http/shop/a/{i}"), 1000 + (i % 2), "x-a"))
+            .chain([RouteEntry {
+                name: "http/shop/bare/0".into(),
+                ..RouteEntry::default()
+            }])
+            .collect();
+        let encoded = DataPlaneDocument::encode(&document(routes));
+        assert_eq!(encoded.profiles.len(), 2);
+        assert_eq!(encoded.strings, vec!["x-a", "1", "x-gone"]);
+        assert_eq!(encoded.routes[0].profile, Some(0));
+        assert_eq!(encoded.routes[1].profile, Some(1));
+        assert_eq!(encoded.routes[2].profile, Some(0));
+        assert_eq!(encoded.routes[100].profile, None);
+        assert_eq!(encoded.routes[0].hostnames, vec!["shop.example.com"]);
+    }
+
+    #[test]
+    fn a_profile_resolves_to_the_entrys_settings() {
+        let original = entry("http/shop/a/0", 500, "x-b");
+        let encoded = DataPlaneDocument::encode(&document(vec![original.clone()]));
+        let settings = encoded.profiles[0].settings(&encoded.strings);
+        assert_eq!(
+            settings,
+            Ok(RouteEntry {
+                timeouts: original.timeouts,
+                request_headers: original.request_headers,
+                ..RouteEntry::default()
+            })
+        );
+    }
+
+    #[test]
+    fn an_index_past_the_table_names_its_field() {
+        let profile = Profile {
+            response_headers: Some(InternedChanges {
+                add: vec![[0, 7]],
+                ..InternedChanges::default()
+            }),
+            ..Profile::default()
+        };
+        assert_eq!(
+            profile.settings(&["x".into()]),
+            Err(BadIndex {
+                field: "responseHeaders.add[0][1]".into(),
+                index: 7,
+                len: 1
+            })
+        );
+    }
+}
