@@ -101,10 +101,26 @@ fn the_schema_rejects_what_the_contract_forbids() {
     let cases: [(&str, &str, Value); 6] = [
         ("schema version 1", "/schemaVersion", json!(1)),
         ("negative profile index", "/routes/0/profile", json!(-1)),
-        ("a pair of three", "/profiles/0/requestHeaders/set/0", json!([0, 1, 2])),
-        ("a string index", "/profiles/0/requestHeaders/remove/0", json!("x-c")),
-        ("status code out of range", "/profiles/0/retry/codes/0", json!(600)),
-        ("route name without four parts", "/routes/0/name", json!("checkout")),
+        (
+            "a pair of three",
+            "/profiles/0/requestHeaders/set/0",
+            json!([0, 1, 2]),
+        ),
+        (
+            "a string index",
+            "/profiles/0/requestHeaders/remove/0",
+            json!("x-c"),
+        ),
+        (
+            "status code out of range",
+            "/profiles/0/retry/codes/0",
+            json!(600),
+        ),
+        (
+            "route name without four parts",
+            "/routes/0/name",
+            json!("checkout"),
+        ),
     ];
     for (what, pointer, bad) in cases {
         let mut doc = base.clone();
