@@ -92,7 +92,12 @@ def main() -> int:
             text = doc_text.get(v.routes)
             if v.kind == "attache" and v.extra:
                 text = json.dumps(documents.for_variant(docs[v.routes], v.extra))
-            cfg = envoy_configs.bootstrap(v, FIRST_PORT + i, FIRST_ADMIN + i, UPSTREAM_PORT, wasm, text)
+            table = None
+            if v.extra.get("rendered_table"):
+                rendered = documents.rendered_route_config(args.attache, args.work, v.routes)
+                table = envoy_configs.rendered_route_config(v, rendered)
+            cfg = envoy_configs.bootstrap(v, FIRST_PORT + i, FIRST_ADMIN + i, UPSTREAM_PORT, wasm, text,
+                                          route_config=table)
             path = envoy_configs.write(args.work / f"{v.key}.json", cfg)
             envoy = start(args.envoy, path, FIRST_ADMIN + i, "0", args.work / f"{v.key}.log", 100 + i)
             running.append(envoy)
@@ -196,6 +201,6 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except (EnvoyError, verify.PolicyNotEnforced, load.LoadError, config_load.RenderError,
-            TimeoutError) as err:
+            documents.RenderError, TimeoutError) as err:
         print(f"bench: {err}", file=sys.stderr)
         sys.exit(1)

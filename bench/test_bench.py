@@ -134,6 +134,33 @@ class EnvoyConfigs(unittest.TestCase):
         self.assertIn('h:remove("x-bench-remove")', code)
 
 
+class RenderedTable(unittest.TestCase):
+    RENDERED = {"name": "http", "virtual_hosts": [{"name": "bench.example.com", "domains": ["bench.example.com"],
+                "routes": [{"name": policy.entry_name(i), "match": {"path_separated_prefix": policy.path_prefix(i)},
+                            "route": {"cluster": "bench/upstream/80", "timeout": "0s"}} for i in range(3)]}]}
+
+    def variant(self, kind):
+        return next(v for v in variants.ALL if v.key == f"{kind}-rendered-1k")
+
+    def test_every_route_goes_upstream_and_only_native_carries_the_policy(self):
+        native = envoy_configs.rendered_route_config(self.variant("native"), self.RENDERED)
+        filtered = envoy_configs.rendered_route_config(self.variant("attache"), self.RENDERED)
+        for config, has_policy in ((native, True), (filtered, False)):
+            routes = config["virtual_hosts"][0]["routes"]
+            self.assertEqual([r["name"] for r in routes], [policy.entry_name(i) for i in range(3)])
+            self.assertTrue(all(r["route"]["cluster"] == "upstream" for r in routes))
+            self.assertEqual(all("retry_policy" in r["route"] for r in routes), has_policy)
+            self.assertEqual(any("request_headers_to_add" in r for r in routes), has_policy)
+        self.assertEqual(self.RENDERED["virtual_hosts"][0]["routes"][0]["route"]["cluster"], "bench/upstream/80")
+
+    def test_the_bootstrap_uses_the_rendered_table(self):
+        v = self.variant("attache")
+        table = envoy_configs.rendered_route_config(v, self.RENDERED)
+        cfg = envoy_configs.bootstrap(v, 1, 2, 3, {"attache": Path("/a.wasm")}, "{}", route_config=table)
+        hcm = cfg["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"]
+        self.assertEqual(hcm["route_config"], table)
+
+
 class Report(unittest.TestCase):
     def test_ratios_are_against_the_named_variants(self):
         def variant(label, cpu):

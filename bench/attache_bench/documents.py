@@ -184,3 +184,38 @@ def for_variant(document: dict, extra: dict) -> dict:
         doc["routes"] = [{k: v for k, v in r.items() if k not in ("timeouts", "retry")}
                          for r in doc["routes"]]
     return doc
+
+
+class RenderError(Exception):
+    """`attache render envoy` could not produce the route table a variant needs."""
+
+
+def rendered_route_config(attache_bin: Path | None, work: Path, routes: int) -> dict:
+    """The HCM route_config of `attache render envoy` for the bench's manifests: the
+    route table a real gateway of `routes` routes gets from the project.
+
+    The bootstrap is YAML; PyYAML reads it (the only non-stdlib module the bench uses,
+    and only for these variants)."""
+    if attache_bin is None:
+        raise RenderError("the rendered-table variants need the attache CLI (--attache)")
+    try:
+        import yaml  # noqa: PLC0415
+    except ImportError as err:
+        raise RenderError(f"the rendered-table variants need PyYAML (apt-get install -y python3-yaml): {err}")
+    manifests = work / f"manifests-{routes}.yaml"
+    manifests.write_text(manifests_yaml(routes))
+    out = work / f"rendered-{routes}.yaml"
+    cmd = [str(attache_bin), "render", "envoy", "-f", str(manifests), "--gateway", policy.GATEWAY,
+           "--ecds", str(work / "unused-ecds.yaml"), "--wasm", str(work / "unused.wasm"),
+           "--backend", "*=127.0.0.1:9", "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RenderError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    bootstrap = yaml.safe_load(out.read_text())
+    for listener in bootstrap["static_resources"]["listeners"]:
+        for chain in listener["filter_chains"]:
+            for f in chain["filters"]:
+                config = f.get("typed_config", {}).get("route_config")
+                if config:
+                    return config
+    raise RenderError(f"{out}: no route_config in the rendered bootstrap")

@@ -59,11 +59,11 @@ def _header_option(name: str, value: str) -> dict:
 
 
 def _listener(port: int, routes: list[dict], http_filters: list[dict],
-              hcm_extra: dict | None = None) -> dict:
+              hcm_extra: dict | None = None, route_config: dict | None = None) -> dict:
     hcm = {
         "@type": HCM,
         "stat_prefix": "ingress",
-        "route_config": {
+        "route_config": route_config or {
             "name": "local",
             "virtual_hosts": [{"name": "bench", "domains": ["*"], "routes": routes}],
         },
@@ -206,6 +206,10 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
 
 def route(variant: Variant) -> dict:
     entry = {"name": variant.envoy_route_name, "match": {"prefix": "/"}, "route": {"cluster": "upstream"}}
+    return _with_policy(variant, entry)
+
+
+def _with_policy(variant: Variant, entry: dict) -> dict:
     if variant.extra.get("native_timeouts_retries"):
         entry["route"].update(_native_route_policy())
     if variant.kind == "native":
@@ -214,6 +218,18 @@ def route(variant: Variant) -> dict:
         entry["request_headers_to_remove"] = list(policy.REQUEST_REMOVE)
         entry["response_headers_to_add"] = [_header_option(n, v) for n, v in policy.RESPONSE_SET]
     return entry
+
+
+def rendered_route_config(variant: Variant, rendered: dict) -> dict:
+    """The route table of `attache render envoy`'s bootstrap (one Envoy route per
+    document entry, named after it), pointed at the bench upstream; the native variant
+    carries the policy in every route, as native configuration of that size would."""
+    config = json.loads(json.dumps(rendered))
+    for vhost in config["virtual_hosts"]:
+        for entry in vhost["routes"]:
+            entry["route"]["cluster"] = "upstream"
+            _with_policy(variant, entry)
+    return config
 
 
 # Every router control header the filter strips (crates/attache-filter/src/control.rs).
@@ -240,7 +256,7 @@ def native_strip() -> dict:
 
 def bootstrap(variant: Variant, port: int, admin_port: int, upstream_port: int,
               wasm: dict[str, Path], document: str | None,
-              filters_override: list[dict] | None = None) -> dict:
+              filters_override: list[dict] | None = None, route_config: dict | None = None) -> dict:
     filters = filters_override if filters_override is not None else http_filters(variant, wasm, document)
     hcm_extra = native_strip() if variant.extra.get("native_strip") else None
     return {
@@ -248,7 +264,7 @@ def bootstrap(variant: Variant, port: int, admin_port: int, upstream_port: int,
         "node": {"id": f"bench-{variant.key}", "cluster": "bench"},
         "admin": _admin(admin_port),
         "static_resources": {
-            "listeners": [_listener(port, [route(variant)], filters, hcm_extra)],
+            "listeners": [_listener(port, [route(variant)], filters, hcm_extra, route_config)],
             "clusters": [_cluster(upstream_port)],
         },
     }

@@ -14,6 +14,16 @@ ALL = [
     Variant("attache-10k", "attache, by route name (10,000 routes)", "attache", routes=10_000),
     Variant("attache-fallback-10k", "attache, Gateway API fallback (10,000 routes)", "attache",
             routes=10_000, by_name=False),
+    # A real gateway's route table: `attache render envoy`'s (one Envoy route per entry),
+    # the filter against native route configuration of the same size.
+    Variant("native-rendered-1k", "native route config, rendered table (1,000 routes)", "native",
+            routes=1000, extra={"rendered_table": True}),
+    Variant("attache-rendered-1k", "attache, rendered table (1,000 routes)", "attache",
+            routes=1000, extra={"rendered_table": True}),
+    Variant("native-rendered-10k", "native route config, rendered table (10,000 routes)", "native",
+            routes=10_000, extra={"rendered_table": True}),
+    Variant("attache-rendered-10k", "attache, rendered table (10,000 routes)", "attache",
+            routes=10_000, extra={"rendered_table": True}),
     # Design A/Bs where the project renders the Envoy config (bench/findings.md).
     Variant("attache-native-strip", "attache + native control-header strip (10 routes)", "attache",
             routes=10, extra={"native_strip": True, "trust": True}),
