@@ -6,10 +6,13 @@
 //!   sharing a handful of policies carry each policy once;
 //! - header names and values in profiles are indices into one `strings`
 //!   table, each distinct string written once;
-//! - a route carries only what the filter reads: its name, profile, and the
-//!   hostnames and matches fallback matching needs. Provenance (`sources`)
-//!   and the name's parts (listener, route, rule) stay in schema 1, which
-//!   `attache resolve` keeps writing for people and tools.
+//! - consecutive routes with the same profile and hostnames form one
+//!   [`RouteGroup`] that names them once (document order is kept: it breaks
+//!   ties in fallback matching);
+//! - a route carries only what the filter reads: its name and the matches
+//!   fallback matching needs. Provenance (`sources`) and the name's parts
+//!   (listener, route, rule) stay in schema 1, which `attache resolve` keeps
+//!   writing for people and tools.
 //!
 //! docs/contract.md describes the format; docs/schema/data-plane-2.json is
 //! its JSON Schema.
@@ -37,7 +40,8 @@ pub struct DataPlaneDocument {
     pub strings: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<Profile>,
-    pub routes: Vec<DataPlaneRoute>,
+    /// The route entries, in document order, grouped.
+    pub groups: Vec<RouteGroup>,
 }
 
 /// One distinct set of settings.
@@ -66,17 +70,25 @@ pub struct InternedChanges {
     pub remove: Vec<u32>,
 }
 
-/// One route entry: its name and which profile it uses.
+/// Consecutive route entries that share settings and hostnames.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteGroup {
+    /// Index into `profiles`; absent means no settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<u32>,
+    /// Effective hostnames of every route of the group; empty means any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hostnames: Vec<String>,
+    pub routes: Vec<DataPlaneRoute>,
+}
+
+/// One route entry of a group.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DataPlaneRoute {
     /// `<listener>/<route namespace>/<route name>/<rule>`, as in schema 1.
     pub name: String,
-    /// Index into `profiles`; absent means no settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<u32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hostnames: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<HttpRouteMatch>,
 }
@@ -97,38 +109,43 @@ impl DataPlaneDocument {
         let mut strings = Interner::default();
         let mut profiles: Vec<Profile> = Vec::new();
         let mut profile_index: HashMap<Profile, u32> = HashMap::new();
-        let routes = document
-            .routes
-            .iter()
-            .map(|entry| {
-                let profile = Profile {
-                    timeouts: entry.timeouts.clone(),
-                    retry: entry.retry.clone(),
-                    request_headers: entry.request_headers.as_ref().map(|c| strings.changes(c)),
-                    response_headers: entry.response_headers.as_ref().map(|c| strings.changes(c)),
-                };
-                let index = (profile != Profile::default()).then(|| {
-                    let next = index_u32(profiles.len());
-                    *profile_index.entry(profile.clone()).or_insert_with(|| {
-                        profiles.push(profile);
-                        next
-                    })
-                });
-                DataPlaneRoute {
-                    name: entry.name.clone(),
+        let mut groups: Vec<RouteGroup> = Vec::new();
+        for entry in &document.routes {
+            let profile = Profile {
+                timeouts: entry.timeouts.clone(),
+                retry: entry.retry.clone(),
+                request_headers: entry.request_headers.as_ref().map(|c| strings.changes(c)),
+                response_headers: entry.response_headers.as_ref().map(|c| strings.changes(c)),
+            };
+            let index = (profile != Profile::default()).then(|| {
+                let next = index_u32(profiles.len());
+                *profile_index.entry(profile.clone()).or_insert_with(|| {
+                    profiles.push(profile);
+                    next
+                })
+            });
+            let route = DataPlaneRoute {
+                name: entry.name.clone(),
+                matches: entry.matches.clone(),
+            };
+            match groups.last_mut() {
+                Some(group) if group.profile == index && group.hostnames == entry.hostnames => {
+                    group.routes.push(route)
+                }
+                _ => groups.push(RouteGroup {
                     profile: index,
                     hostnames: entry.hostnames.clone(),
-                    matches: entry.matches.clone(),
-                }
-            })
-            .collect();
+                    routes: vec![route],
+                }),
+            }
+        }
         DataPlaneDocument {
             schema_version: DATA_PLANE_SCHEMA_VERSION,
             gateway: document.gateway.clone(),
             options: document.options.clone(),
             strings: strings.table,
             profiles,
-            routes,
+            groups,
         }
     }
 }
@@ -267,20 +284,34 @@ mod tests {
     #[test]
     fn shared_settings_are_carried_once_and_strings_once() {
         let routes = (0..100)
-            .map(|i| entry(&format!("http/shop/a/{i}"), 1000 + (i % 2), "x-a"))
+            .map(|i| entry(&format!("http/shop/a/{i}"), 1000 + (i / 50), "x-a"))
             .chain([RouteEntry {
                 name: "http/shop/bare/0".into(),
                 ..RouteEntry::default()
             }])
+            .chain([entry("http/shop/z/0", 1000, "x-a")])
             .collect();
         let encoded = DataPlaneDocument::encode(&document(routes));
         assert_eq!(encoded.profiles.len(), 2);
         assert_eq!(encoded.strings, vec!["x-a", "1", "x-gone"]);
-        assert_eq!(encoded.routes[0].profile, Some(0));
-        assert_eq!(encoded.routes[1].profile, Some(1));
-        assert_eq!(encoded.routes[2].profile, Some(0));
-        assert_eq!(encoded.routes[100].profile, None);
-        assert_eq!(encoded.routes[0].hostnames, vec!["shop.example.com"]);
+        // Runs of one profile and hostnames share a group; order is kept, so
+        // the last route, back on profile 0, opens a group of its own.
+        let shape: Vec<_> = encoded
+            .groups
+            .iter()
+            .map(|g| (g.profile, g.hostnames.len(), g.routes.len()))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (Some(0), 1, 50),
+                (Some(1), 1, 50),
+                (None, 0, 1),
+                (Some(0), 1, 1)
+            ]
+        );
+        assert_eq!(encoded.groups[0].routes[0].name, "http/shop/a/0");
+        assert_eq!(encoded.groups[3].routes[0].name, "http/shop/z/0");
     }
 
     #[test]

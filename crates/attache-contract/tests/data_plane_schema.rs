@@ -100,7 +100,7 @@ fn the_schema_rejects_what_the_contract_forbids() {
     let base = serde_json::to_value(encoded()).expect("serialises");
     let cases: [(&str, &str, Value); 6] = [
         ("schema version 1", "/schemaVersion", json!(1)),
-        ("negative profile index", "/routes/0/profile", json!(-1)),
+        ("negative profile index", "/groups/0/profile", json!(-1)),
         (
             "a pair of three",
             "/profiles/0/requestHeaders/set/0",
@@ -118,7 +118,7 @@ fn the_schema_rejects_what_the_contract_forbids() {
         ),
         (
             "route name without four parts",
-            "/routes/0/name",
+            "/groups/0/routes/0/name",
             json!("checkout"),
         ),
     ];
@@ -136,6 +136,11 @@ fn the_schema_rejects_what_the_contract_forbids() {
 fn what_the_schema_accepts_the_types_read_back_unchanged() {
     let doc = encoded();
     assert_eq!(doc.profiles.len(), 1, "two routes share one profile");
+    assert_eq!(
+        doc.groups.len(),
+        2,
+        "and one group; the bare route has its own"
+    );
     let text = serde_json::to_string(&doc).expect("serialises");
     let back: DataPlaneDocument = serde_json::from_str(&text).expect("reads back");
     assert_eq!(back, doc);

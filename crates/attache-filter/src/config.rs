@@ -86,27 +86,31 @@ impl CompiledConfig {
             })
             .collect::<Result<Vec<_>, ConfigError>>()?;
         let bare = CompiledRoute::render(&Default::default());
-        let entries = doc.routes.iter().enumerate().map(|(i, entry)| {
-            let at = format!("$.routes[{i}]");
-            let template = match entry.profile {
+        let mut templates = Vec::with_capacity(doc.groups.len());
+        for (g, group) in doc.groups.iter().enumerate() {
+            let template = match group.profile {
                 None => &bare,
                 Some(p) => profiles.get(p as usize).ok_or_else(|| {
-                    ConfigError::invalid(
-                        format!("{at}.profile"),
-                        Problem::Index {
-                            index: p,
-                            table: "profiles",
-                            len: profiles.len(),
-                        },
-                    )
+                    let problem = Problem::Index {
+                        index: p,
+                        table: "profiles",
+                        len: profiles.len(),
+                    };
+                    ConfigError::invalid(format!("$.groups[{g}].profile"), problem)
                 })?,
             };
-            Ok(EntryView {
-                name: &entry.name,
-                at,
-                hostnames: &entry.hostnames,
-                matches: &entry.matches,
-                route: Rc::new(template.named(&entry.name)),
+            templates.push(template);
+        }
+        let groups = doc.groups.iter().zip(templates).enumerate();
+        let entries = groups.flat_map(|(g, (group, template))| {
+            group.routes.iter().enumerate().map(move |(j, entry)| {
+                Ok(EntryView {
+                    name: &entry.name,
+                    at: format!("$.groups[{g}].routes[{j}]"),
+                    hostnames: &group.hostnames,
+                    matches: &entry.matches,
+                    route: Rc::new(template.named(&entry.name)),
+                })
             })
         });
         Self::index(

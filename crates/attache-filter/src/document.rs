@@ -22,11 +22,12 @@ pub enum Parsed {
 }
 
 /// Only the version, to choose the type for the real pass; the rest of the
-/// text is skipped without allocating.
+/// text is skipped without allocating. A float, so that Istio's `2.0` reads
+/// too; plain serde_json, since errors are reported by the real pass.
 #[derive(Deserialize)]
 struct Version {
     #[serde(rename = "schemaVersion", default)]
-    schema_version: u32,
+    schema_version: f64,
 }
 
 /// Parses either encoding, chosen by `schemaVersion` (2: data plane,
@@ -34,10 +35,8 @@ struct Version {
 pub fn parse_any(bytes: &[u8]) -> Result<Parsed, ConfigError> {
     let text = unwrap_string(bytes)?;
     let bytes = text.as_deref().map_or(bytes, str::as_bytes);
-    let version = parse_typed::<Version>(bytes)
-        .map(|v| v.schema_version)
-        .unwrap_or_default();
-    if version == DATA_PLANE_SCHEMA_VERSION {
+    let version = serde_json::from_slice::<Version>(bytes).map_or(0.0, |v| v.schema_version);
+    if version == f64::from(DATA_PLANE_SCHEMA_VERSION) {
         parse_typed(bytes).map(Parsed::DataPlane)
     } else {
         parse_typed(bytes).map(Parsed::Resolved)

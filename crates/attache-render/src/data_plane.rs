@@ -39,8 +39,8 @@ mod tests {
             serde_json::from_str(&compact_json(&original).unwrap()).unwrap();
         assert_eq!(carried, DataPlaneDocument::encode(&original));
         assert_eq!(carried.schema_version, DATA_PLANE_SCHEMA_VERSION);
-        assert_eq!(carried.routes[0].name, original.routes[0].name);
-        let profile = carried.routes[0].profile.unwrap() as usize;
+        assert_eq!(carried.groups[0].routes[0].name, original.routes[0].name);
+        let profile = carried.groups[0].profile.unwrap() as usize;
         assert_eq!(
             carried.profiles[profile].timeouts,
             original.routes[0].timeouts
@@ -60,7 +60,10 @@ mod tests {
     #[test]
     fn the_value_has_no_sources_key() {
         let value = value(&one_route_document(500)).unwrap();
-        assert!(value["routes"][0].get("sources").is_none(), "{value}");
+        assert!(
+            value["groups"][0]["routes"][0].get("sources").is_none(),
+            "{value}"
+        );
         assert_eq!(value["schemaVersion"], 2);
         assert_eq!(value["profiles"][0]["timeouts"]["requestMs"], 500);
     }

@@ -116,13 +116,15 @@ mod tests {
             "Istio refuses selector together with targetRefs"
         );
         assert!(
-            spec["pluginConfig"]["routes"][0].get("sources").is_none(),
+            spec["pluginConfig"]["groups"][0]["routes"][0]
+                .get("sources")
+                .is_none(),
             "provenance stays out of the data plane"
         );
         let carried: attache_contract::DataPlaneDocument =
             serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
         assert_eq!(carried, crate::data_plane::encode(&document));
-        assert_eq!(carried.routes[0].name, "http/shop/a/0");
+        assert_eq!(carried.groups[0].routes[0].name, "http/shop/a/0");
         assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
     }
 }

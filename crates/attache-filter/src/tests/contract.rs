@@ -184,39 +184,47 @@ fn entries_of_one_profile_share_their_operations() {
 #[test]
 fn a_data_plane_document_keeps_every_validation_and_names_the_profile() {
     let bad_code = r#"{"schemaVersion":2,"gateway":"g","profiles":[{},{"retry":{"codes":[302]}}],
-        "routes":[{"name":"a/b/c/0","profile":1}]}"#;
+        "groups":[{"profile":1,"routes":[{"name":"a/b/c/0"}]}]}"#;
     assert_eq!(
         compile_err(bad_code),
         "$.profiles[1].retry.codes[0]: status code 302 cannot be retried: expected 400-599"
     );
     let bad_name = r#"{"schemaVersion":2,"gateway":"g","strings":["X Y","1"],
-        "profiles":[{"requestHeaders":{"set":[[0,1]]}}],"routes":[]}"#;
+        "profiles":[{"requestHeaders":{"set":[[0,1]]}}],"groups":[]}"#;
     assert!(
         compile_err(bad_name).starts_with("$.profiles[0].requestHeaders.set[0].name:"),
         "{}",
         compile_err(bad_name)
     );
     let past_strings = r#"{"schemaVersion":2,"gateway":"g","strings":["x-a"],
-        "profiles":[{"requestHeaders":{"remove":[4]}}],"routes":[]}"#;
+        "profiles":[{"requestHeaders":{"remove":[4]}}],"groups":[]}"#;
     assert_eq!(
         compile_err(past_strings),
         "$.profiles[0].requestHeaders.remove[0]: index 4 is past the end of strings (1 entries)"
     );
-    let past_profiles =
-        r#"{"schemaVersion":2,"gateway":"g","routes":[{"name":"a/b/c/0","profile":0}]}"#;
+    let past_profiles = r#"{"schemaVersion":2,"gateway":"g","groups":[{"profile":0,"routes":[{"name":"a/b/c/0"}]}]}"#;
     assert_eq!(
         compile_err(past_profiles),
-        "$.routes[0].profile: index 0 is past the end of profiles (0 entries)"
+        "$.groups[0].profile: index 0 is past the end of profiles (0 entries)"
     );
-    let duplicate =
-        r#"{"schemaVersion":2,"gateway":"g","routes":[{"name":"a/b/c/0"},{"name":"a/b/c/0"}]}"#;
-    assert!(compile_err(duplicate).starts_with("$.routes[1].name: route name"));
+    let duplicate = r#"{"schemaVersion":2,"gateway":"g","groups":[{"routes":[{"name":"a/b/c/0"}]},
+        {"hostnames":["h"],"routes":[{"name":"a/b/c/0"}]}]}"#;
+    assert_eq!(
+        compile_err(duplicate),
+        "$.groups[1].routes[0].name: route name \"a/b/c/0\" is already used by routes[0]; names must be unique"
+    );
+    let bad_host = r#"{"schemaVersion":2,"gateway":"g","groups":[{"hostnames":["a b"],"routes":[{"name":"a/b/c/0"}]}]}"#;
+    assert!(
+        compile_err(bad_host).starts_with("$.groups[0].routes[0].hostnames[0]:"),
+        "{}",
+        compile_err(bad_host)
+    );
 }
 
 #[test]
 fn istio_struct_numbers_are_read_as_indices() {
     let doc = r#"{"schemaVersion":2.0,"gateway":"g","strings":["x-a","1"],
-        "profiles":[{"requestHeaders":{"set":[[0.0,1.0]]}}],"routes":[{"name":"a/b/c/0","profile":0.0}]}"#;
+        "profiles":[{"requestHeaders":{"set":[[0.0,1.0]]}}],"groups":[{"profile":0.0,"routes":[{"name":"a/b/c/0"}]}]}"#;
     let config = Rc::new(CompiledConfig::from_bytes(doc.as_bytes()).unwrap());
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("a/b/c/0");
     request(&config, &mut host);
