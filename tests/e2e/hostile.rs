@@ -20,7 +20,9 @@ fn current_document(stack: &Stack) -> Value {
     let text = std::fs::read_to_string(&stack.ecds).unwrap();
     let ecds: Value = serde_yaml_ng::from_str(&text).unwrap();
     let found = find_configuration(&ecds).expect("a filter configuration in the ECDS file");
-    serde_json::from_str(found).unwrap()
+    // The data-plane encoding, edited here as schema 1 (which the filter also reads).
+    let carried: attache_contract::DataPlaneDocument = serde_json::from_str(found).unwrap();
+    serde_json::to_value(carried.decode().unwrap()).unwrap()
 }
 
 fn find_configuration(value: &Value) -> Option<&str> {

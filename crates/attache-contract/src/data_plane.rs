@@ -150,6 +150,48 @@ impl DataPlaneDocument {
     }
 }
 
+impl DataPlaneDocument {
+    /// Back to schema 1, for tools and tests that edit what the data plane
+    /// was given: `listener`, `routeNamespace`, `routeName` and `rule` come
+    /// from the entry name's four parts; `sources` is gone for good.
+    pub fn decode(&self) -> Result<Document, BadIndex> {
+        let mut routes = Vec::new();
+        for group in &self.groups {
+            let settings = match group.profile {
+                None => RouteEntry::default(),
+                Some(p) => self
+                    .profiles
+                    .get(p as usize)
+                    .ok_or(BadIndex {
+                        field: "profile".into(),
+                        index: p,
+                        len: self.profiles.len(),
+                    })?
+                    .settings(&self.strings)?,
+            };
+            for route in &group.routes {
+                let mut parts = route.name.splitn(4, '/').map(str::to_string);
+                routes.push(RouteEntry {
+                    name: route.name.clone(),
+                    listener: parts.next().unwrap_or_default(),
+                    route_namespace: parts.next().unwrap_or_default(),
+                    route_name: parts.next().unwrap_or_default(),
+                    rule: parts.next().unwrap_or_default(),
+                    hostnames: group.hostnames.clone(),
+                    matches: route.matches.clone(),
+                    ..settings.clone()
+                });
+            }
+        }
+        Ok(Document {
+            schema_version: crate::SCHEMA_VERSION,
+            gateway: self.gateway.clone(),
+            options: self.options.clone(),
+            routes,
+        })
+    }
+}
+
 impl Profile {
     /// The profile's settings as a schema-1 entry without a name: the shape
     /// validation and compilation take, built once per profile.
@@ -312,6 +354,33 @@ mod tests {
         );
         assert_eq!(encoded.groups[0].routes[0].name, "http/shop/a/0");
         assert_eq!(encoded.groups[3].routes[0].name, "http/shop/z/0");
+    }
+
+    #[test]
+    fn decoding_gives_back_the_document_without_sources() {
+        let routes = vec![
+            entry("http/shop/a/0", 500, "x-b"),
+            RouteEntry {
+                name: "http/shop/bare/0".into(),
+                listener: "http".into(),
+                route_namespace: "shop".into(),
+                route_name: "bare".into(),
+                rule: "0".into(),
+                ..RouteEntry::default()
+            },
+            entry("http/shop/a/1", 500, "x-b"),
+        ];
+        let original = document(routes);
+        let mut expected = original.clone();
+        for route in &mut expected.routes {
+            route.sources.clear();
+            // The fixture's parts do not all follow its names; decoding
+            // takes them from the name.
+            let parts: Vec<&str> = route.name.split('/').collect();
+            route.route_name = parts[2].into();
+            route.rule = parts[3].into();
+        }
+        assert_eq!(DataPlaneDocument::encode(&original).decode(), Ok(expected));
     }
 
     #[test]
