@@ -106,8 +106,9 @@ def _targets(results: dict) -> list[str]:
                    f"filter {load['filter_ms_10k_no_sources']:.0f} ms.")
         rendered = load.get("rendered_10k_bytes")
         if rendered:
-            out.append(f"- ECDS bytes of the 10,000-route document as `attache render ecds` writes it (data-plane "
-                       f"encoding): {rendered / 1e6:.2f} MB; target < 1 MB: {_met(rendered < ECDS_BYTES_MAX)}.")
+            out.append(f"- ECDS bytes of the 10,000-route document as `attache render ecds` writes it: "
+                       f"{rendered / 1e6:.2f} MB (served {med['rendered_10k']:.0f} ms after the rename); "
+                       f"target < 1 MB: {_met(rendered < ECDS_BYTES_MAX)}.")
         rss, vms = load.get("rss_kib", {}), load.get("wasm_vms_active", {})
         if rss.get("attache") and rss.get("probe") and vms.get("attache"):
             per_vm = (rss["attache"] - rss["probe"]) / 1024 / vms["attache"]
