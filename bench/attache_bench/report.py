@@ -179,11 +179,6 @@ def markdown(results: dict) -> str:
                   "these Envoys carry the document inline in their bootstrap, so the difference also",
                   "holds Envoy's own copies of it. The configuration-load section compares against a",
                   "probe given the same bytes, which isolates the filter's own share.", ""] + memory + [""]
-    for size in ("1k", "10k"):
-        r = paired_ratio(results, f"attache-rendered-{size}", f"native-rendered-{size}")
-        if r:
-            out.append(f"- Rendered route table ({size} Envoy routes): the filter vs native route configuration "
-                       f"of the same size, CPU per request: {r[0]:.2f}x (rounds {r[1]:.2f}-{r[2]:.2f}x).")
     load = results.get("config_load")
     if load:
         names = {
