@@ -167,12 +167,14 @@ def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: d
         kinds = [("attache", "attache", "json"), ("probe", "bench_probe", "json")]
         if args.attache is not None and args.attache.exists():
             kinds.append(("rendered", "attache", "yaml"))
+            kinds.append(("rendered_probe", "bench_probe", "json"))
         for offset, (kind, vm_name, ext) in enumerate(kinds):
             ecds_dir = args.work / f"ecds-{kind}"
             ecds_dir.mkdir(exist_ok=True)
-            code = wasm["probe" if kind == "probe" else "attache"]
+            probe = kind in ("probe", "rendered_probe")
+            code = wasm["probe" if probe else "attache"]
             target = config_load.Target(kind, ecds_dir / f"filter.{ext}", ECDS_PORT + offset, code, vm_name)
-            first = config_load.Series("initial", "probe" if kind == "probe" else "attache", 10)
+            first = config_load.Series("initial", "probe" if probe else "attache", 10)
             ecds_text = config_load.configuration(first, docs[10], 0)
             # JSON is YAML too, so the first file serves either extension.
             target.ecds.write_text(json.dumps(config_load.ecds_response(target.wasm, vm_name, ecds_text, 0)))

@@ -11,6 +11,10 @@ own work (parsing and indexing the document) for the same bytes.
 
 A third Envoy takes the file exactly as the project writes it: `attache render ecds` on
 manifests whose policy carries the marker (YAML, so a `.yaml` path), renamed into place.
+That file holds the data-plane document (schema 2), the encoding Envoy and Istio get. A
+fourth Envoy runs the probe on the very configuration string of the rendered file just
+loaded (the marker line in front), so the rendered series has a floor of its own and the
+filter's load work and memory are measured on the document users deploy.
 """
 
 import copy
@@ -34,7 +38,9 @@ TARGET_ROUTES = 10
 @dataclass(frozen=True)
 class Series:
     key: str
-    filter_kind: str  # "attache" | "probe" | "rendered" (attache, file from `attache render ecds`)
+    # "attache" | "probe" | "rendered" (attache, file from `attache render ecds`) |
+    # "rendered_probe" (the probe given the last rendered configuration string)
+    filter_kind: str
     routes: int
     strip_sources: bool = False
 
@@ -47,6 +53,7 @@ SERIES = [
     Series("probe_10k", "probe", 10_000),
     Series("probe_10k_no_sources", "probe", 10_000, strip_sources=True),
     Series("rendered_10k", "rendered", 10_000),
+    Series("rendered_probe_10k", "rendered_probe", 10_000),
 ]
 
 
@@ -150,20 +157,37 @@ def render_staged(attache: Path, target: Target, routes: int, generation: int) -
     return out
 
 
+def rendered_configuration(ecds_file: Path) -> str:
+    """The filter configuration string inside a file `attache render ecds` wrote."""
+    import yaml  # PyYAML: run.sh names it; only the rendered series need it.
+
+    with open(ecds_file) as handle:
+        response = yaml.safe_load(handle)
+    return response["resources"][0]["typed_config"]["config"]["configuration"]["value"]
+
+
 def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int,
             attache: Path | None) -> dict:
     """Every series `repeats` times, interleaved; per-step latencies in ms."""
     chosen = [s for s in SERIES if s.filter_kind in targets]
     steps: dict[str, list[float]] = {s.key: [] for s in chosen}
     generation = 1000
+    rendered_text = None  # the configuration string of the last rendered file
     for _ in range(repeats):
         for series in chosen:
             generation += 1
             target = targets[series.filter_kind]
             if series.filter_kind == "rendered" and attache is not None:
                 staged = render_staged(attache, target, series.routes, generation)
+                rendered_text = rendered_configuration(staged)
                 started = time.monotonic()
                 os.rename(staged, target.ecds)
+            elif series.filter_kind == "rendered_probe":
+                if rendered_text is None:
+                    continue
+                text = json.dumps(ecds_response(target.wasm, target.vm_name,
+                                                f"marker:gen-{generation}\n" + rendered_text, generation))
+                started = write_atomically(target.ecds, text)
             else:
                 text = json.dumps(ecds_response(target.wasm, target.vm_name,
                                                 configuration(series, docs[series.routes], generation),
@@ -171,13 +195,17 @@ def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int,
                 started = write_atomically(target.ecds, text)
             served = _wait_for_marker(target.port, f"gen-{generation}", 60.0)
             steps[series.key].append((served - started) * 1e3)
-    medians = {k: statistics.median(v) for k, v in steps.items()}
+    medians = {k: statistics.median(v) for k, v in steps.items() if v}
     sizes = {
         "document_10k_bytes": len(json.dumps(docs[10_000])),
         "document_10k_no_sources_bytes": len(json.dumps(_marked(docs[10_000], 0, True))),
     }
     if "rendered_10k" in medians:
         sizes["rendered_10k_bytes"] = targets["rendered"].ecds.stat().st_size
+    if rendered_text is not None:
+        sizes["rendered_10k_configuration_bytes"] = len(rendered_text)
+    if "rendered_10k" in medians and "rendered_probe_10k" in medians:
+        sizes["filter_ms_rendered_10k"] = medians["rendered_10k"] - medians["rendered_probe_10k"]
     return {
         "steps_ms": steps,
         "median_ms": medians,
