@@ -305,4 +305,49 @@ spec:
     );
     assert_eq!(std::fs::read(&rds).unwrap(), rds_before);
     assert_eq!(steady(), None);
+
+    // A regex that parses but whose RE2 program is over Envoy's size limit
+    // (the one check the renderer does not model): the watch writes the
+    // RDS file, sees Envoy refuse it, stops the generation and says so;
+    // --out stays, and the old routes keep serving.
+    let out_before = std::fs::read(stack.dir().join("attache.json")).unwrap();
+    let refused_before = stack.envoy.stat(rejected);
+    stack.put_manifest(
+        "50-regex.yaml",
+        "apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: regex, namespace: shop}
+spec:
+  parentRefs: [{name: edge, namespace: infra}]
+  hostnames: [regex.example.com]
+  rules:
+    - matches: [{path: {type: RegularExpression, value: \"/(abcdef|ghijkl|mnopqr){40}\"}}]
+",
+    );
+    until(CHANGE_WITHIN, "the watch reporting Envoy's refusal", || {
+        stack
+            .watch
+            .stderr()
+            .contains("Envoy refused the RDS file of listener http")
+            .then_some(())
+    });
+    assert!(stack.envoy.stat(rejected) > refused_before);
+    stack.watch.assert_no_write(Duration::from_millis(500));
+    let said = stack.watch.stderr();
+    assert!(
+        said.contains("written: the ECDS file, the CDS file, the RDS file of listener http (refused); not written: the LDS file"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read(stack.dir().join("attache.json")).unwrap(),
+        out_before,
+        "--out must not claim what Envoy refused"
+    );
+    assert_eq!(steady(), None);
+
+    // The route taken out again: the good table is written and applied.
+    std::fs::remove_file(stack.input.join("50-regex.yaml")).unwrap();
+    assert!(stack.watch.next_generation(CHANGE_WITHIN) > 1);
+    assert_eq!(std::fs::read_to_string(&rds).unwrap(), good);
+    assert_eq!(steady(), None);
 }

@@ -65,6 +65,10 @@ impl Pending {
                 .map_err(|err| Failure::Write(self.say(&err.to_string(), out)))?;
             if changed {
                 if let Err(why) = envoy.wait_for(file, before, last) {
+                    // Written, but not taken: what is left is never written.
+                    let label = format!("{} (refused)", file.label);
+                    self.written.push(label);
+                    self.files.pop_front();
                     let message = self.say(&why, out);
                     return Err(Failure::Refused(format!(
                         "{message}\n  Envoy keeps its last good configuration; waiting for the input to change"
@@ -92,9 +96,10 @@ impl Pending {
                 "generation {generation} not written: {why}\n  nothing was written: Envoy keeps its current configuration and {out} is left as it was"
             );
         }
-        let not_written: Vec<&str> = self.files.iter().map(|f| f.label.as_str()).collect();
+        let mut not_written: Vec<String> = self.files.iter().map(|f| f.label.clone()).collect();
+        not_written.push(format!("{out} (left as it was)"));
         format!(
-            "generation {generation} written in part: {why}\n  written: {}; not written: {}, and {out} (left as it was)",
+            "generation {generation} written in part: {why}\n  written: {}; not written: {}",
             self.written.join(", "),
             not_written.join(", ")
         )
