@@ -12,8 +12,11 @@
 # Other manifests: DEMO_EXAMPLE (dir), DEMO_GATEWAY (NS/NAME),
 # DEMO_LISTENERS ("LISTENER=PORT ..."), DEMO_BACKENDS ("NS/NAME ..." sent to
 # the test backend; default `*`, every backend).
-# `attache watch` keeps running too: edit examples/shop/*.yaml and the next
-# request follows the new policies, with no Envoy restart.
+# `attache watch --xds-dir` keeps running too: edit examples/shop/*.yaml
+# (policies, routes, matches, backends) and the next request follows them,
+# with no Envoy restart: Envoy reads listeners, routes, clusters and the
+# filter's configuration from files watch rewrites (docs/envoy.md,
+# "File-based xDS").
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -47,9 +50,10 @@ for port in "${LISTENERS[@]#*=}" "$ADMIN_PORT" "$BACKEND_PORT"; do
 done
 
 rm -rf "$RUN"
-# The ECDS file gets a directory of its own: Envoy re-reads it on any change
-# in the directory it watches, logs included.
-mkdir -p "$RUN/ecds"
+# The files Envoy reads live under $RUN/xds, each in a directory of its own
+# (ecds/, lds/, cds/, rds/LISTENER/): Envoy re-reads a watched file whenever
+# anything is moved into its directory, so logs stay out of there.
+mkdir -p "$RUN/xds"
 PIDS=()
 stop_all() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -63,8 +67,12 @@ trap 'exit 130' INT TERM
 PIDS+=($!)
 
 # --- the generator, watching the example ------------------------------------
+layout_args=()
+for backend in "${BACKENDS[@]}"; do layout_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
+for listener in "${LISTENERS[@]}"; do layout_args+=(--listener-port "$listener"); done
 "$ATTACHE_BIN" watch -f "$EXAMPLE" --gateway "$GATEWAY" \
-  --out "$RUN/attache.json" --ecds "$RUN/ecds/attache.ecds.yaml" --wasm "$WASM" \
+  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.yaml" --wasm "$WASM" \
+  --xds-dir "$RUN/xds" "${layout_args[@]}" --envoy-admin "127.0.0.1:$ADMIN_PORT" \
   >"$RUN/watch.out" 2>"$RUN/watch.log" &
 PIDS+=($!)
 
@@ -84,11 +92,7 @@ wait_for() { # what, pid that must stay alive, its log, seconds, command...
 wait_for "attache watch writing its first generation" "${PIDS[-1]}" "$RUN/watch.log" 30 \
   grep -qs '^wrote generation' "$RUN/watch.out"
 
-render_args=()
-for backend in "${BACKENDS[@]}"; do render_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
-for listener in "${LISTENERS[@]}"; do render_args+=(--listener-port "$listener"); done
-"$ATTACHE_BIN" render envoy -f "$EXAMPLE" --gateway "$GATEWAY" \
-  --ecds "$RUN/ecds/attache.ecds.yaml" --wasm "$WASM" "${render_args[@]}" \
+"$ATTACHE_BIN" render envoy -f "$EXAMPLE" --gateway "$GATEWAY" --xds-dir "$RUN/xds" \
   --admin-port "$ADMIN_PORT" -o "$RUN/envoy.yaml" 2>"$RUN/render.log" \
   || { cat "$RUN/render.log" >&2; die "attache render envoy failed"; }
 
@@ -114,5 +118,5 @@ else
 fi
 printf '\nEnvoy on http://127.0.0.1:%s (admin :%s), test backend on :%s; logs and rendered files in %s\n' \
   "$PORT" "$ADMIN_PORT" "$BACKEND_PORT" "$RUN"
-printf 'Edit %s/*.yaml: attache watch re-resolves and Envoy reloads the filter in place. Ctrl-C to stop.\n' "$EXAMPLE"
+printf 'Edit %s/*.yaml: attache watch re-resolves and Envoy reloads routes, clusters and policies in place. Ctrl-C to stop.\n' "$EXAMPLE"
 wait

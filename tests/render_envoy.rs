@@ -1,6 +1,8 @@
-//! The committed Envoy configuration (envoy/) is what the generator renders
+//! The committed Envoy configuration (envoy/: the file-based xDS bootstrap,
+//! the LDS, RDS and CDS files, the ECDS file) is what the generator renders
 //! from examples/shop, byte for byte, and Envoy's own `--mode validate`
-//! accepts every bootstrap the generator renders.
+//! accepts every bootstrap the generator renders, static or file-based, and
+//! the listeners, routes and clusters of the xDS files.
 //!
 //! Validation needs an Envoy (ENVOY_BIN, or .venv/bin/envoy as
 //! scripts/setup.sh installs it) and the filter's .wasm (ATTACHE_WASM, or the
@@ -19,8 +21,16 @@ use support::{attache_ok as attache, envoy_and_wasm, scratch, workspace};
 
 const GATEWAY: &str = "infra/edge";
 /// Container paths of docker-compose.yml, as envoy/README.md documents.
-const COMPOSE_ECDS: &str = "/var/run/attache/attache-ecds.yaml";
+const COMPOSE_XDS: &str = "/var/run/attache";
+const COMPOSE_ECDS: &str = "/var/run/attache/ecds/attache-ecds.yaml";
 const COMPOSE_WASM: &str = "/opt/attache/attache_filter.wasm";
+/// The xDS files envoy/xds holds, relative to the xDS directory.
+const XDS_FILES: [&str; 4] = [
+    "lds/listeners.json",
+    "cds/clusters.json",
+    "rds/http/routes.json",
+    "rds/admin/routes.json",
+];
 
 /// The exact commands envoy/README.md gives for regenerating envoy/.
 fn compose_bootstrap() -> Vec<u8> {
@@ -31,16 +41,32 @@ fn compose_bootstrap() -> Vec<u8> {
         "examples/shop",
         "--gateway",
         GATEWAY,
-        "--ecds",
-        COMPOSE_ECDS,
-        "--wasm",
-        COMPOSE_WASM,
-        "--listener-port",
-        "http=8080",
+        "--xds-dir",
+        COMPOSE_XDS,
         "--admin-address",
         "0.0.0.0",
     ])
     .stdout
+}
+
+/// `attache render xds` for the compose paths, written into `dir`.
+fn compose_xds(dir: &Path) {
+    attache(&[
+        "render",
+        "xds",
+        "-f",
+        "examples/shop",
+        "--gateway",
+        GATEWAY,
+        "--xds-dir",
+        COMPOSE_XDS,
+        "--ecds",
+        COMPOSE_ECDS,
+        "--listener-port",
+        "http=8080",
+        "--output-dir",
+        &dir.to_string_lossy(),
+    ]);
 }
 
 fn compose_ecds() -> Vec<u8> {
@@ -74,33 +100,59 @@ fn committed_bootstrap_is_what_the_generator_renders() {
 
 #[test]
 fn committed_ecds_file_is_what_the_generator_renders() {
-    assert_same("envoy/attache-ecds.yaml", &compose_ecds());
+    assert_same("envoy/xds/ecds/attache-ecds.yaml", &compose_ecds());
 }
 
 #[test]
-fn committed_bootstrap_serves_the_compose_ports_and_dns_backend() {
+fn committed_xds_files_are_what_the_generator_renders() {
+    let dir = scratch("compose-xds");
+    compose_xds(&dir);
+    for file in XDS_FILES {
+        let rendered = std::fs::read(dir.join(file)).expect("rendered xds file");
+        assert_same(&format!("envoy/xds/{file}"), &rendered);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn json_file(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON")
+}
+
+/// The resources of a committed `DiscoveryResponse` file under envoy/xds.
+fn committed_resources(file: &str) -> Vec<serde_json::Value> {
+    json_file(&workspace().join("envoy/xds").join(file))["resources"]
+        .as_array()
+        .expect("resources")
+        .clone()
+}
+
+#[test]
+fn committed_configuration_serves_the_compose_ports_and_dns_backend() {
     let bootstrap: serde_json::Value =
         serde_yaml_ng::from_slice(&compose_bootstrap()).expect("YAML");
-    let listeners = bootstrap["static_resources"]["listeners"]
-        .as_array()
-        .expect("listeners");
-    let ports: Vec<u64> = listeners
+    assert!(bootstrap.get("static_resources").is_none());
+    assert_eq!(
+        bootstrap["dynamic_resources"]["lds_config"]["path_config_source"]["path"],
+        "/var/run/attache/lds/listeners.json"
+    );
+    let listeners = committed_resources("lds/listeners.json");
+    let ports: Vec<(&str, u64)> = listeners
         .iter()
-        .filter_map(|l| l["address"]["socket_address"]["port_value"].as_u64())
+        .filter_map(|l| {
+            let port = l["address"]["socket_address"]["port_value"].as_u64()?;
+            Some((l["name"].as_str()?, port))
+        })
         .collect();
     assert_eq!(
         ports,
-        [8080, 8081],
+        [("admin", 8081), ("http", 8080)],
         "http moved to 8080, admin keeps its own port"
     );
     assert_eq!(
         bootstrap["admin"]["address"]["socket_address"]["port_value"],
         9901
     );
-    for cluster in bootstrap["static_resources"]["clusters"]
-        .as_array()
-        .expect("clusters")
-    {
+    for cluster in committed_resources("cds/clusters.json") {
         assert_eq!(cluster["type"], "STRICT_DNS", "{cluster}");
         let address = &cluster["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]
             ["address"]["socket_address"];
@@ -191,28 +243,77 @@ fn envoy_validates_every_rendered_bootstrap() {
         validate(&envoy, &render_local(input, &wasm, &dir));
     }
 
-    // The committed compose bootstrap itself, with only its container paths
-    // swapped for local ones (the paths must exist for Envoy to validate).
+    // The committed compose configuration itself, with only its container
+    // paths swapped for local ones (the paths must exist for Envoy to
+    // validate): the file-based bootstrap, and its listeners, routes and
+    // clusters put inline, which Envoy validates as thoroughly as it would
+    // load them (validate mode does not read xDS files).
     let dir = root.join("compose");
-    std::fs::create_dir_all(&dir).expect("dir");
-    let local_ecds = dir.join("attache-ecds.yaml");
-    let wasm_text = wasm.to_string_lossy();
+    let local = |text: &str| text.replace(COMPOSE_XDS, &dir.to_string_lossy());
+    for file in XDS_FILES.iter().chain(&["../envoy.yaml"]) {
+        let text = std::fs::read_to_string(workspace().join("envoy/xds").join(file))
+            .unwrap_or_else(|e| panic!("envoy/xds/{file}: {e}"));
+        let path = dir.join(file.trim_start_matches("../"));
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+        std::fs::write(&path, local(&text)).expect("write");
+    }
+    let committed = std::fs::read_to_string(dir.join("envoy.yaml")).expect("bootstrap");
+    assert!(committed.contains(&*dir.to_string_lossy()), "{committed}");
     let ecds = String::from_utf8(compose_ecds())
         .expect("utf-8")
-        .replace(COMPOSE_WASM, &wasm_text);
-    std::fs::write(&local_ecds, ecds).expect("write ecds");
-    let committed =
-        std::fs::read_to_string(workspace().join("envoy/envoy.yaml")).expect("envoy/envoy.yaml");
-    assert!(committed.contains(COMPOSE_ECDS) && committed.contains(COMPOSE_WASM));
-    let local = committed
-        .replace(COMPOSE_ECDS, &local_ecds.to_string_lossy())
-        .replace(
-            "path: /var/run/attache\n",
-            &format!("path: {}\n", dir.display()),
-        )
-        .replace(COMPOSE_WASM, &wasm_text);
-    let bootstrap = dir.join("envoy.yaml");
-    std::fs::write(&bootstrap, local).expect("write bootstrap");
-    validate(&envoy, &bootstrap);
+        .replace(COMPOSE_WASM, &wasm.to_string_lossy());
+    std::fs::create_dir_all(dir.join("ecds")).expect("dir");
+    std::fs::write(dir.join("ecds/attache-ecds.yaml"), ecds).expect("write ecds");
+    assert!(COMPOSE_ECDS.ends_with("/ecds/attache-ecds.yaml"));
+    validate(&envoy, &dir.join("envoy.yaml"));
+    let inline = dir.join("inline.json");
+    std::fs::write(&inline, inline_bootstrap(&dir).to_string()).expect("write");
+    validate(&envoy, &inline);
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A static bootstrap holding the resources of the xDS files under `dir`,
+/// each listener's RDS reference replaced by the route configuration its
+/// RDS file holds.
+fn inline_bootstrap(dir: &Path) -> serde_json::Value {
+    let strip = |mut resource: serde_json::Value| {
+        resource.as_object_mut().expect("object").remove("@type");
+        resource
+    };
+    let listeners: Vec<serde_json::Value> = json_file(&dir.join("lds/listeners.json"))["resources"]
+        .as_array()
+        .expect("listeners")
+        .iter()
+        .map(|listener| {
+            let mut listener = strip(listener.clone());
+            let hcm = &mut listener["filter_chains"][0]["filters"][0]["typed_config"];
+            let rds = hcm
+                .as_object_mut()
+                .expect("hcm")
+                .remove("rds")
+                .expect("rds");
+            let path = rds["config_source"]["path_config_source"]["path"]
+                .as_str()
+                .expect("rds path");
+            hcm["route_config"] = strip(json_file(Path::new(path))["resources"][0].clone());
+            listener
+        })
+        .collect();
+    let clusters: Vec<serde_json::Value> = json_file(&dir.join("cds/clusters.json"))["resources"]
+        .as_array()
+        .expect("clusters")
+        .iter()
+        .cloned()
+        .map(strip)
+        .collect();
+    let mut bootstrap: serde_json::Value =
+        serde_yaml_ng::from_slice(&std::fs::read(dir.join("envoy.yaml")).expect("read"))
+            .expect("YAML");
+    let bootstrap_map = bootstrap.as_object_mut().expect("object");
+    bootstrap_map.remove("dynamic_resources");
+    bootstrap_map.insert(
+        "static_resources".into(),
+        serde_json::json!({"listeners": listeners, "clusters": clusters}),
+    );
+    bootstrap
 }

@@ -9,9 +9,11 @@ use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::{Resolved, Severity};
 use attache_render::backends::{AddressBook, Overrides};
-use attache_render::bootstrap::{envoy_bootstrap, EnvoyOptions};
+use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
 use attache_render::manifests::Manifests;
+use attache_render::resources::ListenerOptions;
 use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions, DEFAULT_URL};
+use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
 
 use super::parse_key;
@@ -20,18 +22,35 @@ use crate::output::{pretty_json, print_stdout, report, write_atomically};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// An Envoy bootstrap for one Gateway, loading the filter through ECDS.
+    /// An Envoy bootstrap for one Gateway: file-based xDS (--xds-dir), or static.
     #[command(after_help = "\
-Examples:
-  attache render ecds  -f examples/shop/ --wasm attache_filter.wasm -o envoy/attache-ecds.yaml
-  attache render envoy -f examples/shop/ --ecds envoy/attache-ecds.yaml --wasm attache_filter.wasm \\
+Examples (file-based xDS: routes, clusters and policies reload without restart):
+  attache watch -f examples/shop/ --out run/attache.json --wasm attache_filter.wasm \\
+      --ecds run/xds/ecds/attache-ecds.yaml --xds-dir run/xds \\
+      --backend '*=127.0.0.1:9000' --listener-port http=8080 --envoy-admin 127.0.0.1:9901 &
+  attache render envoy -f examples/shop/ --xds-dir run/xds -o envoy.yaml
+
+Static (everything in the bootstrap; only the filter's ECDS file reloads):
+  attache render ecds  -f examples/shop/ --wasm attache_filter.wasm -o run/ecds/attache-ecds.yaml
+  attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.yaml --wasm attache_filter.wasm \\
       --backend '*=127.0.0.1:9000' --listener-port http=8080 -o envoy.yaml
 
-Route names are the schema-1 entry names. The filter's configuration comes
-from the --ecds file; replace that file by renaming a new one over it (as
-`attache render ecds -o` and `attache watch` do) and Envoy applies it without
-a restart. Output is YAML, or JSON when -o ends in .json.")]
+With --xds-dir the bootstrap only says where the LDS and CDS files are
+(docs/envoy.md, \"File-based xDS\"); `attache watch --xds-dir` or `attache
+render xds` writes them. Route names are the schema-1 entry names. Output is
+YAML, or JSON when -o ends in .json.")]
     Envoy(EnvoyArgs),
+    /// The LDS, RDS and CDS files of the file-based xDS layout, once.
+    #[command(after_help = "\
+Example:
+  attache render xds -f examples/shop/ --xds-dir run/xds --ecds run/xds/ecds/attache-ecds.yaml \\
+      --backend '*=127.0.0.1:9000' --listener-port http=8080
+
+Writes DIR/lds/listeners.json, DIR/cds/clusters.json and one
+DIR/rds/LISTENER/routes.json per Envoy listener, each atomically (CDS, then
+RDS, then LDS). To change them while Envoy runs, use `attache watch
+--xds-dir`, which also orders the writes against the ECDS file.")]
+    Xds(XdsArgs),
     /// The ECDS file: the schema-1 document inside the Wasm filter's configuration.
     Ecds(EcdsArgs),
     /// An Istio WasmPlugin (extensions.istio.io/v1alpha1) for the Gateway.
@@ -48,17 +67,11 @@ pub struct Selection {
     pub gateway: Option<ObjectKey>,
 }
 
+/// Where the Gateway's listeners bind and where its backends are: what the
+/// static bootstrap, `render xds` and `watch --xds-dir` need to render
+/// listeners and clusters.
 #[derive(Debug, clap::Args)]
-pub struct EnvoyArgs {
-    #[command(flatten)]
-    pub selection: Selection,
-    /// The ECDS file Envoy reads the filter configuration from (written
-    /// verbatim; Envoy watches its directory). It must exist when Envoy starts.
-    #[arg(long, value_name = "FILE")]
-    pub ecds: String,
-    /// The filter's .wasm, written verbatim into the filter's default configuration.
-    #[arg(long, value_name = "FILE")]
-    pub wasm: String,
+pub struct ListenerArgs {
     /// Address of a backend Service: NS/NAME=HOST:PORT, or *=HOST:PORT for
     /// every backend without its own. Beats Service/EndpointSlice manifests. Repeatable.
     #[arg(long = "backend", value_name = "NS/NAME=HOST:PORT")]
@@ -69,6 +82,52 @@ pub struct EnvoyArgs {
     /// Local address the listeners bind.
     #[arg(long, value_name = "ADDRESS", default_value = "0.0.0.0")]
     pub listen_address: String,
+}
+
+impl ListenerArgs {
+    pub fn options(&self) -> ListenerOptions {
+        ListenerOptions {
+            listen_address: self.listen_address.clone(),
+            listener_ports: self.listener_ports.iter().cloned().collect(),
+        }
+    }
+
+    /// The `--backend` overrides over the input's Service and EndpointSlice
+    /// manifests.
+    pub fn address_book(&self, docs: &[SourceDoc]) -> Result<AddressBook, CliError> {
+        let mut overrides = Overrides::default();
+        for given in &self.backends {
+            overrides
+                .add(given)
+                .map_err(attache_render::RenderError::from)?;
+        }
+        Ok(AddressBook {
+            overrides,
+            manifests: Manifests::index(docs),
+        })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EnvoyArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// File-based xDS: the directory (as Envoy sees it) holding the LDS, RDS
+    /// and CDS files that `attache watch --xds-dir` writes. The bootstrap then
+    /// holds no listener, route or cluster of its own.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["ecds", "wasm", "backends", "listener_ports"])]
+    pub xds_dir: Option<String>,
+    /// Static bootstrap: the ECDS file Envoy reads the filter configuration
+    /// from (written verbatim; Envoy watches its directory). It must exist
+    /// when Envoy starts.
+    #[arg(long, value_name = "FILE", required_unless_present = "xds_dir")]
+    pub ecds: Option<String>,
+    /// Static bootstrap: the filter's .wasm, written verbatim into the
+    /// filter's default configuration.
+    #[arg(long, value_name = "FILE", required_unless_present = "xds_dir")]
+    pub wasm: Option<String>,
+    #[command(flatten)]
+    pub listeners: ListenerArgs,
     #[arg(long, value_name = "PORT", default_value_t = 9901)]
     pub admin_port: u16,
     /// Local address of the admin interface (keep it private).
@@ -77,6 +136,26 @@ pub struct EnvoyArgs {
     /// Write to FILE (atomically) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct XdsArgs {
+    #[command(flatten)]
+    pub selection: Selection,
+    /// The directory of the LDS, RDS and CDS files, as Envoy sees it (the
+    /// paths inside the files name it); written to unless --output-dir.
+    #[arg(long, value_name = "DIR")]
+    pub xds_dir: String,
+    /// The ECDS file the listeners load the filter's configuration from, as
+    /// Envoy sees it.
+    #[arg(long, value_name = "FILE")]
+    pub ecds: String,
+    #[command(flatten)]
+    pub listeners: ListenerArgs,
+    /// Write the files under DIR instead of --xds-dir (e.g. for a container
+    /// that sees --xds-dir elsewhere).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,6 +186,7 @@ pub struct WasmPluginArgs {
 pub fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Envoy(args) => envoy(args),
+        Command::Xds(args) => render_xds(args),
         Command::Ecds(args) => {
             let loaded = load_and_resolve(
                 &args.selection.input,
@@ -138,29 +218,81 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
         args.selection.gateway.as_ref(),
         Default::default(),
     )?;
-    let mut overrides = Overrides::default();
-    for given in &args.backends {
-        overrides
-            .add(given)
-            .map_err(attache_render::RenderError::from)?;
-    }
-    let book = AddressBook {
-        overrides,
-        manifests: Manifests::index(&docs),
+    let admin = AdminOptions {
+        address: args.admin_address,
+        port: args.admin_port,
     };
-    let options = EnvoyOptions {
+    let config = match (args.xds_dir, args.ecds, args.wasm) {
+        (Some(dir), _, _) => dynamic_bootstrap(
+            &resolved.resolution.gateway.to_string(),
+            &admin,
+            &XdsLayout::new(&dir),
+        ),
+        (None, Some(ecds_path), Some(wasm_path)) => {
+            let book = args.listeners.address_book(&docs)?;
+            let options = EnvoyOptions {
+                ecds_path,
+                wasm_path,
+                admin,
+                listeners: args.listeners.options(),
+            };
+            let rendered = envoy_bootstrap(&resolved.resolution, &book, &options)?;
+            print_notes(&rendered.notes);
+            rendered.config
+        }
+        _ => {
+            return Err(CliError::Usage(
+                "render envoy needs --xds-dir DIR, or --ecds FILE and --wasm FILE".into(),
+            ))
+        }
+    };
+    emit(&config, args.output.as_deref())
+}
+
+fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
+    let Loaded { docs, resolved, .. } = load_and_resolve(
+        &args.selection.input,
+        args.selection.gateway.as_ref(),
+        Default::default(),
+    )?;
+    let options = XdsOptions {
         ecds_path: args.ecds,
-        wasm_path: args.wasm,
-        listen_address: args.listen_address,
-        admin_address: args.admin_address,
-        admin_port: args.admin_port,
-        listener_ports: args.listener_ports.into_iter().collect(),
+        listeners: args.listeners.options(),
+        layout: XdsLayout::new(&args.xds_dir),
     };
-    let rendered = envoy_bootstrap(&resolved.resolution, &book, &options)?;
-    for note in &rendered.notes {
+    let book = args.listeners.address_book(&docs)?;
+    let (state, notes) = xds::xds_state(&resolved.resolution, &book, &options)?;
+    print_notes(&notes);
+    let local = XdsLayout::new(&match &args.output_dir {
+        Some(dir) => dir.to_string_lossy().into_owned(),
+        None => args.xds_dir.clone(),
+    });
+    let mut files = vec![(local.cds_file(), xds::cds_response(&state.clusters))];
+    for (name, config) in &state.route_configs {
+        files.push((local.rds_file(name), xds::rds_response(config)));
+    }
+    files.push((local.lds_file(), xds::lds_response(&state.listeners)));
+    for (path, value) in files {
+        write_file(Path::new(&path), &pretty_json(&value)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_notes(notes: &[String]) {
+    for note in notes {
         eprintln!("note: {note}");
     }
-    emit(&rendered.config, args.output.as_deref())
+}
+
+/// Writes `text` atomically, creating the file's directory first.
+pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    write_atomically(path, text.as_bytes())
 }
 
 /// What was read and resolved, and how many error diagnostics came with it.

@@ -24,3 +24,4 @@ mod precedence;
 mod retries;
 mod timeouts;
 mod validate;
+mod xds_reload;

@@ -17,10 +17,7 @@ pub fn discovery_response(
     wasm_path: &str,
 ) -> Result<Value, serde_json::Error> {
     let typed_config = filter_config(document, wasm_path)?;
-    let version = format!(
-        "{:016x}",
-        fnv1a(serde_json::to_string(&typed_config)?.as_bytes())
-    );
+    let version = crate::version::content_version(&typed_config);
     Ok(json!({
         "version_info": version,
         "type_url": TYPED_EXTENSION_CONFIG_TYPE_URL,
@@ -30,13 +27,6 @@ pub fn discovery_response(
             "typed_config": typed_config
         }]
     }))
-}
-
-/// FNV-1a, 64 bit: a stable, dependency-free content digest (not security).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ pub enum RenderError {
     PortClash(#[from] Box<PortClash>),
     #[error("Gateway {gateway} has no HTTP listener to render; Attaché renders listeners with protocol HTTP")]
     NoHttpListener { gateway: String },
+    #[error(transparent)]
+    XdsCheck(#[from] crate::xds::XdsCheckError),
     #[error("cannot encode the schema-1 document as JSON: {0}")]
     Document(#[from] serde_json::Error),
 }

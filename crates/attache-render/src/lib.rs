@@ -6,9 +6,12 @@
 //!   routes in Gateway API precedence, clusters) that loads the Attaché
 //!   filter through ECDS from a file.
 //! - [`ecds::discovery_response`]: that ECDS file.
+//! - [`bootstrap::dynamic_bootstrap`] and [`xds`]: the file-based xDS
+//!   layout, where listeners, routes and clusters come from watched files
+//!   too, and [`xds::transition`], the order in which to rewrite them.
 //! - [`wasmplugin::wasm_plugin`]: an Istio `WasmPlugin` carrying the document.
 //!
-//! All three carry the document through [`data_plane`]: compact and without
+//! All of them carry the document through [`data_plane`]: compact and without
 //! the `sources` provenance the filter never reads.
 #![forbid(unsafe_code)]
 
@@ -18,13 +21,19 @@ pub mod data_plane;
 pub mod duration;
 pub mod ecds;
 pub mod error;
+pub mod listener;
 pub mod manifests;
 pub mod matching;
+pub mod resources;
+pub mod version;
 pub mod virtual_hosts;
 pub mod wasm;
 pub mod wasmplugin;
+pub mod xds;
 
 #[cfg(test)]
 mod test_fixtures;
+#[cfg(test)]
+mod test_gateway;
 
 pub use error::RenderError;

@@ -6,13 +6,20 @@
 //! ConfigMap symlink swaps). Inputs are a handful of small files, so reading
 //! them each interval costs nothing worth an event library.
 //!
-//! The watch never lies (docs/envoy.md, "attache watch"): the ECDS file Envoy
-//! reads is written before `--out`, `--out` advances only once the ECDS file
-//! is written, and a write that fails is retried with back-off, with each
-//! message saying which files were and were not written.
+//! The watch never lies (docs/envoy.md, "attache watch"): the files Envoy
+//! reads are written before `--out`, `--out` advances only once they all
+//! are, and a write that fails is retried with back-off, with each message
+//! saying which files were and were not written. With `--xds-dir` it also
+//! writes the LDS, RDS and CDS files, in the order
+//! [`attache_render::xds::transition`] gives, waiting for Envoy between
+//! them ([`apply`]).
 
+mod apply;
+mod envoy_admin;
 mod fingerprint;
 mod generation;
+mod live;
+mod steps;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,26 +27,37 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use attache_core::topology::ObjectKey;
+use attache_render::xds::{self, Step, XdsLayout, XdsOptions};
 
 use super::parse_key;
-use super::render::{ecds_value, encode_for, load_and_resolve, Loaded};
+use super::render::{load_and_resolve, ListenerArgs, Loaded};
 use super::{CliError, InputArgs};
 use crate::input::ReadLimits;
-use crate::output::{pretty_json, write_atomically};
+use crate::output::pretty_json;
+use apply::{Envoy, Failure, Pending};
 use fingerprint::fingerprint;
-use generation::{generation_of_ecds_file, stamp_generation};
+use generation::generation_of_ecds_file;
+use steps::{file_steps, Targets};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Example:
+Examples:
   attache watch -f examples/shop/ --out run/attache.json \\
-      --ecds run/attache-ecds.yaml --wasm attache_filter.wasm
+      --ecds run/ecds/attache-ecds.yaml --wasm attache_filter.wasm
+  attache watch -f examples/shop/ --out run/attache.json \\
+      --ecds run/xds/ecds/attache-ecds.yaml --wasm attache_filter.wasm \\
+      --xds-dir run/xds --backend '*=127.0.0.1:9000' --listener-port http=8080 \\
+      --envoy-admin 127.0.0.1:9901
 
 Prints `wrote generation N (R routes)` on standard output after each write.
 Input with errors (unreadable YAML, no such Gateway, an invalid policy) is not
 written: the last good files stay and standard error says why. The ECDS file
 is written first and --out only after it, so --out never claims what Envoy
 does not have; a failed write is retried with back-off until it succeeds.
+With --xds-dir the LDS, RDS and CDS files (for `attache render envoy
+--xds-dir`) are rewritten too: policies and clusters before the routes that
+use them, routes before what they stop using (docs/envoy.md). A file Envoy
+refuses stops the generation until the input changes.
 Generations continue from the generation in the current ECDS file. A FIFO,
 device or socket in an input directory is skipped with a warning. Runs until
 stopped.")]
@@ -64,6 +82,20 @@ pub struct Args {
     /// not read half-way).
     #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(10..))]
     pub interval_ms: u64,
+    /// Also write the LDS, RDS and CDS files of the file-based xDS layout
+    /// under DIR (as Envoy sees it), in order.
+    #[arg(long, value_name = "DIR", requires = "ecds")]
+    pub xds_dir: Option<String>,
+    #[command(flatten)]
+    pub listeners: ListenerArgs,
+    /// Envoy's admin interface (HOST:PORT): with --xds-dir, each file is
+    /// written once Envoy reports the one before it applied.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub envoy_admin: Option<String>,
+    /// With --xds-dir and no --envoy-admin (or no answer from it): how long
+    /// to wait between two files for Envoy to apply the first.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub settle_ms: u64,
 }
 
 /// The longest wait between two tries of a failed write.
@@ -85,6 +117,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .as_deref()
         .and_then(generation_of_ecds_file)
         .unwrap_or(0);
+    let layout = args.xds_dir.as_deref().map(XdsLayout::new);
+    let mut envoy = Envoy {
+        admin: args.envoy_admin.as_deref().map(envoy_admin::Admin::new),
+        settle: Duration::from_millis(args.settle_ms),
+        has: live::read_live(layout.as_ref(), args.ecds.as_deref()),
+    };
     let mut pending: Option<Pending> = None;
     let mut retry = Retry::new(interval);
     let mut acted_on: Option<u64> = None;
@@ -97,7 +135,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 continue;
             }
             acted_on = Some(seen);
-            match prepare(&args, generation + 1) {
+            match prepare(&args, layout.as_ref(), &envoy, generation + 1) {
                 Ok(next) => {
                     pending = Some(next);
                     retry = Retry::new(interval);
@@ -113,7 +151,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
         }
         if let Some(next) = pending.as_mut().filter(|_| retry.due()) {
-            match next.write(&args.out) {
+            match next.write(&args.out, &mut envoy) {
                 Ok(()) => {
                     generation = next.generation;
                     announce(&format!(
@@ -122,45 +160,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     ));
                     pending = None;
                 }
-                Err(failure) => {
+                Err(Failure::Write(failure)) => {
                     let wait = retry.failed();
                     eprintln!(
                         "error: {failure}\n  trying again in {} ms",
                         wait.as_millis()
                     );
                 }
+                Err(Failure::Refused(failure)) => {
+                    eprintln!("error: {failure}");
+                    // Its number is used: the next generation is a new one.
+                    generation = next.generation;
+                    pending = None;
+                }
             }
         }
         std::thread::sleep(interval);
-    }
-}
-
-/// One generation's files, kept until every one of them is written.
-struct Pending {
-    generation: u64,
-    routes: usize,
-    /// The ECDS file and its text; `None` once written (or not asked for).
-    ecds: Option<(PathBuf, String)>,
-    document: String,
-}
-
-impl Pending {
-    /// ECDS first, then `--out`; on failure says what was and was not
-    /// written, and keeps what is left for the next try.
-    fn write(&mut self, out: &Path) -> Result<(), String> {
-        let generation = self.generation;
-        if let Some((path, text)) = &self.ecds {
-            write_atomically(path, text.as_bytes()).map_err(|err| {
-                format!(
-                    "generation {generation} not written: {err}\n  nothing was written: Envoy keeps its current configuration and {} is left as it was",
-                    out.display()
-                )
-            })?;
-            self.ecds = None;
-        }
-        write_atomically(out, self.document.as_bytes()).map_err(|err| {
-            format!("generation {generation}: the ECDS file was written (Envoy has it), but {err}")
-        })
     }
 }
 
@@ -195,10 +210,17 @@ impl Retry {
 }
 
 /// Resolves and renders everything for `generation` before anything is
-/// written: either every output is replaced or none is.
-fn prepare(args: &Args, generation: u64) -> Result<Pending, CliError> {
+/// written: the files in the order Envoy must see them, and `--out`.
+fn prepare(
+    args: &Args,
+    layout: Option<&XdsLayout>,
+    envoy: &Envoy,
+    generation: u64,
+) -> Result<Pending, CliError> {
     let Loaded {
-        resolved, errors, ..
+        docs,
+        resolved,
+        errors,
     } = load_and_resolve(
         &args.input,
         args.gateway.as_ref(),
@@ -211,20 +233,33 @@ fn prepare(args: &Args, generation: u64) -> Result<Pending, CliError> {
         return Err(CliError::InvalidInput(errors));
     }
     let document = pretty_json(&resolved.resolution.document)?;
-    let ecds = match (&args.ecds, &args.wasm) {
-        (Some(path), Some(wasm)) => {
-            let mut value = ecds_value(&resolved, wasm)?;
-            stamp_generation(&mut value, generation);
-            Some((path.clone(), encode_for(&value, Some(path))?))
+    let next_document = resolved.resolution.document.clone();
+    let plan = match (layout, &args.ecds) {
+        (Some(layout), Some(ecds)) => {
+            let options = XdsOptions {
+                ecds_path: ecds.to_string_lossy().into_owned(),
+                listeners: args.listeners.options(),
+                layout: layout.clone(),
+            };
+            let book = args.listeners.address_book(&docs)?;
+            let (next, notes) = xds::xds_state(&resolved.resolution, &book, &options)?;
+            for note in notes {
+                eprintln!("note: {note}");
+            }
+            xds::transition(Some(&envoy.has), &next)
         }
-        _ => None,
+        _ => vec![Step::Ecds(next_document)],
     };
-    Ok(Pending {
+    let targets = Targets {
+        ecds: args.ecds.as_deref().zip(args.wasm.as_deref()),
+        xds: layout,
+    };
+    Ok(Pending::new(
         generation,
-        routes: resolved.resolution.document.routes.len(),
-        ecds,
+        resolved.resolution.document.routes.len(),
+        file_steps(plan, &targets, generation)?,
         document,
-    })
+    ))
 }
 
 /// One line on stdout, flushed at once: tests and scripts wait for it.

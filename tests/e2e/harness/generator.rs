@@ -95,6 +95,24 @@ pub fn render_envoy(spec: &RenderEnvoy<'_>) {
     run_ok(args);
 }
 
+/// `attache render envoy --xds-dir`: the bootstrap of the file-based layout.
+pub fn render_envoy_xds(input: &Path, gateway: &str, xds_dir: &Path, admin_port: u16, out: &Path) {
+    run_ok([
+        OsString::from("render"),
+        "envoy".into(),
+        "-f".into(),
+        input.into(),
+        "--gateway".into(),
+        gateway.into(),
+        "--xds-dir".into(),
+        xds_dir.into(),
+        "--admin-port".into(),
+        admin_port.to_string().into(),
+        "-o".into(),
+        out.into(),
+    ]);
+}
+
 pub fn render_ecds(input: &Path, gateway: &str, wasm: &Path, out: &Path) {
     run_ok([
         OsString::from("render"),
@@ -125,20 +143,69 @@ pub struct WatchSpec<'a> {
     pub log_dir: &'a Path,
 }
 
+/// `attache watch --xds-dir`: the file-based xDS layout, ordered against
+/// Envoy's admin interface.
+pub struct XdsWatchSpec<'a> {
+    pub input: &'a Path,
+    pub gateway: &'a str,
+    pub out: &'a Path,
+    pub ecds: &'a Path,
+    pub wasm: &'a Path,
+    pub xds_dir: &'a Path,
+    /// Gateway listener name to local port.
+    pub listener_ports: Vec<(String, u16)>,
+    /// Envoy's admin `127.0.0.1:PORT`.
+    pub envoy_admin: String,
+    pub log_dir: &'a Path,
+}
+
 impl Watch {
     pub fn start(spec: &WatchSpec<'_>) -> Watch {
-        let log = spec.log_dir.join("watch.log");
+        let args: Vec<OsString> = vec![
+            "-f".into(),
+            spec.input.into(),
+            "--gateway".into(),
+            spec.gateway.into(),
+            "--out".into(),
+            spec.out.into(),
+            "--ecds".into(),
+            spec.ecds.into(),
+            "--wasm".into(),
+            spec.wasm.into(),
+        ];
+        Watch::spawn(args, spec.log_dir)
+    }
+
+    pub fn start_xds(spec: &XdsWatchSpec<'_>) -> Watch {
+        let mut args: Vec<OsString> = vec![
+            "-f".into(),
+            spec.input.into(),
+            "--gateway".into(),
+            spec.gateway.into(),
+            "--out".into(),
+            spec.out.into(),
+            "--ecds".into(),
+            spec.ecds.into(),
+            "--wasm".into(),
+            spec.wasm.into(),
+            "--xds-dir".into(),
+            spec.xds_dir.into(),
+            "--envoy-admin".into(),
+            spec.envoy_admin.clone().into(),
+        ];
+        for (listener, port) in &spec.listener_ports {
+            args.push("--listener-port".into());
+            args.push(format!("{listener}={port}").into());
+        }
+        Watch::spawn(args, spec.log_dir)
+    }
+
+    fn spawn(args: Vec<OsString>, log_dir: &Path) -> Watch {
+        let log = log_dir.join("watch.log");
         let mut child = Command::new(paths::attache())
             .arg("watch")
-            .arg("-f")
-            .arg(spec.input)
-            .args(["--gateway", spec.gateway, "--interval-ms", "100"])
-            .arg("--out")
-            .arg(spec.out)
-            .arg("--ecds")
-            .arg(spec.ecds)
-            .arg("--wasm")
-            .arg(spec.wasm)
+            .args(["--interval-ms", "100"])
+            .args(&args)
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("create watch log"))
             .spawn()

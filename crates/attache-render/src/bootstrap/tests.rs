@@ -1,85 +1,24 @@
 use super::*;
-use attache_contract::{Document, HttpRouteMatch, PathMatch, PathMatchType, Retry, SCHEMA_VERSION};
-use attache_core::topology::{BackendTarget, ObjectKey};
+use std::collections::BTreeMap;
 
-fn listener(name: &str, port: u16, protocol: &str) -> ListenerInfo {
-    ListenerInfo {
-        name: name.into(),
-        port,
-        protocol: protocol.into(),
-        hostname: None,
-    }
-}
-
-fn entry(listener: &str, route: &str, prefix: &str) -> RouteEntry {
-    RouteEntry {
-        name: format!("{listener}/shop/{route}/0"),
-        listener: listener.into(),
-        route_namespace: "shop".into(),
-        route_name: route.into(),
-        rule: "0".into(),
-        matches: vec![HttpRouteMatch {
-            path: Some(PathMatch {
-                kind: PathMatchType::PathPrefix,
-                value: prefix.into(),
-            }),
-            ..HttpRouteMatch::default()
-        }],
-        ..RouteEntry::default()
-    }
-}
-
-fn backend(name: &str, weight: u32) -> BackendTarget {
-    BackendTarget {
-        namespace: "shop".into(),
-        name: name.into(),
-        port: Some(80),
-        weight,
-    }
-}
-
-fn resolution(
-    listeners: Vec<ListenerInfo>,
-    entries: Vec<(RouteEntry, Vec<BackendTarget>)>,
-) -> GatewayResolution {
-    let backends = entries
-        .iter()
-        .map(|(e, b)| (e.name.clone(), b.clone()))
-        .collect();
-    GatewayResolution {
-        gateway: ObjectKey {
-            namespace: "infra".into(),
-            name: "edge".into(),
-        },
-        gateway_class: "attache".into(),
-        listeners,
-        document: Document {
-            schema_version: SCHEMA_VERSION,
-            gateway: "infra/edge".into(),
-            options: Default::default(),
-            routes: entries.into_iter().map(|(e, _)| e).collect(),
-        },
-        backends,
-    }
-}
+use crate::resources::ListenerOptions;
+use crate::test_gateway::{backend, book, entry, listener, resolution};
+use crate::wasm::FILTER_NAME;
+use attache_contract::Retry;
 
 fn options() -> EnvoyOptions {
     EnvoyOptions {
         ecds_path: "/run/attache/ecds.yaml".into(),
         wasm_path: "/opt/f.wasm".into(),
-        listen_address: "127.0.0.1".into(),
-        admin_address: "127.0.0.1".into(),
-        admin_port: 9901,
-        listener_ports: BTreeMap::new(),
+        admin: AdminOptions {
+            address: "127.0.0.1".into(),
+            port: 9901,
+        },
+        listeners: ListenerOptions {
+            listen_address: "127.0.0.1".into(),
+            listener_ports: BTreeMap::new(),
+        },
     }
-}
-
-fn book(overrides: &[&str]) -> AddressBook {
-    let mut book = AddressBook::default();
-    for o in overrides {
-        book.overrides.add(o).unwrap();
-    }
-    book
 }
 
 fn routes_of(config: &Value, listener: usize) -> Vec<Value> {
@@ -202,7 +141,7 @@ fn listener_ports_move_listeners_and_unknown_names_are_refused() {
         ],
     );
     let mut opts = options();
-    opts.listener_ports.insert("http".into(), 18080);
+    opts.listeners.listener_ports.insert("http".into(), 18080);
     let rendered = envoy_bootstrap(&res, &book(&["*=backend:9000"]), &opts).unwrap();
     let listeners = rendered.config["static_resources"]["listeners"]
         .as_array()
@@ -232,7 +171,7 @@ fn listener_ports_move_listeners_and_unknown_names_are_refused() {
         "a DNS name is resolved by Envoy"
     );
 
-    opts.listener_ports.insert("htp".into(), 1);
+    opts.listeners.listener_ports.insert("htp".into(), 1);
     let err = envoy_bootstrap(&res, &book(&["*=backend:9000"]), &opts)
         .unwrap_err()
         .to_string();

@@ -1,0 +1,94 @@
+//! The Envoy listener for one local port: an HTTP connection manager set up
+//! like an edge proxy's, the Attaché filter configured through ECDS, and
+//! the router. Its routes are either inline (the static bootstrap) or read
+//! through RDS from a file (the file-based xDS layout).
+
+use serde_json::{json, Value};
+
+use crate::resources::PortListener;
+use crate::wasm::{FILTER_NAME, WASM_TYPE_URL};
+use crate::xds::config_source;
+
+const HCM_TYPE_URL: &str =
+    "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const ROUTER_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router";
+pub const LISTENER_TYPE_URL: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
+
+/// Where a listener's routes come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Routes<'a> {
+    /// In the listener itself (`route_config`).
+    Inline,
+    /// From the RDS file at this path, which holds the route configuration
+    /// named like the listener.
+    Rds(&'a str),
+}
+
+/// How the listener loads the Attaché filter.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterSource<'a> {
+    /// The ECDS file, as Envoy sees it.
+    pub ecds_path: &'a str,
+    /// What the filter runs with until (or unless) the file brings a good
+    /// configuration. `None`: nothing; requests get 500 until the ECDS file
+    /// is good (Envoy's missing-config filter), so no route is ever served
+    /// without its policies.
+    pub default_config: Option<&'a Value>,
+}
+
+pub fn listener(
+    port_listener: &PortListener,
+    address: &str,
+    routes: Routes<'_>,
+    filter: FilterSource<'_>,
+) -> Value {
+    let name = &port_listener.name;
+    let mut hcm = json!({
+        "@type": HCM_TYPE_URL,
+        "stat_prefix": name,
+        "codec_type": "AUTO",
+        // Edge proxy: the client is the peer, not an X-Forwarded-For entry,
+        // and no client is internal, so Envoy strips x-envoy-* control
+        // headers from every request (the filter strips them too).
+        "use_remote_address": true,
+        "xff_num_trusted_hops": 0,
+        "internal_address_config": {"cidr_ranges": []},
+        "normalize_path": true,
+        "merge_slashes": true,
+        "path_with_escaped_slashes_action": "UNESCAPE_AND_REDIRECT",
+        // Hostnames match with or without `:port` in Host.
+        "strip_any_host_port": true,
+        "common_http_protocol_options": {"idle_timeout": "3600s"},
+        "stream_idle_timeout": "300s",
+        "request_headers_timeout": "10s",
+        "http_filters": [
+            ecds_filter(filter),
+            {"name": "envoy.filters.http.router", "typed_config": {"@type": ROUTER_TYPE_URL}}
+        ]
+    });
+    match routes {
+        Routes::Inline => hcm["route_config"] = port_listener.route_config.clone(),
+        Routes::Rds(path) => {
+            hcm["rds"] = json!({"route_config_name": name, "config_source": config_source(path)})
+        }
+    }
+    json!({
+        "name": name,
+        "address": {"socket_address": {"address": address, "port_value": port_listener.port}},
+        "filter_chains": [{
+            "filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}]
+        }]
+    })
+}
+
+/// The Attaché filter, configured from the ECDS file. Envoy watches the
+/// file's directory and applies a new file that is renamed into place.
+fn ecds_filter(filter: FilterSource<'_>) -> Value {
+    let mut discovery = serde_json::Map::new();
+    discovery.insert("config_source".into(), config_source(filter.ecds_path));
+    if let Some(default_config) = filter.default_config {
+        discovery.insert("default_config".into(), default_config.clone());
+    }
+    discovery.insert("type_urls".into(), json!([WASM_TYPE_URL]));
+    json!({"name": FILTER_NAME, "config_discovery": discovery})
+}

@@ -1,0 +1,253 @@
+//! What one Gateway becomes in Envoy, before it is put anywhere: an Envoy
+//! listener per local port with its route configuration (virtual hosts in
+//! Gateway API precedence, routes named by schema-1 entry names), and one
+//! cluster per backend Service and port. The static bootstrap embeds these;
+//! the file-based xDS layout ([`crate::xds`]) writes them to LDS, RDS and
+//! CDS files. One home, so the two cannot route differently.
+
+use std::collections::BTreeMap;
+
+use attache_contract::RouteEntry;
+use attache_core::topology::{GatewayResolution, ListenerInfo};
+use serde_json::{json, Value};
+
+use crate::backends::{AddressBook, Cluster};
+use crate::duration;
+use crate::error::{PortClash, RenderError};
+use crate::matching;
+use crate::virtual_hosts::{self, RouteRef};
+
+/// Where the Gateway's listeners bind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerOptions {
+    pub listen_address: String,
+    /// Gateway listener name to local port; others keep their own port.
+    pub listener_ports: BTreeMap<String, u16>,
+}
+
+/// One Envoy listener: the Gateway listeners sharing a local port.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortListener {
+    /// The Gateway listener names joined with `+`; also the name of its
+    /// route configuration and its HTTP stat prefix.
+    pub name: String,
+    pub port: u16,
+    /// `envoy.config.route.v3.RouteConfiguration` named like the listener.
+    pub route_config: Value,
+}
+
+/// Everything Envoy needs for one Gateway, and what was left out, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayResources {
+    /// By local port.
+    pub listeners: Vec<PortListener>,
+    /// `envoy.config.cluster.v3.Cluster` values, by name.
+    pub clusters: BTreeMap<String, Value>,
+    pub notes: Vec<String>,
+}
+
+pub fn gateway_resources(
+    resolution: &GatewayResolution,
+    book: &AddressBook,
+    options: &ListenerOptions,
+) -> Result<GatewayResources, RenderError> {
+    let gateway = resolution.gateway.to_string();
+    check_listener_ports(resolution, options)?;
+    let mut notes = Vec::new();
+    let by_port = group_by_port(resolution, options, &mut notes)?;
+    if by_port.is_empty() {
+        return Err(RenderError::NoHttpListener { gateway });
+    }
+    let routes = &resolution.document.routes;
+    let mut clusters: BTreeMap<String, Cluster> = BTreeMap::new();
+    let mut listeners = Vec::new();
+    for (port, port_listeners) in &by_port {
+        let served: Vec<&RouteEntry> = routes
+            .iter()
+            .filter(|e| port_listeners.iter().any(|l| l.name == e.listener))
+            .collect();
+        let virtual_hosts =
+            port_virtual_hosts(resolution, &served, port_listeners, book, &mut clusters)?;
+        let name = port_listeners
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect::<Vec<_>>()
+            .join("+");
+        listeners.push(PortListener {
+            route_config: json!({"name": name, "virtual_hosts": virtual_hosts}),
+            name,
+            port: *port,
+        });
+    }
+    for entry in routes {
+        if !by_port.values().flatten().any(|l| l.name == entry.listener) {
+            notes.push(format!(
+                "route {} is on listener '{}', which is not rendered",
+                entry.name, entry.listener
+            ));
+        }
+    }
+    Ok(GatewayResources {
+        listeners,
+        clusters: clusters
+            .values()
+            .map(|c| (c.name.clone(), envoy_cluster(c)))
+            .collect(),
+        notes,
+    })
+}
+
+/// `--listener-port` may only name listeners the Gateway has.
+fn check_listener_ports(
+    resolution: &GatewayResolution,
+    options: &ListenerOptions,
+) -> Result<(), RenderError> {
+    for name in options.listener_ports.keys() {
+        if !resolution.listeners.iter().any(|l| &l.name == name) {
+            let valid: Vec<&str> = resolution
+                .listeners
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect();
+            return Err(RenderError::UnknownListener {
+                listener: name.clone(),
+                gateway: resolution.gateway.to_string(),
+                valid: valid.join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The virtual hosts of one port, each with its routes in precedence order.
+fn port_virtual_hosts(
+    resolution: &GatewayResolution,
+    served: &[&RouteEntry],
+    port_listeners: &[&ListenerInfo],
+    book: &AddressBook,
+    clusters: &mut BTreeMap<String, Cluster>,
+) -> Result<Vec<Value>, RenderError> {
+    let mut virtual_hosts = Vec::new();
+    for plan in virtual_hosts::plan(served, port_listeners) {
+        let mut envoy_routes = Vec::new();
+        for route in &plan.routes {
+            envoy_routes.push(envoy_route(resolution, route, book, clusters)?);
+        }
+        virtual_hosts
+            .push(json!({"name": plan.domain, "domains": [plan.domain], "routes": envoy_routes}));
+    }
+    Ok(virtual_hosts)
+}
+
+/// HTTP listeners by local port. Listeners of other protocols are left out
+/// with a note: the filter and these routes are for plain HTTP.
+fn group_by_port<'a>(
+    resolution: &'a GatewayResolution,
+    options: &ListenerOptions,
+    notes: &mut Vec<String>,
+) -> Result<BTreeMap<u16, Vec<&'a ListenerInfo>>, RenderError> {
+    let mut by_port: BTreeMap<u16, Vec<&ListenerInfo>> = BTreeMap::new();
+    let mut first_on_port: BTreeMap<u16, &ListenerInfo> = BTreeMap::new();
+    for listener in &resolution.listeners {
+        let port = options
+            .listener_ports
+            .get(&listener.name)
+            .copied()
+            .unwrap_or(listener.port);
+        if let Some(first) = first_on_port.get(&port) {
+            if !first.protocol.eq_ignore_ascii_case(&listener.protocol) {
+                return Err(RenderError::from(Box::new(PortClash {
+                    gateway: resolution.gateway.to_string(),
+                    port,
+                    first: first.name.clone(),
+                    first_protocol: first.protocol.clone(),
+                    second: listener.name.clone(),
+                    second_protocol: listener.protocol.clone(),
+                })));
+            }
+        }
+        first_on_port.entry(port).or_insert(listener);
+        if listener.protocol.eq_ignore_ascii_case("HTTP") {
+            by_port.entry(port).or_default().push(listener);
+        } else {
+            notes.push(format!(
+                "listener '{}' ({}) is not rendered: only HTTP listeners are",
+                listener.name, listener.protocol
+            ));
+        }
+    }
+    Ok(by_port)
+}
+
+fn envoy_route(
+    resolution: &GatewayResolution,
+    route: &RouteRef<'_>,
+    book: &AddressBook,
+    clusters: &mut BTreeMap<String, Cluster>,
+) -> Result<Value, RenderError> {
+    let entry = route.entry;
+    let route_match = match route.matched {
+        Some(m) => matching::route_match(m),
+        None => matching::match_all(),
+    };
+    let targets: Vec<_> = resolution
+        .backends
+        .get(&entry.name)
+        .map(|targets| targets.iter().filter(|t| t.weight > 0).collect())
+        .unwrap_or_default();
+    let mut weighted = Vec::new();
+    for target in &targets {
+        let cluster = book.cluster_for(target, &entry.name)?;
+        weighted.push(json!({"name": cluster.name, "weight": target.weight}));
+        clusters.insert(cluster.name.clone(), cluster);
+    }
+    if weighted.is_empty() {
+        // Gateway API: a rule with no usable backend answers 500.
+        return Ok(
+            json!({"name": entry.name, "match": route_match, "direct_response": {"status": 500}}),
+        );
+    }
+    let mut action = serde_json::Map::new();
+    if let [single] = weighted.as_slice() {
+        action.insert("cluster".into(), single["name"].clone());
+    } else {
+        action.insert("weighted_clusters".into(), json!({"clusters": weighted}));
+    }
+    // Timeouts and retries travel as x-envoy-* request headers that the
+    // filter sets from the document, so a hot-reloaded document changes
+    // them. No route timeout: Envoy's 15 s default would otherwise apply to
+    // routes the policies leave without one.
+    action.insert("timeout".into(), json!("0s"));
+    if let Some(backoff) = entry.retry.as_ref().and_then(|r| r.backoff_ms) {
+        // Envoy has no request header for the back-off; the route carries
+        // it and the filter's x-envoy-retry-on/x-envoy-max-retries headers
+        // switch retries on.
+        action.insert(
+            "retry_policy".into(),
+            json!({"retry_back_off": {"base_interval": duration::from_ms(backoff)}}),
+        );
+    }
+    Ok(json!({"name": entry.name, "match": route_match, "route": Value::Object(action)}))
+}
+
+fn envoy_cluster(cluster: &Cluster) -> Value {
+    let all_ip = cluster.endpoints.iter().all(|e| e.is_ip());
+    let lb_endpoints: Vec<Value> = cluster
+        .endpoints
+        .iter()
+        .map(|e| json!({"endpoint": {"address": {"socket_address": {"address": e.host, "port_value": e.port}}}}))
+        .collect();
+    let mut out = json!({
+        "name": cluster.name,
+        "type": if all_ip { "STATIC" } else { "STRICT_DNS" },
+        "connect_timeout": "5s",
+        // Envoy allows 3 concurrent retries per cluster by default; policies
+        // say how many attempts a request gets, so do not cap them by load.
+        "circuit_breakers": {"thresholds": [{"priority": "DEFAULT", "max_retries": 1024}]},
+        "load_assignment": {"cluster_name": cluster.name, "endpoints": [{"lb_endpoints": lb_endpoints}]}
+    });
+    if !all_ip {
+        out["dns_lookup_family"] = json!("V4_PREFERRED");
+    }
+    out
+}

@@ -1,0 +1,109 @@
+//! The shapes Envoy would refuse, found before a file is written: a route
+//! to a cluster the CDS file does not hold, two virtual hosts of one route
+//! configuration claiming one domain, a regex that does not parse. Envoy
+//! refuses a whole RDS file for one bad route, so one bad HTTPRoute would
+//! otherwise freeze every route of its listener at the last good table.
+//!
+//! Regexes are checked with `regex-syntax`, whose syntax is close to RE2's
+//! (both leave out backreferences and look-around); RE2's program-size
+//! limit in Envoy is not modelled (docs/envoy.md says so).
+
+use serde_json::Value;
+
+use super::XdsState;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XdsCheckError {
+    #[error("route {route} (listener {listener}) sends to cluster {cluster}, which the CDS file would not hold")]
+    DanglingCluster {
+        listener: String,
+        route: String,
+        cluster: String,
+    },
+    #[error("listener {listener}: two virtual hosts claim domain {domain}; Envoy refuses such a route configuration")]
+    DuplicateDomain { listener: String, domain: String },
+    #[error("route {route} (listener {listener}): regex {regex:?} does not parse: {reason}\n  hint: Envoy uses RE2 syntax; fix the HTTPRoute's RegularExpression match")]
+    BadRegex {
+        listener: String,
+        route: String,
+        regex: String,
+        reason: String,
+    },
+}
+
+/// Every route configuration of `state` against its clusters.
+pub fn check(state: &XdsState) -> Result<(), XdsCheckError> {
+    for (listener, config) in &state.route_configs {
+        let mut domains = std::collections::BTreeSet::new();
+        for vhost in array(&config["virtual_hosts"]) {
+            for domain in array(&vhost["domains"]).iter().filter_map(Value::as_str) {
+                if !domains.insert(domain) {
+                    return Err(XdsCheckError::DuplicateDomain {
+                        listener: listener.clone(),
+                        domain: domain.to_string(),
+                    });
+                }
+            }
+            for route in array(&vhost["routes"]) {
+                check_route(state, listener, route)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), XdsCheckError> {
+    let name = route["name"].as_str().unwrap_or_default();
+    let action = &route["route"];
+    let single = action["cluster"].as_str();
+    let weighted = array(&action["weighted_clusters"]["clusters"])
+        .iter()
+        .filter_map(|c| c["name"].as_str());
+    for cluster in single.into_iter().chain(weighted) {
+        if !state.clusters.contains_key(cluster) {
+            return Err(XdsCheckError::DanglingCluster {
+                listener: listener.to_string(),
+                route: name.to_string(),
+                cluster: cluster.to_string(),
+            });
+        }
+    }
+    let mut regexes = Vec::new();
+    collect_regexes(&route["match"], &mut regexes);
+    for regex in regexes {
+        if let Err(err) = regex_syntax::Parser::new().parse(regex) {
+            return Err(XdsCheckError::BadRegex {
+                listener: listener.to_string(),
+                route: name.to_string(),
+                regex: regex.to_string(),
+                reason: err
+                    .to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every `safe_regex.regex` under `value`.
+fn collect_regexes<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(regex) = map.get("safe_regex").and_then(|r| r["regex"].as_str()) {
+                out.push(regex);
+            }
+            for child in map.values() {
+                collect_regexes(child, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_regexes(i, out)),
+        _ => {}
+    }
+}
+
+fn array(value: &Value) -> &[Value] {
+    value.as_array().map_or(&[], Vec::as_slice)
+}

@@ -1,0 +1,191 @@
+//! The file-based xDS layout: Envoy reads its listeners (LDS), routes (RDS)
+//! and clusters (CDS) from files it watches, next to the filter's ECDS
+//! file, so `attache watch` can change routes, backends and back-offs
+//! without a restart (docs/envoy.md, "File-based xDS").
+//!
+//! Each file is a `DiscoveryResponse` (state of the world: what a file does
+//! not name, Envoy removes) in a directory of its own. Envoy reloads a file
+//! when an entry is moved into the directory it watches, and a move there
+//! reloads every subscription watching that directory, so sharing one would
+//! re-read every file on every write. One RDS file per listener: Envoy's RDS
+//! accepts exactly one route configuration per update, named as the
+//! listener asks. Endpoints are inline in the clusters (no EDS): a port or
+//! address change rebuilds only the one cluster it touches, and one CDS file
+//! keeps the order of steps simple.
+
+mod check;
+mod plan;
+
+use std::collections::BTreeMap;
+
+use attache_contract::Document;
+use attache_core::topology::GatewayResolution;
+use serde_json::{json, Value};
+
+use crate::backends::AddressBook;
+use crate::error::RenderError;
+use crate::listener::{listener, FilterSource, Routes, LISTENER_TYPE_URL};
+use crate::resources::{gateway_resources, ListenerOptions};
+
+pub use check::{check, XdsCheckError};
+pub use plan::{transition, Step};
+
+pub const ROUTE_CONFIGURATION_TYPE_URL: &str =
+    "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+pub const CLUSTER_TYPE_URL: &str = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+
+/// Where the files are, as Envoy sees them: `ROOT/lds/listeners.json`,
+/// `ROOT/cds/clusters.json` and `ROOT/rds/<listener>/routes.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XdsLayout {
+    root: String,
+}
+
+impl XdsLayout {
+    pub fn new(root: &str) -> Self {
+        XdsLayout {
+            root: root.trim_end_matches('/').to_string(),
+        }
+    }
+
+    pub fn lds_file(&self) -> String {
+        format!("{}/lds/listeners.json", self.root)
+    }
+
+    pub fn cds_file(&self) -> String {
+        format!("{}/cds/clusters.json", self.root)
+    }
+
+    /// The RDS file of the listener (and route configuration) `name`.
+    pub fn rds_file(&self, name: &str) -> String {
+        format!("{}/rds/{name}/routes.json", self.root)
+    }
+}
+
+/// `path_config_source` for `path`, watching the file's directory: Envoy
+/// applies a new file when one is renamed into that directory.
+pub fn config_source(path: &str) -> Value {
+    let directory = match path.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((directory, _)) => directory.to_string(),
+        None => ".".to_string(),
+    };
+    json!({
+        "path_config_source": {"path": path, "watched_directory": {"path": directory}},
+        "resource_api_version": "V3"
+    })
+}
+
+/// Everything the xDS files carry besides the layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XdsOptions {
+    /// The ECDS file the listeners load the filter's configuration from.
+    pub ecds_path: String,
+    pub listeners: ListenerOptions,
+    pub layout: XdsLayout,
+}
+
+/// One generation of the data plane: the document the ECDS file carries
+/// and the resources of the LDS, RDS and CDS files, each by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XdsState {
+    pub document: Document,
+    pub listeners: BTreeMap<String, Value>,
+    pub route_configs: BTreeMap<String, Value>,
+    pub clusters: BTreeMap<String, Value>,
+}
+
+impl Default for XdsState {
+    /// Nothing at all: what Envoy has before the first generation.
+    fn default() -> Self {
+        XdsState {
+            document: Document {
+                schema_version: attache_contract::SCHEMA_VERSION,
+                gateway: String::new(),
+                options: Default::default(),
+                routes: Vec::new(),
+            },
+            listeners: BTreeMap::new(),
+            route_configs: BTreeMap::new(),
+            clusters: BTreeMap::new(),
+        }
+    }
+}
+
+/// The resources for `resolution`, checked ([`check`]) before anyone
+/// writes them; notes say what was left out.
+pub fn xds_state(
+    resolution: &GatewayResolution,
+    book: &AddressBook,
+    options: &XdsOptions,
+) -> Result<(XdsState, Vec<String>), RenderError> {
+    let resources = gateway_resources(resolution, book, &options.listeners)?;
+    // No default configuration: the listener is only written once its
+    // ECDS file is, and a listener must not change when the document does
+    // (a changed listener drains its connections).
+    let filter = FilterSource {
+        ecds_path: &options.ecds_path,
+        default_config: None,
+    };
+    let mut state = XdsState {
+        document: resolution.document.clone(),
+        clusters: resources.clusters,
+        ..XdsState::default()
+    };
+    for port_listener in &resources.listeners {
+        let rds = options.layout.rds_file(&port_listener.name);
+        let address = &options.listeners.listen_address;
+        state.listeners.insert(
+            port_listener.name.clone(),
+            listener(port_listener, address, Routes::Rds(&rds), filter),
+        );
+        state.route_configs.insert(
+            port_listener.name.clone(),
+            port_listener.route_config.clone(),
+        );
+    }
+    check(&state)?;
+    Ok((state, resources.notes))
+}
+
+/// A state-of-the-world `DiscoveryResponse` holding `resources` of
+/// `type_url`; its `version_info` is a digest of the content, so the same
+/// resources give the same bytes (and Envoy's `version_text` names them).
+pub fn discovery_response<'a>(
+    type_url: &str,
+    resources: impl IntoIterator<Item = &'a Value>,
+) -> Value {
+    let resources: Vec<Value> = resources
+        .into_iter()
+        .map(|resource| {
+            let mut typed = json!({"@type": type_url});
+            if let (Some(typed), Some(fields)) = (typed.as_object_mut(), resource.as_object()) {
+                typed.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            typed
+        })
+        .collect();
+    json!({
+        "version_info": crate::version::content_version(&Value::Array(resources.clone())),
+        "type_url": type_url,
+        "resources": resources
+    })
+}
+
+/// The LDS file's content.
+pub fn lds_response(listeners: &BTreeMap<String, Value>) -> Value {
+    discovery_response(LISTENER_TYPE_URL, listeners.values())
+}
+
+/// One RDS file's content.
+pub fn rds_response(route_config: &Value) -> Value {
+    discovery_response(ROUTE_CONFIGURATION_TYPE_URL, [route_config])
+}
+
+/// The CDS file's content.
+pub fn cds_response(clusters: &BTreeMap<String, Value>) -> Value {
+    discovery_response(CLUSTER_TYPE_URL, clusters.values())
+}
+
+#[cfg(test)]
+mod tests;

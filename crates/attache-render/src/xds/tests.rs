@@ -1,0 +1,170 @@
+use super::*;
+use crate::resources::ListenerOptions;
+use crate::test_gateway::{backend, book, entry, listener, resolution};
+use attache_contract::{HttpRouteMatch, PathMatch, PathMatchType};
+
+fn options() -> XdsOptions {
+    XdsOptions {
+        ecds_path: "/run/attache/ecds/attache.yaml".into(),
+        listeners: ListenerOptions {
+            listen_address: "127.0.0.1".into(),
+            listener_ports: [("http".to_string(), 18080)].into(),
+        },
+        layout: XdsLayout::new("/run/attache/"),
+    }
+}
+
+fn two_listeners() -> GatewayResolution {
+    resolution(
+        vec![
+            listener("http", 80, "HTTP"),
+            listener("admin", 8081, "HTTP"),
+        ],
+        vec![
+            (entry("http", "a", "/"), vec![backend("v1", 1)]),
+            (entry("admin", "ops", "/ops"), vec![backend("ops", 1)]),
+        ],
+    )
+}
+
+#[test]
+fn every_listener_reads_its_own_rds_file_and_the_filter_has_no_default() {
+    let (state, notes) =
+        xds_state(&two_listeners(), &book(&["*=127.0.0.1:9000"]), &options()).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(
+        state.listeners.keys().collect::<Vec<_>>(),
+        ["admin", "http"]
+    );
+    let http = &state.listeners["http"];
+    assert_eq!(http["address"]["socket_address"]["port_value"], 18080);
+    let hcm = &http["filter_chains"][0]["filters"][0]["typed_config"];
+    assert!(hcm.get("route_config").is_none(), "{hcm}");
+    assert_eq!(
+        hcm["rds"],
+        json!({"route_config_name": "http", "config_source": {
+            "path_config_source": {
+                "path": "/run/attache/rds/http/routes.json",
+                "watched_directory": {"path": "/run/attache/rds/http"}
+            },
+            "resource_api_version": "V3"
+        }})
+    );
+    let discovery = &hcm["http_filters"][0]["config_discovery"];
+    assert_eq!(
+        discovery["config_source"]["path_config_source"]["path"],
+        "/run/attache/ecds/attache.yaml"
+    );
+    assert!(
+        discovery.get("default_config").is_none(),
+        "the listener must not change with the document: {discovery}"
+    );
+    assert_eq!(state.route_configs["http"]["name"], "http");
+    assert_eq!(
+        state.route_configs["admin"]["virtual_hosts"][0]["routes"][0]["name"],
+        "admin/shop/ops/0"
+    );
+    assert_eq!(
+        state.clusters.keys().collect::<Vec<_>>(),
+        ["shop/ops/80", "shop/v1/80"]
+    );
+}
+
+#[test]
+fn the_listener_does_not_change_when_routes_or_policies_do() {
+    let book = book(&["*=127.0.0.1:9000"]);
+    let (before, _) = xds_state(&two_listeners(), &book, &options()).unwrap();
+    let mut changed = two_listeners();
+    changed.document.routes[0].matches = vec![HttpRouteMatch {
+        path: Some(PathMatch {
+            kind: PathMatchType::Exact,
+            value: "/new".into(),
+        }),
+        ..HttpRouteMatch::default()
+    }];
+    changed.document.routes[0].retry = None;
+    let (after, _) = xds_state(&changed, &book, &options()).unwrap();
+    assert_eq!(
+        lds_response(&before.listeners),
+        lds_response(&after.listeners)
+    );
+    assert_ne!(before.route_configs["http"], after.route_configs["http"]);
+    assert_eq!(
+        cds_response(&before.clusters),
+        cds_response(&after.clusters),
+        "unchanged clusters are byte-identical"
+    );
+}
+
+#[test]
+fn files_are_discovery_responses_versioned_by_content() {
+    let (state, _) = xds_state(&two_listeners(), &book(&["*=127.0.0.1:9000"]), &options()).unwrap();
+    let rds = rds_response(&state.route_configs["http"]);
+    assert_eq!(rds["type_url"], ROUTE_CONFIGURATION_TYPE_URL);
+    assert_eq!(rds["resources"][0]["@type"], ROUTE_CONFIGURATION_TYPE_URL);
+    assert_eq!(rds["resources"][0]["name"], "http");
+    assert_eq!(rds["resources"].as_array().unwrap().len(), 1);
+    let cds = cds_response(&state.clusters);
+    assert_eq!(cds["resources"][1]["@type"], CLUSTER_TYPE_URL);
+    assert_eq!(cds, cds_response(&state.clusters.clone()));
+    let mut fewer = state.clusters.clone();
+    fewer.remove("shop/ops/80");
+    assert_ne!(cds_response(&fewer)["version_info"], cds["version_info"]);
+}
+
+#[test]
+fn the_dynamic_bootstrap_names_only_where_the_files_are() {
+    let admin = crate::bootstrap::AdminOptions {
+        address: "127.0.0.1".into(),
+        port: 9901,
+    };
+    let config =
+        crate::bootstrap::dynamic_bootstrap("infra/edge", &admin, &XdsLayout::new("/run/x"));
+    assert!(config.get("static_resources").is_none());
+    assert_eq!(
+        config["dynamic_resources"]["lds_config"]["path_config_source"],
+        json!({"path": "/run/x/lds/listeners.json", "watched_directory": {"path": "/run/x/lds"}})
+    );
+    assert_eq!(
+        config["dynamic_resources"]["cds_config"]["path_config_source"]["path"],
+        "/run/x/cds/clusters.json"
+    );
+    assert_eq!(config["node"]["id"], "infra/edge");
+}
+
+#[test]
+fn shapes_envoy_would_refuse_are_refused_before_writing() {
+    let (state, _) = xds_state(&two_listeners(), &book(&["*=127.0.0.1:9000"]), &options()).unwrap();
+    let mut dangling = state.clone();
+    dangling.clusters.remove("shop/v1/80");
+    assert_eq!(
+        check(&dangling).unwrap_err().to_string(),
+        "route http/shop/a/0 (listener http) sends to cluster shop/v1/80, which the CDS file would not hold"
+    );
+
+    let mut duplicate = state.clone();
+    let vhosts = duplicate.route_configs.get_mut("http").unwrap()["virtual_hosts"]
+        .as_array_mut()
+        .unwrap();
+    vhosts.push(vhosts[0].clone());
+    assert!(check(&duplicate)
+        .unwrap_err()
+        .to_string()
+        .contains("two virtual hosts claim domain *"));
+
+    let mut regex = two_listeners();
+    regex.document.routes[0].matches = vec![HttpRouteMatch {
+        path: Some(PathMatch {
+            kind: PathMatchType::RegularExpression,
+            value: "/v(1|2".into(),
+        }),
+        ..HttpRouteMatch::default()
+    }];
+    let err = xds_state(&regex, &book(&["*=127.0.0.1:9000"]), &options())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("route http/shop/a/0 (listener http): regex \"/v(1|2\" does not parse"),
+        "{err}"
+    );
+}
