@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
+use attache_core::DataPlane;
 use attache_core::{Resolved, Severity};
 use attache_render::backends::{AddressBook, Overrides};
 use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
@@ -197,10 +198,12 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
             emit(&value, args.output.as_deref())
         }
         Command::Wasmplugin(args) => {
-            let loaded = load_and_resolve(
+            // istiod applies each rule's own header filters on the route.
+            let loaded = load_and_resolve_for(
                 &args.selection.input,
                 args.selection.gateway.as_ref(),
                 Default::default(),
+                DataPlane::Istio,
             )?;
             let value = wasm_plugin(
                 &loaded.resolved.resolution,
@@ -309,10 +312,21 @@ pub fn load_and_resolve(
     gateway: Option<&ObjectKey>,
     limits: crate::input::ReadLimits,
 ) -> Result<Loaded, CliError> {
+    load_and_resolve_for(input, gateway, limits, DataPlane::Envoy)
+}
+
+/// [`load_and_resolve`] for a data plane that applies some fields itself
+/// (Istio: each rule's own header filters; crates/attache-core/src/data_plane.rs).
+pub fn load_and_resolve_for(
+    input: &InputArgs,
+    gateway: Option<&ObjectKey>,
+    limits: crate::input::ReadLimits,
+    data_plane: DataPlane,
+) -> Result<Loaded, CliError> {
     let docs = input.read(limits)?;
     let inputs = input.parse(&docs);
     let gateway = attache_core::select_gateway(&inputs, gateway)?;
-    let resolved = attache_core::resolve(&inputs, &gateway)?;
+    let resolved = attache_core::resolve_for(&inputs, &gateway, data_plane)?;
     report(&inputs, &resolved.diagnostics);
     let errors = inputs
         .diagnostics

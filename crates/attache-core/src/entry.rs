@@ -6,29 +6,34 @@
 
 use crate::attach::Attachment;
 use crate::contract::{Header, HeaderChanges, Retry, RouteEntry, Timeouts};
+use crate::data_plane::DataPlane;
 use crate::field::{Direction, FieldKey, FieldValue};
 use crate::fold::Folded;
 use crate::supplier::Supplier;
 
 /// The entry for one attachment. `clamped` marks `backendRequestMs` as
-/// clamped to the request timeout in its source.
+/// clamped to the request timeout in its source. `data_plane` says which
+/// fields the route configuration applies instead (crate::data_plane).
 pub(crate) fn to_entry(
     att: &Attachment<'_>,
     name: &str,
     folded: &Folded,
     suppliers: &[Supplier],
     clamped: bool,
+    data_plane: DataPlane,
 ) -> RouteEntry {
     let Some((route, rule)) = att.leaf() else {
         return RouteEntry::default();
     };
+    let carried = data_plane.carried(folded, suppliers);
     let mut settings = Settings::default();
-    for (key, e) in &folded.fields {
-        settings.carry(key, &e.value);
+    for (key, value) in &carried {
+        settings.carry(key, value);
     }
     let mut sources: std::collections::BTreeMap<String, String> = folded
         .fields
         .iter()
+        .filter(|(key, _)| carried.contains_key(key))
         .map(|(key, e)| {
             let who: Vec<String> = e
                 .suppliers

@@ -13,6 +13,7 @@
 pub use attache_contract as contract;
 
 pub(crate) mod attach;
+pub mod data_plane;
 pub mod diagnostic;
 pub mod diff;
 pub(crate) mod duration;
@@ -32,9 +33,10 @@ pub mod status;
 pub mod supplier;
 pub mod topology;
 
+pub use data_plane::DataPlane;
 pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
 pub use limits::Limits;
 pub use parse::{parse, Inputs};
-pub use resolve::{explain_route, resolve, select_gateway, ResolveError, Resolved};
+pub use resolve::{explain_route, resolve, resolve_for, select_gateway, ResolveError, Resolved};
 pub use status::{policy_status, StatusReport};

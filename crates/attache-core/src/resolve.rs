@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::attach::{attach, Attachment};
 use crate::contract::{Document, SCHEMA_VERSION};
+use crate::data_plane::{istio_request_conflicts, DataPlane};
 use crate::diagnostic::Diagnostic;
 use crate::entry::to_entry;
 use crate::explain::{explain, Explanation};
@@ -137,6 +138,16 @@ pub(crate) fn prepare<'a>(
 /// index: the filter uses document order as the last tie-break of Gateway
 /// API match precedence, which ranks older routes first.
 pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, ResolveError> {
+    resolve_for(inputs, gateway, DataPlane::Envoy)
+}
+
+/// [`resolve`] for a given data plane: under Istio, header operations only
+/// a rule's own filter supplies are left to istiod (crate::data_plane).
+pub fn resolve_for(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+    data_plane: DataPlane,
+) -> Result<Resolved, ResolveError> {
     let Prepared {
         gateway: gw,
         attachments,
@@ -157,7 +168,18 @@ pub fn resolve(inputs: &Inputs, gateway: &ObjectKey) -> Result<Resolved, Resolve
         if let Some(note) = &clamped {
             diagnostics.push(clamp_warning(note, att, &name));
         }
-        let entry = to_entry(att, &name, &folded, &suppliers, clamped.is_some());
+        if data_plane == DataPlane::Istio {
+            let carried = data_plane.carried(&folded, &suppliers);
+            diagnostics.extend(istio_request_conflicts(att, &carried, &name));
+        }
+        let entry = to_entry(
+            att,
+            &name,
+            &folded,
+            &suppliers,
+            clamped.is_some(),
+            data_plane,
+        );
         backends.insert(name, leaf_rule.backends.clone());
         routes.push(entry);
     }
@@ -296,6 +318,7 @@ pub fn resolve_unshared(inputs: &Inputs, gateway: &ObjectKey) -> Result<Document
             &fold.folded,
             &fold.suppliers,
             clamped.is_some(),
+            DataPlane::Envoy,
         );
         routes.push(entry);
     }

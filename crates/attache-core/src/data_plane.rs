@@ -1,0 +1,116 @@
+//! Which data plane a document is for, and what that changes: who applies
+//! an HTTPRoute rule's own header filters (docs/semantics.md, "Who applies
+//! what").
+//!
+//! - Plain Envoy (`attache render envoy|ecds|xds`, `watch`): the rendered
+//!   routes carry no header mutations, so the filter applies everything,
+//!   the rule's own filters included.
+//! - Istio (`attache render wasmplugin`): istiod already turns each rule's
+//!   `RequestHeaderModifier`/`ResponseHeaderModifier` into the Envoy route's
+//!   `request_headers_to_add`/`response_headers_to_add` (istio
+//!   pilot/pkg/config/kube/gateway/conversion.go, `convertHTTPRoute`). A
+//!   header operation only the rule itself supplies is left out of the
+//!   document, or an `add` would arrive twice. Timeouts and retries stay:
+//!   the filter's `x-envoy-*` request headers replace the route's values
+//!   with the same or the policy's, so applying them twice changes nothing.
+
+use crate::attach::Attachment;
+use crate::diagnostic::Diagnostic;
+use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
+use crate::fold::Folded;
+use crate::supplier::{Source, Supplier};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DataPlane {
+    /// The filter applies every setting (the rendered plain-Envoy routes).
+    #[default]
+    Envoy,
+    /// istiod applies each rule's own header filters on the Envoy route.
+    Istio,
+}
+
+impl DataPlane {
+    /// The folded fields the document carries for this data plane.
+    pub(crate) fn carried(self, folded: &Folded, suppliers: &[Supplier]) -> FieldMap {
+        folded
+            .fields
+            .iter()
+            .filter(|(key, e)| {
+                let who: Vec<&Supplier> = e
+                    .suppliers
+                    .iter()
+                    .filter_map(|i| suppliers.get(*i))
+                    .collect();
+                !self.leaves_out(key, &who)
+            })
+            .map(|(key, e)| (key.clone(), e.value.clone()))
+            .collect()
+    }
+
+    /// Whether the document leaves `key` to the route configuration: under
+    /// Istio, a header operation whose every supplier is the leaf rule's own
+    /// filter.
+    pub(crate) fn leaves_out(self, key: &FieldKey, suppliers: &[&Supplier]) -> bool {
+        let header = matches!(
+            key,
+            FieldKey::HeaderSet(..) | FieldKey::HeaderAdd(..) | FieldKey::HeaderRemove(_)
+        );
+        self == DataPlane::Istio
+            && header
+            && !suppliers.is_empty()
+            && suppliers
+                .iter()
+                .all(|s| s.leaf && matches!(s.source, Source::Inline { .. }))
+    }
+}
+
+/// Under Istio, Envoy's router applies the route's own request header
+/// mutations after every HTTP filter, so where a policy's request header
+/// operation names a header the rule's own filter also names, the rule's
+/// wins on the wire. Said once per header, as a warning on the rule.
+pub(crate) fn istio_request_conflicts(
+    att: &Attachment<'_>,
+    kept: &FieldMap,
+    entry: &str,
+) -> Vec<Diagnostic> {
+    let Some((route, rule)) = att.leaf() else {
+        return Vec::new();
+    };
+    let own = request_names(&rule.inline);
+    let mut clashes: Vec<String> = request_names(kept)
+        .into_iter()
+        .filter(|name| own.contains(name))
+        .collect();
+    clashes.sort();
+    clashes.dedup();
+    clashes
+        .into_iter()
+        .map(|name| {
+            Diagnostic::warning(format!(
+                "entry {entry}: request header {name} gets a value from above the rule (a policy or a delegating parent rule), and HTTPRoute {} rule {} names it in its own filter too; under Istio the route's filter is applied after the Attaché filter, so the rule's own value reaches the backend",
+                route.key,
+                rule.label()
+            ))
+            .at(&route.meta.origin)
+            .on(format!("HTTPRoute {}", route.key))
+            .field(format!("spec.rules[{}].filters", rule.index))
+            .hint("change the header in one place: the policy or parent, or this rule's filter")
+        })
+        .collect()
+}
+
+/// The request header names a field map sets, adds or removes.
+fn request_names(fields: &FieldMap) -> Vec<String> {
+    let mut names = Vec::new();
+    for (key, value) in fields {
+        match (key, value) {
+            (FieldKey::HeaderSet(Direction::Request, n), _)
+            | (FieldKey::HeaderAdd(Direction::Request, n), _) => names.push(n.clone()),
+            (FieldKey::HeaderRemove(Direction::Request), FieldValue::Words(w)) => {
+                names.extend(w.iter().map(|n| n.to_ascii_lowercase()))
+            }
+            _ => {}
+        }
+    }
+    names
+}
