@@ -19,6 +19,7 @@ mod example;
 mod headers;
 mod hostile;
 mod hot_reload;
+mod istio;
 mod matching;
 mod precedence;
 mod retries;

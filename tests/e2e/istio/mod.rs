@@ -1,0 +1,312 @@
+//! The filter inside an Envoy configured the way istiod configures a
+//! Gateway (shape.rs says which Istio sources each name and setting follows),
+//! fed the WasmPlugin `attache render wasmplugin` writes, side by side with
+//! the plain bootstrap `attache render envoy` writes for the same manifests
+//! (examples/shop plus tests/fixtures/e2e/istio).
+//!
+//! Every request the two can both serve gets the same answer and the same
+//! headers at the backend; under Istio each is matched by route name (the
+//! filter's by-name counter grows by one per request, the fallback counter
+//! stays at zero); a rule's own `add`, which istiod applies on the route,
+//! arrives once; and a policy's timeout beats the rule's own, which istiod
+//! also sets on the route.
+
+mod shape;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use attache_contract::{Document, RouteEntry};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::harness::backend::unique_key;
+use crate::harness::client::{self, Reply};
+use crate::harness::envoy::Envoy;
+use crate::harness::generator::{self, copy_dir};
+use crate::harness::paths;
+use crate::harness::probe::Probe;
+use crate::harness::scratch::Scratch;
+use crate::harness::stack::{Fixture, Stack};
+use crate::timeouts::SLACK;
+use shape::{istio_bootstrap, istio_ecds, istiod_rules, protojson};
+
+const GATEWAY: &str = "infra/edge";
+/// `<namespace>.<name>` of the WasmPlugin `render wasmplugin` writes.
+const PLUGIN: &str = "infra.attache-edge";
+const BY_NAME: &str = "wasmcustom.attache.requests.matched_by_name";
+const BY_FALLBACK: &str = "wasmcustom.attache.requests.matched_by_fallback";
+const UNMATCHED: &str = "wasmcustom.attache.requests.unmatched";
+
+/// Both data planes, and how to reach each Gateway listener on them.
+struct Pair {
+    plain: Stack,
+    istio: Envoy,
+    plain_ports: BTreeMap<String, u16>,
+    istio_ports: BTreeMap<String, u16>,
+    _scratch: Scratch,
+}
+
+impl Pair {
+    fn get(&self, istio: bool, listener: &str, probe: &Probe, extra: &[(&str, &str)]) -> Reply {
+        let port = if istio {
+            &self.istio_ports
+        } else {
+            &self.plain_ports
+        }[listener];
+        client::get(
+            &format!("http://127.0.0.1:{port}{}", probe.path),
+            &probe.headers_with(extra),
+        )
+    }
+}
+
+fn manifests(dir: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    for file in std::fs::read_dir(dir).expect("read input dir") {
+        let path = file.expect("dir entry").path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("read manifest");
+        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
+            let value = Value::deserialize(doc).expect("YAML manifest");
+            if !value.is_null() {
+                out.push(value);
+            }
+        }
+    }
+    out
+}
+
+fn yaml_file(path: &Path) -> Value {
+    serde_yaml_ng::from_str(&std::fs::read_to_string(path).expect("read YAML")).expect("YAML")
+}
+
+/// The `pluginConfig` of the WasmPlugin the generator writes, as Istio hands
+/// it to the filter.
+fn plugin_config(input: &Path) -> String {
+    let out = generator::run_ok(
+        ["render", "wasmplugin", "-f"]
+            .map(String::from)
+            .into_iter()
+            .chain([
+                input.display().to_string(),
+                "--gateway".into(),
+                GATEWAY.into(),
+            ]),
+    );
+    let plugin: Value = serde_yaml_ng::from_slice(&out.stdout).expect("WasmPlugin YAML");
+    assert_eq!(plugin["spec"]["pluginName"], "attache");
+    protojson(&plugin["spec"]["pluginConfig"])
+}
+
+fn start_pair() -> Pair {
+    let scratch = Scratch::new("istio");
+    let input = copy_dir(&paths::example("shop"), &scratch.join("input"));
+    std::fs::copy(
+        paths::fixture("istio").join("60-gifts.yaml"),
+        input.join("60-gifts.yaml"),
+    )
+    .expect("copy the Istio fixture");
+    let plain = Stack::start(&Fixture {
+        input: input.clone(),
+        gateway: GATEWAY,
+        listeners: &["http", "admin"],
+        backends: &["*"],
+    });
+    let plain_bootstrap = yaml_file(&plain.scratch.join("envoy.yaml"));
+    let plain_ports = listener_ports(&plain_bootstrap);
+    let rules = istiod_rules(&manifests(&input), "infra", "edge");
+    let ecds_dir = scratch.join("istio-ecds");
+    std::fs::create_dir_all(&ecds_dir).expect("ECDS dir");
+    let ecds = ecds_dir.join("wasmplugin.json");
+    let ecds_value = istio_ecds(PLUGIN, "attache", &paths::wasm(), &plugin_config(&input));
+    std::fs::write(&ecds, ecds_value.to_string()).expect("write ECDS");
+    let log_dir = scratch.join("istio-envoy");
+    std::fs::create_dir_all(&log_dir).expect("log dir");
+    let mut last_log = String::new();
+    for _ in 0..3 {
+        let istio_ports: BTreeMap<String, u16> = plain_ports
+            .keys()
+            .map(|name| (name.clone(), paths::free_port()))
+            .collect();
+        let admin = paths::free_port();
+        let bootstrap =
+            istio_bootstrap(&plain_bootstrap, &rules, &istio_ports, admin, &ecds, PLUGIN);
+        let path = log_dir.join("envoy.json");
+        std::fs::write(&path, bootstrap.to_string()).expect("write bootstrap");
+        match Envoy::try_start(&path, admin, istio_ports["http"], &log_dir) {
+            Ok(istio) => {
+                return Pair {
+                    plain,
+                    istio,
+                    plain_ports,
+                    istio_ports,
+                    _scratch: scratch,
+                }
+            }
+            Err(log) => last_log = log,
+        }
+    }
+    panic!("the Istio-shaped Envoy did not start; last log:\n{last_log}");
+}
+
+fn listener_ports(bootstrap: &Value) -> BTreeMap<String, u16> {
+    bootstrap["static_resources"]["listeners"]
+        .as_array()
+        .expect("listeners")
+        .iter()
+        .map(|l| {
+            let port = l["address"]["socket_address"]["port_value"]
+                .as_u64()
+                .expect("port");
+            (l["name"].as_str().expect("name").to_owned(), port as u16)
+        })
+        .collect()
+}
+
+/// What a request shows of the settings it got: the status, every request
+/// header the entry or the rule's own filters name as the backend saw it,
+/// the router's expected timeout, and the response headers the entry names.
+fn observed(reply: &Reply, entry: &RouteEntry) -> Vec<(String, String)> {
+    let mut names: Vec<String> = Vec::new();
+    if let Some(c) = &entry.request_headers {
+        names.extend(c.set.iter().chain(&c.add).map(|h| h.name.clone()));
+        names.extend(c.remove.iter().cloned());
+    }
+    names.push("x-envoy-expected-rq-timeout-ms".into());
+    let mut seen = vec![("status".to_owned(), reply.status.to_string())];
+    for name in names {
+        seen.push((
+            format!("> {name}"),
+            format!("{:?}", reply.echoed_header(&name)),
+        ));
+    }
+    if let Some(c) = &entry.response_headers {
+        for h in c.set.iter().chain(&c.add) {
+            seen.push((
+                format!("< {}", h.name),
+                format!("{:?}", reply.header_values(&h.name)),
+            ));
+        }
+    }
+    seen
+}
+
+fn wait_for_stat(envoy: &Envoy, name: &str, want: u64) -> u64 {
+    let started = Instant::now();
+    loop {
+        let value = envoy.stat(name);
+        if value >= want || started.elapsed() > Duration::from_secs(10) {
+            return value;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_envoy_does() {
+    let pair = start_pair();
+    let input = pair._scratch.join("input");
+    let document: Document =
+        serde_json::from_value(generator::resolve(&input, GATEWAY)).expect("schema-1 document");
+    let rules = istiod_rules(&manifests(&input), "infra", "edge");
+    let mut sent = 0u64;
+    let mut compared = Vec::new();
+    for rule in &rules {
+        let entry = document
+            .routes
+            .iter()
+            .find(|e| e.name == rule.entry)
+            .unwrap_or_else(|| panic!("no entry {} in the document", rule.entry));
+        let Some(probe) = Probe::for_route(entry) else {
+            continue;
+        };
+        let client = [("x-internal-debug", "from-client")];
+        let plain = pair.get(false, &rule.listener, &probe, &client);
+        let istio = pair.get(true, &rule.listener, &probe, &client);
+        sent += 1;
+        assert_eq!(
+            observed(&istio, entry),
+            observed(&plain, entry),
+            "{} ({}) differs under Istio",
+            rule.entry,
+            rule.route_name
+        );
+        compared.push(rule.route_name.clone());
+    }
+    eprintln!("istio: compared {} routes: {compared:?}", compared.len());
+    assert!(
+        compared.contains(&"shop.gifts.0".to_owned()),
+        "{compared:?}"
+    );
+    assert!(compared.contains(&"pages".to_owned()), "{compared:?}");
+    assert!(compared.contains(&"infra.ops.0".to_owned()), "{compared:?}");
+
+    // The rule's own add (applied by istiod on the route) arrives once, and
+    // so does the response's.
+    let gifts = Probe {
+        path: "/gifts".into(),
+        headers: vec![("host".into(), "shop.example.com".into())],
+    };
+    let reply = pair.get(true, "http", &gifts, &[]);
+    sent += 1;
+    assert_eq!(
+        reply.echoed_header("x-gift-wrap"),
+        Some(vec!["yes".to_owned()])
+    );
+    assert_eq!(
+        reply.echoed_header("x-gift-tier"),
+        Some(vec!["gold".to_owned()])
+    );
+    assert_eq!(reply.header_values("x-gift-note"), ["thanks"]);
+
+    // The policy's 2s override beats the rule's own 20s, which istiod put on
+    // the Envoy route: the filter's timeout header replaces it.
+    let reply = pair.get(true, "http", &gifts, &[("x-backend-delay-ms", "4000")]);
+    sent += 1;
+    assert_eq!(reply.status, 504, "{}", reply.body);
+    assert!(
+        reply.elapsed < Duration::from_secs(2) + SLACK,
+        "{:?}: the policy's 2s did not win",
+        reply.elapsed
+    );
+
+    // Retries: the merged attempts (2, on 503) under both.
+    let pages = document
+        .routes
+        .iter()
+        .find(|e| e.name == "http/shop/storefront/pages")
+        .expect("pages entry");
+    let probe = Probe::for_route(pages).expect("pages probe");
+    for istio in [false, true] {
+        let key = unique_key("istio-retry");
+        let reply = pair.get(
+            istio,
+            "http",
+            &probe,
+            &[
+                ("x-backend-key", &key),
+                ("x-backend-fail-times", "2"),
+                ("x-backend-status", "503"),
+            ],
+        );
+        sent += u64::from(istio);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(pair.plain.backend.attempts(&key), 3, "istio: {istio}");
+    }
+
+    let by_name = wait_for_stat(&pair.istio, BY_NAME, sent);
+    assert_eq!(
+        (
+            by_name,
+            pair.istio.stat(BY_FALLBACK),
+            pair.istio.stat(UNMATCHED)
+        ),
+        (sent, 0, 0),
+        "by name, by fallback, unmatched after {sent} requests under Istio"
+    );
+    eprintln!("istio: {sent} requests, {by_name} matched by name (100%), 0 by fallback");
+}
