@@ -61,21 +61,7 @@ pub fn parse(bytes: &[u8]) -> Result<Document, ConfigError> {
     parse_typed(text.as_deref().map_or(bytes, str::as_bytes))
 }
 
-/// The fast pass reads the document without tracking where it is; only a
-/// document it refuses is read again with serde_path_to_error, for the path
-/// in the message. Tracking the path costs about as much as the parse
-/// itself (docs/benchmarks.md, findings), and good documents are the rule.
 fn parse_typed<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    if let Ok(doc) = T::deserialize(IntegralFloats(&mut de)) {
-        if de.end().is_ok() {
-            return Ok(doc);
-        }
-    }
-    parse_typed_with_path(bytes)
-}
-
-fn parse_typed_with_path<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let doc = serde_path_to_error::deserialize(IntegralFloats(&mut de)).map_err(|err| {
         let path = json_path(&err.path().to_string());
