@@ -48,6 +48,11 @@ pub struct Options {
     /// what the policy says. Set true only behind a trusted internal mesh.
     #[serde(default)]
     pub trust_client_control_headers: bool,
+    /// True in documents for Istio (`attache render wasmplugin`): the filter
+    /// finds entries by the route names istiod gives Envoy routes
+    /// ([`istio_route_name`]) instead of by entry name.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub istio_route_names: bool,
 }
 
 impl Options {
@@ -211,9 +216,50 @@ pub fn route_entry_name(listener: &str, namespace: &str, route: &str, rule: &str
     format!("{listener}/{namespace}/{route}/{rule}")
 }
 
+/// The name istiod gives the Envoy route of the rule an entry name
+/// (`<listener>/<namespace>/<route>/<rule>`) stands for: the rule's `name`,
+/// or `<namespace>.<route>.<rule index>` for a rule without one (istio
+/// pilot/pkg/config/kube/gateway/conversion.go, `convertHTTPRoute`; the route
+/// translation appends `.<match name>` only to named matches, which Gateway
+/// API conversion does not produce). The entry name's rule part is the
+/// rule's name or, for a rule without one, its index, so an all-digit part
+/// is taken for an index: a rule named `3` is then not found by this name
+/// and its requests take fallback matching, with the same result.
+pub fn istio_route_name(entry_name: &str) -> Option<String> {
+    let mut parts = entry_name.splitn(4, '/');
+    let (_listener, namespace, route, rule) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    if rule.is_empty() {
+        return None;
+    }
+    if rule.bytes().all(|b| b.is_ascii_digit()) {
+        Some(format!("{namespace}.{route}.{rule}"))
+    } else {
+        Some(rule.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn istio_route_names_are_the_rule_name_or_namespace_route_index() {
+        assert_eq!(
+            istio_route_name("http/shop/gifts/0").as_deref(),
+            Some("shop.gifts.0")
+        );
+        assert_eq!(
+            istio_route_name("http/shop/storefront/pages").as_deref(),
+            Some("pages")
+        );
+        assert_eq!(
+            istio_route_name("admin/infra/ops/12").as_deref(),
+            Some("infra.ops.12")
+        );
+        assert_eq!(istio_route_name("http/shop/x/"), None);
+        assert_eq!(istio_route_name("not-an-entry-name"), None);
+    }
 
     #[test]
     fn unknown_fields_are_ignored_and_absent_fields_default() {

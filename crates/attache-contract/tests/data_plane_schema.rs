@@ -84,6 +84,7 @@ fn encoded() -> DataPlaneDocument {
         gateway: "infra/edge".into(),
         options: Options {
             trust_client_control_headers: true,
+            istio_route_names: true,
         },
         routes: vec![entry("0"), entry("1"), bare],
     })

@@ -22,6 +22,7 @@ fn full_document() -> Document {
         gateway: "infra/edge".into(),
         options: Options {
             trust_client_control_headers: true,
+            istio_route_names: true,
         },
         routes: vec![RouteEntry {
             name: route_entry_name("http", "shop", "checkout", "0"),

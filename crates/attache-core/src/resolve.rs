@@ -183,12 +183,14 @@ pub fn resolve_for(
         backends.insert(name, leaf_rule.backends.clone());
         routes.push(entry);
     }
-    let document = Document {
+    let mut document = Document {
         schema_version: SCHEMA_VERSION,
         gateway: gw.key.to_string(),
         options: Default::default(),
         routes,
     };
+    // Under Istio the filter sees istiod's route names (docs/contract.md).
+    document.options.istio_route_names = data_plane == DataPlane::Istio;
     let listeners = gw
         .listeners
         .iter()

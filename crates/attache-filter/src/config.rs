@@ -19,8 +19,30 @@ use crate::validate::{validate_settings, EntryError};
 pub struct CompiledConfig {
     pub gateway: String,
     pub trust_client_control_headers: bool,
+    /// Route name -> entry: the entry names, or under Istio the names istiod
+    /// gives Envoy routes (`options.istioRouteNames`, see `NameIndex`).
     by_name: HashMap<String, Rc<CompiledRoute>>,
     fallback: FallbackTable,
+}
+
+/// How the name index is keyed. Under Istio, two entries can share istiod's
+/// route name (two routes with a rule of the same name, or one rule on two
+/// listeners): if their settings are the same compiled profile the name
+/// still finds them; otherwise the name is dropped from the index and such
+/// requests take fallback matching, which picks by the request itself.
+#[derive(Debug, Clone, Copy)]
+enum NameIndex {
+    EntryNames,
+    IstioRouteNames,
+}
+
+impl NameIndex {
+    fn key(self, entry_name: &str) -> Option<String> {
+        match self {
+            NameIndex::EntryNames => Some(entry_name.to_string()),
+            NameIndex::IstioRouteNames => attache_contract::istio_route_name(entry_name),
+        }
+    }
 }
 
 /// What the compile loop needs of one entry, whichever encoding it came in.
@@ -80,11 +102,7 @@ impl CompiledConfig {
                 route: Rc::new(CompiledRoute::render(entry)),
             })
         });
-        Self::index(
-            &doc.gateway,
-            doc.options.trust_client_control_headers,
-            entries,
-        )
+        Self::index(&doc.gateway, &doc.options, entries)
     }
 
     /// The data-plane encoding: each profile validated and compiled once;
@@ -131,21 +149,23 @@ impl CompiledConfig {
                 })
             })
         });
-        Self::index(
-            &doc.gateway,
-            doc.options.trust_client_control_headers,
-            entries,
-        )
+        Self::index(&doc.gateway, &doc.options, entries)
     }
 
     /// The one loop both encodings share: names checked, the name index and
     /// the fallback table built.
     fn index<'a>(
         gateway: &str,
-        trust_client_control_headers: bool,
+        options: &attache_contract::Options,
         entries: impl Iterator<Item = Result<EntryView<'a>, ConfigError>>,
     ) -> Result<Self, ConfigError> {
+        let keyed = if options.istio_route_names {
+            NameIndex::IstioRouteNames
+        } else {
+            NameIndex::EntryNames
+        };
         let mut by_name: HashMap<String, Rc<CompiledRoute>> = HashMap::new();
+        let mut ambiguous: std::collections::HashSet<String> = Default::default();
         let mut first_index: HashMap<&str, usize> = HashMap::new();
         let mut fallback = FallbackTable::default();
         for (i, entry) in entries.enumerate() {
@@ -163,12 +183,25 @@ impl CompiledConfig {
             first_index.insert(entry.name, i);
             add_candidates(&mut fallback, entry.hostnames, entry.matches, &entry.route)
                 .map_err(|e| located(&entry.at, e))?;
-            by_name.insert(entry.name.to_string(), entry.route);
+            let Some(key) = keyed.key(entry.name) else {
+                continue;
+            };
+            match by_name.get(&key) {
+                Some(known) if !known.same_settings(&entry.route) => {
+                    by_name.remove(&key);
+                    ambiguous.insert(key);
+                }
+                Some(_) => {}
+                None if ambiguous.contains(&key) => {}
+                None => {
+                    by_name.insert(key, entry.route);
+                }
+            }
         }
         fallback.finish();
         Ok(CompiledConfig {
             gateway: gateway.to_string(),
-            trust_client_control_headers,
+            trust_client_control_headers: options.trust_client_control_headers,
             by_name,
             fallback,
         })

@@ -64,6 +64,16 @@ impl CompiledRoute {
         }
     }
 
+    /// Whether `other` applies exactly what this route applies (the name
+    /// aside): the same compiled profile, or equal operations.
+    pub fn same_settings(&self, other: &CompiledRoute) -> bool {
+        self.enforces == other.enforces
+            && (Rc::ptr_eq(&self.request_ops, &other.request_ops)
+                || self.request_ops == other.request_ops)
+            && (Rc::ptr_eq(&self.response_ops, &other.response_ops)
+                || self.response_ops == other.response_ops)
+    }
+
     /// The same settings under another name, sharing the operations.
     pub fn named(&self, name: &str) -> Self {
         CompiledRoute {

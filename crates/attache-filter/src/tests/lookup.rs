@@ -63,3 +63,71 @@ fn unmatched_request_passes_untouched_and_is_counted() {
     stream.on_response_headers(&mut host);
     assert_eq!(host.response, vec![("x-up".to_string(), b"1".to_vec())]);
 }
+
+/// A document for Istio (`options.istioRouteNames`) with `entries`.
+fn istio(entries: Vec<Value>) -> Rc<CompiledConfig> {
+    let mut document = doc(json!(entries));
+    document["options"] = json!({"istioRouteNames": true});
+    compile(&document)
+}
+
+fn at(prefix: &str, header: &str) -> Value {
+    json!({"matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
+        "requestHeaders": {"set": [{"name": "x-route", "value": header}]}})
+}
+
+#[test]
+fn istiod_route_names_find_their_entry_by_name() {
+    let config = istio(vec![
+        entry("http/shop/gifts/0", at("/gifts", "gifts")),
+        entry("http/shop/storefront/pages", at("/", "pages")),
+    ]);
+    // istiod's names: `<namespace>.<route>.<index>`, or the rule's name.
+    for (route_name, expect) in [("shop.gifts.0", "gifts"), ("pages", "pages")] {
+        // The path points elsewhere: only the name can pick the entry.
+        let mut host = FakeHost::request("h", "/elsewhere", &[]).with_route_name(route_name);
+        assert!(routed(&config, &mut host).is_some(), "{route_name}");
+        assert_eq!(host.request_values("x-route"), vec![expect]);
+        assert_eq!(host.count(Counter::MatchedByName), 1, "{route_name}");
+        assert_eq!(host.count(Counter::MatchedByFallback), 0);
+    }
+    // Entry names are not route names under Istio.
+    let mut host =
+        FakeHost::request("h", "/gifts", &[]).with_route_name("http/shop/storefront/pages");
+    assert_eq!(
+        routed(&config, &mut host).as_deref(),
+        Some("http/shop/gifts/0")
+    );
+    assert_eq!(host.count(Counter::MatchedByFallback), 1);
+}
+
+#[test]
+fn an_istiod_name_shared_by_different_settings_goes_to_fallback() {
+    // Two routes with a rule named `main`, on different paths and settings.
+    let config = istio(vec![
+        entry("http/shop/a/main", at("/a", "a")),
+        entry("http/shop/b/main", at("/b", "b")),
+        entry("http/shop/c/main", at("/c", "c")),
+    ]);
+    let mut host = FakeHost::request("h", "/b/x", &[]).with_route_name("main");
+    assert_eq!(
+        routed(&config, &mut host).as_deref(),
+        Some("http/shop/b/main")
+    );
+    assert_eq!(host.request_values("x-route"), vec!["b"]);
+    assert_eq!(host.count(Counter::MatchedByName), 0);
+    assert_eq!(host.count(Counter::MatchedByFallback), 1);
+}
+
+#[test]
+fn an_istiod_name_shared_by_equal_settings_is_still_found_by_name() {
+    // One rule on two listeners with the same merged settings.
+    let config = istio(vec![
+        entry("http/shop/a/main", at("/a", "same")),
+        entry("admin/shop/a/main", at("/a", "same")),
+    ]);
+    let mut host = FakeHost::request("h", "/zzz", &[]).with_route_name("main");
+    assert!(routed(&config, &mut host).is_some());
+    assert_eq!(host.request_values("x-route"), vec!["same"]);
+    assert_eq!(host.count(Counter::MatchedByName), 1);
+}
