@@ -173,7 +173,15 @@ fn wasmplugin_targets_the_gateway_with_the_document() {
     assert_eq!(plugin["metadata"]["namespace"], "infra");
     assert_eq!(plugin["spec"]["targetRefs"][0]["name"], "edge");
     assert_eq!(plugin["spec"]["url"], "oci://r.example/attache:1");
-    assert_eq!(plugin["spec"]["pluginConfig"], data_plane_example());
+    // The example's directly attached rules have no header filters of their
+    // own, so the Istio document is the data-plane one, keyed by istiod's
+    // route names (docs/contract.md).
+    let mut expected = data_plane_example();
+    expected["options"] = serde_json::json!({
+        "trustClientControlHeaders": false,
+        "istioRouteNames": true,
+    });
+    assert_eq!(plugin["spec"]["pluginConfig"], expected);
 }
 
 #[test]
