@@ -2,7 +2,7 @@
 //! Gateway (shape.rs says which Istio sources each name and setting follows),
 //! fed the WasmPlugin `attache render wasmplugin` writes, side by side with
 //! the plain bootstrap `attache render envoy` writes for the same manifests
-//! (examples/shop plus tests/fixtures/e2e/istio).
+//! (examples/shop plus tests/fixtures/istio).
 //!
 //! Every request the two can both serve gets the same answer and the same
 //! headers at the backend; under Istio each is matched by route name (the
@@ -105,11 +105,10 @@ fn plugin_config(input: &Path) -> String {
 fn start_pair() -> Pair {
     let scratch = Scratch::new("istio");
     let input = copy_dir(&paths::example("shop"), &scratch.join("input"));
-    std::fs::copy(
-        paths::fixture("istio").join("60-gifts.yaml"),
-        input.join("60-gifts.yaml"),
-    )
-    .expect("copy the Istio fixture");
+    // An addition to the example, not a fixture of its own (so not under
+    // tests/fixtures/e2e, which holds complete inputs).
+    let gifts = paths::fixture("basics").join("../../istio/60-gifts.yaml");
+    std::fs::copy(gifts, input.join("60-gifts.yaml")).expect("copy the Istio fixture");
     let plain = Stack::start(&Fixture {
         input: input.clone(),
         gateway: GATEWAY,
