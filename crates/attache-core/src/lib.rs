@@ -27,6 +27,7 @@ pub(crate) mod matches;
 pub mod model;
 pub(crate) mod parse;
 pub mod resolve;
+pub mod schema;
 pub(crate) mod settings;
 pub mod source;
 pub mod status;

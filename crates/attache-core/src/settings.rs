@@ -7,54 +7,94 @@
 use std::collections::BTreeSet;
 
 use attache_contract::safety;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::duration;
 use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
 
-#[derive(Debug, Clone, Default, Deserialize)]
+// The `#[schemars]` attributes below state the rules the validation in this
+// file applies, for the CRDs (`attache crds`, crate::schema); tests/crds.rs
+// checks that the two agree. Doc comments on fields become the CRD's
+// descriptions.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawSettings {
     pub timeouts: Option<RawTimeouts>,
     pub retry: Option<RawRetry>,
+    /// Headers changed on the request before it goes to the backend.
     pub request_header_modifier: Option<RawHeaderModifier>,
+    /// Headers changed on the response before it goes to the client.
     pub response_header_modifier: Option<RawHeaderModifier>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawTimeouts {
+    /// Whole-request timeout, client to response (Gateway API duration; 0s disables).
     #[serde(default, deserialize_with = "duration_text")]
+    #[schemars(with = "Option<String>", regex(pattern = duration::PATTERN))]
     pub request: Option<String>,
+    /// Timeout of each attempt to the backend (Gateway API duration; 0s disables).
     #[serde(default, deserialize_with = "duration_text")]
+    #[schemars(with = "Option<String>", regex(pattern = duration::PATTERN))]
     pub backend_request: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawRetry {
+    /// Retries after the first attempt (0 disables retries).
+    #[schemars(range(min = 0, max = safety::MAX_RETRY_ATTEMPTS))]
     pub attempts: Option<i64>,
+    /// HTTP status codes that are retried.
+    #[schemars(inner(range(min = 400, max = 599)))]
     pub codes: Option<Vec<i64>>,
+    /// Base interval between retries (Gateway API duration).
     #[serde(default, deserialize_with = "duration_text")]
+    #[schemars(with = "Option<String>", regex(pattern = duration::PATTERN))]
     pub backoff: Option<String>,
+    /// Envoy retry triggers.
+    #[schemars(transform = crate::schema::retry_triggers)]
     pub retry_on: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+// Kubernetes list types make exact duplicate names a schema error; names
+// that differ only in case are caught by `header_modifier` alone.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("x-kubernetes-validations" = [crate::schema::operation_count_rule()]))]
 pub struct RawHeaderModifier {
+    /// Headers to set, replacing any value the message has.
     #[serde(default)]
+    #[schemars(
+        length(max = safety::MAX_HEADER_OPERATIONS),
+        extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
+    )]
     pub set: Vec<RawHeader>,
+    /// Headers to add, keeping any value the message has.
     #[serde(default)]
+    #[schemars(
+        length(max = safety::MAX_HEADER_OPERATIONS),
+        extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"])
+    )]
     pub add: Vec<RawHeader>,
+    /// Names of headers to remove.
     #[serde(default)]
+    #[schemars(
+        length(max = safety::MAX_HEADER_OPERATIONS),
+        transform = crate::schema::header_name_items,
+        extend("x-kubernetes-list-type" = "set")
+    )]
     pub remove: Vec<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHeader {
+    #[schemars(schema_with = "crate::schema::header_name")]
     pub name: String,
+    #[schemars(schema_with = "crate::schema::header_value")]
     pub value: String,
 }
 

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::meta::{Meta, RawMeta};
@@ -203,18 +204,30 @@ pub struct RawPolicy {
     pub spec: RawPolicySpec,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(
+    transform = crate::schema::add_stanza_aliases,
+    extend("x-kubernetes-validations" = crate::schema::spec_rules())
+)]
 pub struct RawPolicySpec {
+    /// One object the policy attaches to (read together with targetRefs).
     pub target_ref: Option<RawTargetRef>,
+    /// The objects the policy attaches to.
     pub target_refs: Option<Vec<RawTargetRef>>,
+    /// Settings that apply unless a lower level (closer to the route) sets them.
     #[serde(alias = "default")]
     pub defaults: Option<RawSettings>,
+    /// Settings that win over every lower level.
     #[serde(alias = "override")]
     pub overrides: Option<RawSettings>,
+    /// Plain setting: merged as the inherited-policy-priority annotation says.
     pub timeouts: Option<RawTimeouts>,
+    /// Plain setting: merged as the inherited-policy-priority annotation says.
     pub retry: Option<RawRetry>,
+    /// Plain setting: merged as the inherited-policy-priority annotation says.
     pub request_header_modifier: Option<RawHeaderModifier>,
+    /// Plain setting: merged as the inherited-policy-priority annotation says.
     pub response_header_modifier: Option<RawHeaderModifier>,
 }
 
@@ -234,14 +247,17 @@ impl RawPolicySpec {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RawTargetRef {
+    /// gateway.networking.k8s.io, or "" (the default) for a Namespace.
     #[serde(default)]
     pub group: String,
     pub kind: String,
     pub name: String,
+    /// Only the policy's own namespace may be named.
     pub namespace: Option<String>,
+    /// A Gateway listener or an HTTPRoute rule name.
     pub section_name: Option<String>,
 }
 

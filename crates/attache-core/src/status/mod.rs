@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
@@ -38,7 +39,7 @@ pub struct StatusMeta {
     pub namespace: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct PolicyStatusBody {
     /// The policy as a whole.
     pub conditions: Vec<Condition>,
@@ -46,7 +47,7 @@ pub struct PolicyStatusBody {
     pub ancestors: Vec<AncestorStatus>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AncestorStatus {
     pub ancestor_ref: AncestorRef,
@@ -54,7 +55,7 @@ pub struct AncestorStatus {
     pub conditions: Vec<Condition>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AncestorRef {
     pub group: String,
@@ -68,7 +69,7 @@ pub struct AncestorRef {
 
 /// A Kubernetes condition; `lastTransitionTime` is left out so that the
 /// output is deterministic (the resolver has no clock).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     #[serde(rename = "type")]
