@@ -101,6 +101,8 @@ pub enum Command {
     Watch(watch::Args),
     /// Show what a change to policies or routes does to every route.
     Diff(diff::Args),
+    /// Print the RoutePolicy and ClusterRoutePolicy CustomResourceDefinitions.
+    Crds(crds::Args),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -111,6 +113,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Render(command) => render::run(command),
         Command::Watch(args) => watch::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Crds(args) => crds::run(args),
     }
 }
 
@@ -173,6 +176,7 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
     }
 }
 
+pub mod crds;
 pub mod diff;
 pub mod explain;
 pub mod render;

@@ -10,6 +10,7 @@
 //!   layout, where listeners, routes and clusters come from watched files
 //!   too, and [`xds::transition`], the order in which to rewrite them.
 //! - [`wasmplugin::wasm_plugin`]: an Istio `WasmPlugin` carrying the document.
+//! - [`crds::crds`]: the policy CRDs, and [`oci`]: the filter as an OCI image.
 //!
 //! All of them carry the document through [`data_plane`]: compact and without
 //! the `sources` provenance the filter never reads.
@@ -17,6 +18,7 @@
 
 pub mod backends;
 pub mod bootstrap;
+pub mod crds;
 pub mod data_plane;
 pub mod duration;
 pub mod ecds;
