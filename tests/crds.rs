@@ -10,6 +10,7 @@
 //! evaluates. For those, the tests check that the rule sits where it should
 //! and that the resolver refuses what the rule describes.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
 mod support;
 
 use std::path::Path;
