@@ -10,6 +10,19 @@ WASM_BUDGET_BYTES=400000
 
 bash "$ROOT/scripts/setup.sh"
 
+# A real OCI registry for tests/package_oci.rs (Debian's docker-registry,
+# and skopeo to push and pull). Installed when missing and apt-get can;
+# without them that test skips outside CI and fails under CI=true.
+if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+    say "installing docker-registry and skopeo (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry skopeo >/dev/null \
+      || die "apt-get could not install docker-registry and skopeo"
+  else
+    say "docker-registry or skopeo is missing and apt-get is not usable here: the registry test will skip (it fails under CI=true)"
+  fi
+fi
+
 if cargo fmt --version >/dev/null 2>&1; then
   say "cargo fmt --check"
   cargo fmt --all -- --check

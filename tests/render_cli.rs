@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 mod support;
-use support::{attache, attache_ok as ok, copy_dir, scratch, workspace};
+use support::{attache, attache_ok as ok, copy_dir, scratch, text, workspace};
 
 fn resolved_example() -> Value {
     serde_json::from_slice(&ok(&["resolve", "-f", "examples/shop"]).stdout).unwrap()
@@ -228,4 +228,59 @@ fn backends_get_their_addresses_from_services_and_endpoint_slices_in_the_input()
         .collect();
     assert_eq!(endpoints, ["10.1.0.1:8080", "10.1.0.2:8080"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
+    let base = [
+        "render",
+        "wasmplugin",
+        "-f",
+        "examples/shop",
+        "--url",
+        "oci://r.example/a:1",
+    ];
+    let spec = |extra: &[&str]| -> Value {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let plugin: Value = serde_yaml_ng::from_slice(&ok(&args).stdout).unwrap();
+        plugin["spec"].clone()
+    };
+    // The defaults: fail closed, no checksum, no secret.
+    let plain = spec(&[]);
+    assert_eq!(plain["failStrategy"], "FAIL_CLOSE");
+    assert!(plain.get("sha256").is_none() && plain.get("imagePullSecret").is_none());
+
+    let hex = "AB".repeat(32);
+    let set = spec(&[
+        "--sha256",
+        &format!("sha256:{hex}"),
+        "--image-pull-secret",
+        "regcred",
+        "--fail-strategy",
+        "fail-open",
+    ]);
+    // Istio's pattern is ^[a-f0-9]{64}$: lower-cased, prefix dropped.
+    assert_eq!(set["sha256"], "ab".repeat(32));
+    assert_eq!(set["imagePullSecret"], "regcred");
+    assert_eq!(set["failStrategy"], "FAIL_OPEN");
+    assert_eq!(
+        spec(&["--fail-strategy", "fail-reload"])["failStrategy"],
+        "FAIL_RELOAD"
+    );
+
+    for (flag, value, says) in [
+        ("--sha256", "abc", "is not a sha256"),
+        ("--sha256", &"g".repeat(64), "is not a sha256"),
+        ("--image-pull-secret", "Reg_Cred", "is not a Secret name"),
+        ("--fail-strategy", "fail-later", "invalid value"),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain([flag, value]).collect();
+        let output = attache(&args);
+        assert_eq!(output.status.code(), Some(2), "{flag} {value}");
+        assert!(
+            text(&output.stderr).contains(says),
+            "{}",
+            text(&output.stderr)
+        );
+    }
 }

@@ -103,6 +103,9 @@ pub enum Command {
     Diff(diff::Args),
     /// Print the RoutePolicy and ClusterRoutePolicy CustomResourceDefinitions.
     Crds(crds::Args),
+    /// Package the filter for distribution (an OCI image for Istio).
+    #[command(subcommand)]
+    Package(package::Command),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -114,6 +117,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Watch(args) => watch::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Crds(args) => crds::run(args),
+        Command::Package(command) => package::run(command),
     }
 }
 
@@ -179,6 +183,7 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
 pub mod crds;
 pub mod diff;
 pub mod explain;
+pub mod package;
 pub mod render;
 pub mod resolve;
 pub mod status;

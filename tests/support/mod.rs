@@ -65,6 +65,12 @@ pub fn envoy_and_wasm(skipped: &str) -> Option<(PathBuf, PathBuf)> {
         "no Envoy at {}: run scripts/setup.sh, or set ENVOY_BIN, or set ATTACHE_SKIP_ENVOY=1 to skip this check",
         envoy.display()
     );
+    Some((envoy, filter_wasm()))
+}
+
+/// The filter `.wasm` scripts/setup.sh builds (or ATTACHE_WASM); fails
+/// naming where it looked.
+pub fn filter_wasm() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace().join("target"), PathBuf::from);
     let candidates: Vec<PathBuf> = match std::env::var_os("ATTACHE_WASM") {
@@ -74,12 +80,11 @@ pub fn envoy_and_wasm(skipped: &str) -> Option<(PathBuf, PathBuf)> {
             .map(|t| t.join("wasm32-wasip1/release/attache_filter.wasm"))
             .collect(),
     };
-    let wasm = candidates.iter().find(|w| w.is_file()).cloned().unwrap_or_else(|| {
+    candidates.iter().find(|w| w.is_file()).cloned().unwrap_or_else(|| {
         panic!(
-            "no filter .wasm at {candidates:?} (Envoy loads it even to validate): run scripts/setup.sh or `cargo build --release --target wasm32-wasip1 -p attache-filter`, set ATTACHE_WASM, or set ATTACHE_SKIP_ENVOY=1 to skip this check"
+            "no filter .wasm at {candidates:?}: run scripts/setup.sh or `cargo build --release --target wasm32-wasip1 -p attache-filter`, set ATTACHE_WASM, or set ATTACHE_SKIP_ENVOY=1 to skip the checks that need Envoy"
         )
-    });
-    Some((envoy, wasm))
+    })
 }
 
 /// Copies the files of one directory (not recursive) into `to`.

@@ -26,6 +26,7 @@ pub mod error;
 pub mod listener;
 pub mod manifests;
 pub mod matching;
+pub mod oci;
 pub mod resources;
 pub mod version;
 pub mod virtual_hosts;

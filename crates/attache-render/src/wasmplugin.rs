@@ -16,12 +16,47 @@ pub const DEFAULT_URL: &str = "file:///etc/attache/attache_filter.wasm";
 pub struct WasmPluginOptions {
     /// `oci://`, `https://` or `file://` location of the `.wasm`.
     pub url: String,
+    /// `spec.sha256`, 64 lower-case hex digits: for an `oci://` URL Istio
+    /// compares it with the image's manifest digest, for `https://` with the
+    /// module's own sha256 (istio pkg/wasm/cache.go, `getOrFetch`).
+    pub sha256: Option<String>,
+    /// `spec.imagePullSecret`: a Secret in the WasmPlugin's namespace.
+    pub image_pull_secret: Option<String>,
+    pub fail_strategy: FailStrategy,
 }
 
 impl Default for WasmPluginOptions {
     fn default() -> Self {
         WasmPluginOptions {
             url: DEFAULT_URL.to_string(),
+            sha256: None,
+            image_pull_secret: None,
+            fail_strategy: FailStrategy::FailClose,
+        }
+    }
+}
+
+/// What Istio does when the module cannot be fetched, loaded or keeps
+/// trapping (`WasmPlugin.spec.failStrategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailStrategy {
+    /// Refuse requests: none passes without its timeouts, retries, header
+    /// rules and the stripping of clients' `x-envoy-*` headers. The default.
+    #[default]
+    FailClose,
+    /// Let requests through without the filter.
+    FailOpen,
+    /// A new plugin instance after a runtime error (a trap); every other
+    /// failure is FAIL_CLOSE. What plain-Envoy rendering uses (docs/filter.md).
+    FailReload,
+}
+
+impl FailStrategy {
+    pub fn as_istio(self) -> &'static str {
+        match self {
+            FailStrategy::FailClose => "FAIL_CLOSE",
+            FailStrategy::FailOpen => "FAIL_OPEN",
+            FailStrategy::FailReload => "FAIL_RELOAD",
         }
     }
 }
@@ -31,7 +66,7 @@ pub fn wasm_plugin(
     options: &WasmPluginOptions,
 ) -> Result<Value, serde_json::Error> {
     let gateway = &resolution.gateway;
-    Ok(json!({
+    let mut plugin = json!({
         "apiVersion": "extensions.istio.io/v1alpha1",
         "kind": "WasmPlugin",
         "metadata": {
@@ -51,13 +86,21 @@ pub fn wasm_plugin(
             // x-envoy-* retry and timeout headers it sets for the router.
             "phase": "UNSPECIFIED_PHASE",
             "priority": 0,
-            // If the module cannot load or traps, refuse requests instead of
-            // serving them without their timeouts, retries and header rules
-            // (and without stripping clients' x-envoy-* headers).
-            "failStrategy": "FAIL_CLOSE",
+            // By default, if the module cannot load or traps, refuse
+            // requests instead of serving them without their timeouts,
+            // retries and header rules (and without stripping clients'
+            // x-envoy-* headers).
+            "failStrategy": options.fail_strategy.as_istio(),
             "pluginConfig": crate::data_plane::value(&resolution.document)?
         }
-    }))
+    });
+    if let Some(sha256) = &options.sha256 {
+        plugin["spec"]["sha256"] = json!(sha256);
+    }
+    if let Some(secret) = &options.image_pull_secret {
+        plugin["spec"]["imagePullSecret"] = json!(secret);
+    }
+    Ok(plugin)
 }
 
 #[cfg(test)]
@@ -92,6 +135,7 @@ mod tests {
             &resolution,
             &WasmPluginOptions {
                 url: "oci://r.example/attache:1".into(),
+                ..WasmPluginOptions::default()
             },
         )
         .unwrap();

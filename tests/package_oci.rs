@@ -1,0 +1,239 @@
+//! `attache package oci`: the filter as an OCI image that Istio's Wasm
+//! fetcher reads (docs/packaging.md). The image is reproducible, and it
+//! survives a real registry: Debian's `docker-registry` (the CNCF
+//! distribution registry) on loopback, pushed and pulled back by digest with
+//! `skopeo`, the layer's `plugin.wasm` byte for byte the `.wasm`.
+//!
+//! Without `docker-registry` or `skopeo` the registry test says so and does
+//! nothing, except under CI=true, where a missing tool fails it
+//! (scripts/setup.sh installs both).
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+mod support;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{attache_ok, filter_wasm, scratch, text};
+
+/// `attache package oci`: the layout written and the digest printed.
+fn package(wasm: &Path, out: &Path, tag: &str) -> String {
+    let output = attache_ok(&[
+        "package",
+        "oci",
+        "--wasm",
+        wasm.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--tag",
+        tag,
+    ]);
+    text(&output.stdout).trim().to_owned()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn blob(layout: &Path, digest: &str) -> Vec<u8> {
+    let hex = digest.strip_prefix("sha256:").expect("a sha256 digest");
+    std::fs::read(layout.join("blobs/sha256").join(hex)).unwrap()
+}
+
+/// `plugin.wasm` from the image a layout's index names first, the way
+/// Istio's fetcher reads it (gzip, then tar, then the entry by name).
+fn plugin_wasm(layout: &Path) -> (String, Vec<u8>) {
+    let index = json(&layout.join("index.json"));
+    let manifest_digest = index["manifests"][0]["digest"].as_str().unwrap().to_owned();
+    let manifest: Value = serde_json::from_slice(&blob(layout, &manifest_digest)).unwrap();
+    let layer = &manifest["layers"][0];
+    assert_eq!(
+        layer["mediaType"],
+        "application/vnd.oci.image.layer.v1.tar+gzip"
+    );
+    let compressed = blob(layout, layer["digest"].as_str().unwrap());
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(compressed.as_slice())
+        .read_to_end(&mut tar)
+        .unwrap();
+    let mut archive = tar::Archive::new(tar.as_slice());
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.path().unwrap().to_str() == Some("plugin.wasm") {
+            let mut wasm = Vec::new();
+            entry.read_to_end(&mut wasm).unwrap();
+            return (manifest_digest, wasm);
+        }
+    }
+    panic!("no plugin.wasm in {}", layout.display());
+}
+
+#[test]
+fn the_same_wasm_gives_the_same_image_byte_for_byte() {
+    let dir = scratch("oci-repro");
+    let wasm = filter_wasm();
+    let first = package(&wasm, &dir.join("one"), "0.1.0");
+    let second = package(&wasm, &dir.join("two"), "0.1.0");
+    assert!(first.starts_with("sha256:") && first.len() == 71, "{first}");
+    assert_eq!(first, second);
+    for name in ["index.json", "oci-layout"] {
+        assert_eq!(
+            std::fs::read(dir.join("one").join(name)).unwrap(),
+            std::fs::read(dir.join("two").join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    let (digest, carried) = plugin_wasm(&dir.join("one"));
+    assert_eq!(digest, first);
+    assert_eq!(carried, std::fs::read(&wasm).unwrap());
+
+    // Another module, another image; not a module at all, an error.
+    let other = dir.join("other.wasm");
+    let mut bytes = std::fs::read(&wasm).unwrap();
+    bytes.extend_from_slice(b"\0");
+    std::fs::write(&other, &bytes).unwrap();
+    assert_ne!(package(&other, &dir.join("three"), "0.1.0"), first);
+    std::fs::write(&other, b"MZ not wasm").unwrap();
+    let refused = support::attache(&[
+        "package",
+        "oci",
+        "--wasm",
+        other.to_str().unwrap(),
+        "-o",
+        dir.join("four").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success(), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("not a WebAssembly binary"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `docker-registry` and `skopeo`, or None (skip) outside CI.
+fn registry_tools() -> Option<(PathBuf, PathBuf)> {
+    let find = |name: &str| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file())
+        })
+    };
+    match (find("docker-registry"), find("skopeo")) {
+        (Some(registry), Some(skopeo)) => Some((registry, skopeo)),
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("docker-registry and skopeo are needed (scripts/setup.sh installs them)")
+        }
+        _ => {
+            eprintln!("skipped: docker-registry or skopeo is not installed (scripts/setup.sh installs them)");
+            None
+        }
+    }
+}
+
+/// A registry on a loopback port, storing in `dir`; killed on drop.
+struct Registry(Child);
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_registry(binary: &Path, dir: &Path) -> (Registry, String) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let config = dir.join("registry.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 0.1\nlog: {{level: error}}\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+            dir.join("storage").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(binary)
+        .arg("serve")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("registry.log")).unwrap())
+        .spawn()
+        .expect("start docker-registry");
+    let registry = Registry(child);
+    let started = Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the registry did not listen on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (registry, addr)
+}
+
+fn skopeo(binary: &Path, args: &[&str]) {
+    // --insecure-policy: no /etc/containers/policy.json is needed on a bare
+    // machine; the test checks digests itself.
+    let output = Command::new(binary)
+        .arg("--insecure-policy")
+        .args(args)
+        .output()
+        .expect("run skopeo");
+    assert!(
+        output.status.success(),
+        "skopeo {}: {}",
+        args.join(" "),
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn the_image_round_trips_through_a_real_registry_by_digest() {
+    let Some((registry_bin, skopeo_bin)) = registry_tools() else {
+        return;
+    };
+    let dir = scratch("oci-registry");
+    let wasm = filter_wasm();
+    let layout = dir.join("layout");
+    let digest = package(&wasm, &layout, "0.1.0");
+    let (_registry, addr) = start_registry(&registry_bin, &dir);
+    let repository = format!("docker://{addr}/attache/attache-filter");
+    skopeo(
+        &skopeo_bin,
+        &[
+            "copy",
+            "--preserve-digests",
+            "--dest-tls-verify=false",
+            &format!("oci:{}:0.1.0", layout.display()),
+            &format!("{repository}:0.1.0"),
+        ],
+    );
+    // Pulled back by the digest `package oci` printed: the registry holds
+    // exactly that image (what a WasmPlugin's `oci://…@sha256:` and its
+    // `sha256` field name).
+    let pulled = dir.join("pulled");
+    skopeo(
+        &skopeo_bin,
+        &[
+            "copy",
+            "--src-tls-verify=false",
+            &format!("{repository}@{digest}"),
+            &format!("oci:{}:pulled", pulled.display()),
+        ],
+    );
+    let (pulled_digest, carried) = plugin_wasm(&pulled);
+    assert_eq!(pulled_digest, digest);
+    assert_eq!(
+        carried,
+        std::fs::read(&wasm).unwrap(),
+        "the layer's plugin.wasm is the .wasm"
+    );
+    drop(_registry);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
