@@ -55,6 +55,12 @@ fuzz_target!(|bytes: &[u8]| {
         host.properties
             .insert(vec!["xds".into(), "route_name".into()], value);
     }
+    // The fallback index must find what a scan of the sorted candidates
+    // finds, for any request.
+    let facts = attache_filter::request::RequestFacts::from_headers(&host.request);
+    let indexed = config.fallback().find(&facts, &host).map(|r| r.name.clone());
+    let scanned = config.fallback().find_by_scan(&facts, &host).map(|r| r.name.clone());
+    assert_eq!(indexed, scanned, "index and scan disagree");
     let mut stream = Stream::new(Some(Rc::clone(&config)), 1);
     stream.on_request_headers(&mut host);
     host.response = host.request.clone();

@@ -1,8 +1,10 @@
 //! Fallback matching, for requests whose Envoy route name is not one of the
-//! document's (an Envoy the project did not configure, such as an Istio
-//! gateway). Every (entry, hostname, match) becomes a candidate; candidates
-//! are sorted once, at configure time, by Gateway API precedence, so the first
-//! candidate that matches a request is the one Gateway API would pick.
+//! document's (an Envoy the project did not configure, or an Istio route
+//! name shared by entries with different settings). Every (entry, hostname,
+//! match) becomes a candidate; candidates are sorted once, at configure
+//! time, by Gateway API precedence, so the first candidate that matches a
+//! request is the one Gateway API would pick. `crate::fallback_index` finds
+//! that candidate without scanning the list.
 //!
 //! Precedence, most important first:
 //! 1. hostname: exact, then wildcard with the longer suffix, then "any";
@@ -19,6 +21,7 @@ use attache_contract::precedence::MatchPrecedence;
 use attache_contract::{HttpRouteMatch, PathMatchType, StringMatchType};
 
 use crate::error::Problem;
+use crate::fallback_index::{CandidateIndex, HostKey, PathKey};
 use crate::host::{HeaderMap, Host};
 use crate::pattern::FullMatch;
 use crate::request::RequestFacts;
@@ -45,6 +48,7 @@ impl HostPattern {
         })
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     fn matches(&self, host: Option<&str>) -> bool {
         match (self, host) {
             (HostPattern::Any, _) => true,
@@ -222,10 +226,11 @@ struct Candidate {
     route: Rc<CompiledRoute>,
 }
 
-/// Candidates in precedence order.
+/// Candidates in precedence order, and their index.
 #[derive(Debug, Clone, Default)]
 pub struct FallbackTable {
     candidates: Vec<Candidate>,
+    index: CandidateIndex,
 }
 
 impl FallbackTable {
@@ -251,6 +256,21 @@ impl FallbackTable {
         self.candidates.sort_by(|a, b| {
             (b.host.rank().cmp(&a.host.rank())).then_with(|| a.precedence.cmp(&b.precedence))
         });
+        let mut index = CandidateIndex::default();
+        for (position, c) in (0u32..).zip(&self.candidates) {
+            let host = match &c.host {
+                HostPattern::Any => HostKey::Any,
+                HostPattern::Exact(name) => HostKey::Exact(name),
+                HostPattern::Suffix(suffix) => HostKey::Suffix(suffix),
+            };
+            let path = match &c.conditions.path {
+                PathCondition::Exact(path) => PathKey::Exact(path),
+                PathCondition::Prefix(prefix) => PathKey::Prefix(prefix),
+                PathCondition::Regex(_) => PathKey::Regex,
+            };
+            index.add(host, path, position);
+        }
+        self.index = index;
     }
 
     pub fn len(&self) -> usize {
@@ -261,7 +281,27 @@ impl FallbackTable {
         self.candidates.is_empty()
     }
 
+    /// The route of the first candidate, in precedence order, that matches
+    /// the request.
     pub fn find(&self, facts: &RequestFacts, host: &impl Host) -> Option<&Rc<CompiledRoute>> {
+        let position = self
+            .index
+            .first(facts.host.as_deref(), facts.path.as_deref(), |p| {
+                self.candidates
+                    .get(p as usize)
+                    .is_some_and(|c| c.conditions.matches(facts, host))
+            })?;
+        self.candidates.get(position as usize).map(|c| &c.route)
+    }
+
+    /// The same answer by scanning every candidate: the definition the index
+    /// must agree with (tests and fuzzing compare the two).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn find_by_scan(
+        &self,
+        facts: &RequestFacts,
+        host: &impl Host,
+    ) -> Option<&Rc<CompiledRoute>> {
         let request_host = facts.host.as_deref();
         self.candidates
             .iter()

@@ -11,6 +11,7 @@ pub mod control;
 pub mod document;
 pub mod error;
 pub mod fallback;
+pub mod fallback_index;
 pub mod host;
 pub mod integral_floats;
 pub mod ops;

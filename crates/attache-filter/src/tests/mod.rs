@@ -4,6 +4,7 @@
 mod config_errors;
 mod contract;
 mod enforcement;
+mod fallback_index;
 mod fallback_precedence;
 mod lookup;
 mod plugin_lifecycle;
