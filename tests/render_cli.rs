@@ -175,11 +175,12 @@ fn wasmplugin_targets_the_gateway_with_the_document() {
     assert_eq!(plugin["spec"]["url"], "oci://r.example/attache:1");
     // The example's directly attached rules have no header filters of their
     // own, so the Istio document is the data-plane one, keyed by istiod's
-    // route names (docs/contract.md).
+    // route names, with the listeners' ports (docs/contract.md).
     let mut expected = data_plane_example();
     expected["options"] = serde_json::json!({
         "trustClientControlHeaders": false,
         "istioRouteNames": true,
+        "listenerPorts": {"http": 80, "admin": 8081},
     });
     assert_eq!(plugin["spec"]["pluginConfig"], expected);
 }

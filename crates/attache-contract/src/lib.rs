@@ -53,6 +53,12 @@ pub struct Options {
     /// ([`istio_route_name`]) instead of by entry name.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub istio_route_names: bool,
+    /// Gateway listener name -> port, in documents for Istio: istiod's route
+    /// name leaves the listener out, so where one name stands for entries of
+    /// several listeners with different settings, the filter picks by the
+    /// request's destination port.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub listener_ports: std::collections::BTreeMap<String, u16>,
 }
 
 impl Options {

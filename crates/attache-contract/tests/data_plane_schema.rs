@@ -85,6 +85,7 @@ fn encoded() -> DataPlaneDocument {
         options: Options {
             trust_client_control_headers: true,
             istio_route_names: true,
+            listener_ports: [("http".to_string(), 80)].into_iter().collect(),
         },
         routes: vec![entry("0"), entry("1"), bare],
     })

@@ -23,6 +23,7 @@ fn full_document() -> Document {
         options: Options {
             trust_client_control_headers: true,
             istio_route_names: true,
+            listener_ports: [("http".to_string(), 80)].into_iter().collect(),
         },
         routes: vec![RouteEntry {
             name: route_entry_name("http", "shop", "checkout", "0"),

@@ -190,7 +190,14 @@ pub fn resolve_for(
         routes,
     };
     // Under Istio the filter sees istiod's route names (docs/contract.md).
-    document.options.istio_route_names = data_plane == DataPlane::Istio;
+    if data_plane == DataPlane::Istio {
+        document.options.istio_route_names = true;
+        document.options.listener_ports = gw
+            .listeners
+            .iter()
+            .map(|l| (l.name.clone(), l.port))
+            .collect();
+    }
     let listeners = gw
         .listeners
         .iter()

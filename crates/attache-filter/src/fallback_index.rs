@@ -76,8 +76,12 @@ impl PathIndex {
             if let Some(found) = try_list(self.prefix.get(path)) {
                 return Some(found);
             }
-            for (end, _) in path.rmatch_indices('/') {
-                if let Some(found) = try_list(self.prefix.get(&path[..end])) {
+            let bytes = path.as_bytes();
+            for end in (0..bytes.len())
+                .rev()
+                .filter(|i| bytes.get(*i) == Some(&b'/'))
+            {
+                if let Some(found) = try_list(path.get(..end).and_then(|p| self.prefix.get(p))) {
                     return Some(found);
                 }
             }
@@ -123,10 +127,14 @@ impl CandidateIndex {
                 return Some(found);
             }
             // Longest suffix first; at least one label must precede it.
-            for (dot, _) in host.match_indices('.').filter(|(i, _)| *i > 0) {
-                if let Some(found) = self
-                    .suffix_hosts
-                    .get(&host[dot..])
+            let dots = host
+                .bytes()
+                .enumerate()
+                .filter(|(i, b)| *i > 0 && *b == b'.');
+            for (dot, _) in dots {
+                if let Some(found) = host
+                    .get(dot..)
+                    .and_then(|suffix| self.suffix_hosts.get(suffix))
                     .and_then(|b| b.first(path, &mut accept))
                 {
                     return Some(found);

@@ -14,6 +14,7 @@ pub mod fallback;
 pub mod fallback_index;
 pub mod host;
 pub mod integral_floats;
+pub mod names;
 pub mod ops;
 pub mod pattern;
 pub mod plugin;

@@ -150,9 +150,18 @@ impl Stream {
 fn route_by_name(host: &impl Host, config: &CompiledConfig) -> Option<Rc<CompiledRoute>> {
     let bytes = host.property(&ROUTE_NAME_PROPERTY)?;
     config
-        .route_named(std::str::from_utf8(&bytes).ok()?)
+        .route_named_at(std::str::from_utf8(&bytes).ok()?, || destination_port(host))
         .cloned()
 }
+
+/// `destination.port`: Envoy hands integer properties over as 8 bytes,
+/// little-endian (its Wasm context serialises CEL int64 values raw).
+fn destination_port(host: &impl Host) -> Option<u16> {
+    let bytes: [u8; 8] = host.property(&DESTINATION_PORT_PROPERTY)?.try_into().ok()?;
+    u16::try_from(i64::from_le_bytes(bytes)).ok()
+}
+
+const DESTINATION_PORT_PROPERTY: [&str; 2] = ["destination", "port"];
 
 /// Removes client control headers from the copy; returns whether any was
 /// there. Envoy hands names over lower-cased, as the constants are.

@@ -109,6 +109,32 @@ fn start_pair() -> Pair {
     // tests/fixtures/e2e, which holds complete inputs).
     let gifts = paths::fixture("basics").join("../../istio/60-gifts.yaml");
     std::fs::copy(gifts, input.join("60-gifts.yaml")).expect("copy the Istio fixture");
+    // The Gateway's listeners on the ports the Istio-shaped Envoy binds, as
+    // in a cluster (the document's listener ports are the request's
+    // destination ports; the plain stack maps listeners to ports itself).
+    let istio_ports: BTreeMap<String, u16> = ["http", "admin"]
+        .map(|l| (l.to_owned(), paths::free_port()))
+        .into_iter()
+        .collect();
+    let gateway = input.join("10-gateway.yaml");
+    let text = std::fs::read_to_string(&gateway).expect("read the Gateway");
+    let text = text
+        .replacen(
+            "      port: 80\n",
+            &format!("      port: {}\n", istio_ports["http"]),
+            1,
+        )
+        .replacen(
+            "      port: 8081\n",
+            &format!("      port: {}\n", istio_ports["admin"]),
+            1,
+        );
+    assert_eq!(
+        text.matches(&format!("port: {}\n", istio_ports["admin"]))
+            .count(),
+        1
+    );
+    std::fs::write(&gateway, text).expect("write the Gateway");
     let plain = Stack::start(&Fixture {
         input: input.clone(),
         gateway: GATEWAY,
@@ -125,31 +151,20 @@ fn start_pair() -> Pair {
     std::fs::write(&ecds, ecds_value.to_string()).expect("write ECDS");
     let log_dir = scratch.join("istio-envoy");
     std::fs::create_dir_all(&log_dir).expect("log dir");
-    let mut last_log = String::new();
-    for _ in 0..3 {
-        let istio_ports: BTreeMap<String, u16> = plain_ports
-            .keys()
-            .map(|name| (name.clone(), paths::free_port()))
-            .collect();
-        let admin = paths::free_port();
-        let bootstrap =
-            istio_bootstrap(&plain_bootstrap, &rules, &istio_ports, admin, &ecds, PLUGIN);
-        let path = log_dir.join("envoy.json");
-        std::fs::write(&path, bootstrap.to_string()).expect("write bootstrap");
-        match Envoy::try_start(&path, admin, istio_ports["http"], &log_dir) {
-            Ok(istio) => {
-                return Pair {
-                    plain,
-                    istio,
-                    plain_ports,
-                    istio_ports,
-                    _scratch: scratch,
-                }
-            }
-            Err(log) => last_log = log,
-        }
+    let admin = paths::free_port();
+    let bootstrap = istio_bootstrap(&plain_bootstrap, &rules, &istio_ports, admin, &ecds, PLUGIN);
+    let path = log_dir.join("envoy.json");
+    std::fs::write(&path, bootstrap.to_string()).expect("write bootstrap");
+    match Envoy::try_start(&path, admin, istio_ports["http"], &log_dir) {
+        Ok(istio) => Pair {
+            plain,
+            istio,
+            plain_ports,
+            istio_ports,
+            _scratch: scratch,
+        },
+        Err(log) => panic!("the Istio-shaped Envoy did not start; log:\n{log}"),
     }
-    panic!("the Istio-shaped Envoy did not start; last log:\n{last_log}");
 }
 
 fn listener_ports(bootstrap: &Value) -> BTreeMap<String, u16> {
@@ -243,6 +258,12 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
     );
     assert!(compared.contains(&"pages".to_owned()), "{compared:?}");
     assert!(compared.contains(&"infra.ops.0".to_owned()), "{compared:?}");
+    // `health` twice: one name, two listeners, picked by destination port.
+    assert_eq!(
+        compared.iter().filter(|n| *n == "health").count(),
+        2,
+        "{compared:?}"
+    );
 
     // The rule's own add (applied by istiod on the route) arrives once, and
     // so does the response's.

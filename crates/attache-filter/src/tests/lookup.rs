@@ -120,14 +120,92 @@ fn an_istiod_name_shared_by_different_settings_goes_to_fallback() {
 }
 
 #[test]
-fn an_istiod_name_shared_by_equal_settings_is_still_found_by_name() {
-    // One rule on two listeners with the same merged settings.
-    let config = istio(vec![
-        entry("http/shop/a/main", at("/a", "same")),
-        entry("admin/shop/a/main", at("/a", "same")),
-    ]);
+fn an_istiod_name_shared_by_one_profile_is_still_found_by_name() {
+    // One rule on two listeners with the same merged settings: in the
+    // data-plane encoding both entries use one profile.
+    let path = json!([{"path": {"type": "PathPrefix", "value": "/a"}}]);
+    let config = compile(&json!({
+        "schemaVersion": 2, "gateway": "g", "options": {"istioRouteNames": true},
+        "strings": ["x-route", "same"],
+        "profiles": [{"requestHeaders": {"set": [[0, 1]]}}],
+        "groups": [{"profile": 0, "routes": [
+            {"name": "http/shop/a/main", "matches": path},
+            {"name": "admin/shop/a/main", "matches": path}
+        ]}]
+    }));
     let mut host = FakeHost::request("h", "/zzz", &[]).with_route_name("main");
     assert!(routed(&config, &mut host).is_some());
     assert_eq!(host.request_values("x-route"), vec!["same"]);
     assert_eq!(host.count(Counter::MatchedByName), 1);
+    assert_eq!(*host.property_reads.borrow(), 1, "no port needed");
+}
+
+/// `destination.port` as Envoy hands it over: int64, 8 bytes little-endian.
+fn at_port(host: FakeHost, port: u16) -> FakeHost {
+    let mut host = host;
+    host.properties.insert(
+        vec!["destination".into(), "port".into()],
+        i64::from(port).to_le_bytes().to_vec(),
+    );
+    host
+}
+
+#[test]
+fn a_name_shared_by_listeners_with_different_settings_is_picked_by_destination_port() {
+    let mut document = doc(json!([
+        entry("http/shop/a/main", at("/a", "public")),
+        entry("admin/shop/a/main", at("/a", "private")),
+        entry("http/shop/b/other", at("/b", "b")),
+        entry("ops/shop/b/other", at("/b", "b-ops")),
+    ]));
+    // `ops` has no known port: `other` cannot be told apart, so it falls back.
+    document["options"] =
+        json!({"istioRouteNames": true, "listenerPorts": {"http": 80, "admin": 8081}});
+    let config = compile(&document);
+    for (port, expect) in [(80, "public"), (8081, "private")] {
+        let mut host = at_port(
+            FakeHost::request("h", "/zzz", &[]).with_route_name("main"),
+            port,
+        );
+        assert!(routed(&config, &mut host).is_some(), "port {port}");
+        assert_eq!(host.request_values("x-route"), vec![expect]);
+        assert_eq!(host.count(Counter::MatchedByName), 1);
+    }
+    // Another port, or none: the name cannot pick, fallback matching does.
+    for host in [
+        at_port(
+            FakeHost::request("h", "/a", &[]).with_route_name("main"),
+            9999,
+        ),
+        FakeHost::request("h", "/a", &[]).with_route_name("main"),
+    ] {
+        let mut host = host;
+        assert_eq!(
+            routed(&config, &mut host).as_deref(),
+            Some("http/shop/a/main")
+        );
+        assert_eq!(host.count(Counter::MatchedByFallback), 1);
+    }
+    let mut host = at_port(
+        FakeHost::request("h", "/b", &[]).with_route_name("other"),
+        80,
+    );
+    routed(&config, &mut host);
+    assert_eq!(host.count(Counter::MatchedByName), 0);
+    assert_eq!(host.count(Counter::MatchedByFallback), 1);
+}
+
+#[test]
+fn names_that_need_no_port_do_not_read_it() {
+    let mut document = doc(json!([entry("http/shop/a/main", at("/a", "a"))]));
+    document["options"] = json!({"istioRouteNames": true, "listenerPorts": {"http": 80}});
+    let config = compile(&document);
+    // A port property that would not parse: never read for a unique name.
+    let mut host = FakeHost::request("h", "/zzz", &[]).with_route_name("main");
+    host.properties
+        .insert(vec!["destination".into(), "port".into()], vec![1, 2, 3]);
+    assert!(routed(&config, &mut host).is_some());
+    assert_eq!(host.count(Counter::MatchedByName), 1);
+    // One property read: the route name.
+    assert_eq!(*host.property_reads.borrow(), 1);
 }
