@@ -50,6 +50,8 @@ def paired_ratio(results: dict, key: str, floor: str) -> tuple[float, float, flo
 
 # Issue 12's targets, all medians of per-round ratios within one run.
 FLOOR_MAX, LUA_MAX, SCALE_MAX = 1.20, 1.00, 1.05
+# Fallback matching as an index: 10,000 routes at most 1.2x 10 routes (issue 9).
+FALLBACK_SCALE_MAX = 1.20
 LOAD_MS_MAX, VM_MIB_MAX, ECDS_BYTES_MAX = 100, 8, 1_000_000
 
 
@@ -85,7 +87,8 @@ def _targets(results: dict) -> list[str]:
         base = "attache-fallback" if "fallback" in key else "attache-name"
         r = paired_ratio(results, key, base)
         if r:
-            target = "" if "fallback" in key else f"; target <= {SCALE_MAX:.2f}x: {_met(r[0] <= SCALE_MAX)}"
+            limit = FALLBACK_SCALE_MAX if "fallback" in key else SCALE_MAX
+            target = f"; target <= {limit:.2f}x: {_met(r[0] <= limit)}"
             out.append(f"- {label} routes vs 10 routes, CPU per request: {r[0]:.2f}x "
                        f"(rounds {r[1]:.2f}-{r[2]:.2f}x){target}.")
     for size in ("1k", "10k"):
