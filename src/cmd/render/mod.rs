@@ -13,9 +13,12 @@ use attache_render::backends::{AddressBook, Overrides};
 use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
 use attache_render::manifests::Manifests;
 use attache_render::resources::ListenerOptions;
-use attache_render::wasmplugin::{wasm_plugin, FailStrategy, WasmPluginOptions, DEFAULT_URL};
 use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
+
+mod wasmplugin;
+
+pub use wasmplugin::WasmPluginArgs;
 
 use super::parse_key;
 use super::{CliError, InputArgs};
@@ -172,91 +175,6 @@ pub struct EcdsArgs {
     pub output: Option<PathBuf>,
 }
 
-#[derive(Debug, clap::Args)]
-pub struct WasmPluginArgs {
-    #[command(flatten)]
-    pub selection: Selection,
-    /// Where Istio fetches the .wasm: oci://, https:// or file://.
-    #[arg(long, value_name = "URL", default_value = DEFAULT_URL)]
-    pub url: String,
-    /// spec.sha256, which Istio checks after fetching: for an oci:// URL the
-    /// image's manifest digest (what `attache package oci` prints), for
-    /// https:// the sha256 of the .wasm. 64 hex digits, `sha256:` optional.
-    #[arg(long, value_name = "HEX", value_parser = parse_sha256)]
-    pub sha256: Option<String>,
-    /// spec.imagePullSecret: a docker-registry Secret in the Gateway's
-    /// namespace, for a private registry.
-    #[arg(long, value_name = "SECRET", value_parser = parse_secret_name)]
-    pub image_pull_secret: Option<String>,
-    /// What Istio does when the module cannot be fetched or loaded, or
-    /// traps: refuse requests (fail-close), pass them without the filter
-    /// (fail-open), or start a new VM after a trap (fail-reload).
-    #[arg(long, value_enum, default_value_t = FailStrategyArg::Close)]
-    pub fail_strategy: FailStrategyArg,
-    /// Write to FILE (atomically) instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailStrategyArg {
-    #[value(name = "fail-close")]
-    Close,
-    #[value(name = "fail-open")]
-    Open,
-    #[value(name = "fail-reload")]
-    Reload,
-}
-
-impl From<FailStrategyArg> for FailStrategy {
-    fn from(arg: FailStrategyArg) -> Self {
-        match arg {
-            FailStrategyArg::Close => FailStrategy::FailClose,
-            FailStrategyArg::Open => FailStrategy::FailOpen,
-            FailStrategyArg::Reload => FailStrategy::FailReload,
-        }
-    }
-}
-
-/// 64 hex digits (Istio's pattern `^[a-f0-9]{64}$`), lower-cased, with an
-/// optional `sha256:` prefix removed.
-fn parse_sha256(text: &str) -> Result<String, String> {
-    let hex = text
-        .strip_prefix("sha256:")
-        .unwrap_or(text)
-        .to_ascii_lowercase();
-    if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        Ok(hex)
-    } else {
-        Err(format!(
-            "{text:?} is not a sha256: expected 64 hex digits, e.g. the digest `attache package oci` prints"
-        ))
-    }
-}
-
-/// A Kubernetes Secret name (RFC 1123 subdomain: lower-case alphanumerics,
-/// `-` and `.`, at most 253 characters, alphanumeric at both ends).
-fn parse_secret_name(text: &str) -> Result<String, String> {
-    let ok_chars = text
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
-    let ok_ends = text
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphanumeric())
-        && text
-            .bytes()
-            .last()
-            .is_some_and(|b| b.is_ascii_alphanumeric());
-    if ok_chars && ok_ends && text.len() <= 253 {
-        Ok(text.to_string())
-    } else {
-        Err(format!(
-            "{text:?} is not a Secret name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
-        ))
-    }
-}
-
 pub fn run(command: Command) -> Result<ExitCode, CliError> {
     match command {
         Command::Envoy(args) => envoy(args),
@@ -270,26 +188,7 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
             let value = ecds_value(&loaded.resolved, &args.wasm)?;
             emit(&value, args.output.as_deref())
         }
-        Command::Wasmplugin(args) => {
-            // istiod applies each rule's own header filters on the route.
-            let loaded = load_and_resolve_for(
-                &args.selection.input,
-                args.selection.gateway.as_ref(),
-                Default::default(),
-                DataPlane::Istio,
-            )?;
-            let value = wasm_plugin(
-                &loaded.resolved.resolution,
-                &WasmPluginOptions {
-                    url: args.url,
-                    sha256: args.sha256,
-                    image_pull_secret: args.image_pull_secret,
-                    fail_strategy: args.fail_strategy.into(),
-                },
-            )
-            .map_err(attache_render::RenderError::from)?;
-            emit(&value, args.output.as_deref())
-        }
+        Command::Wasmplugin(args) => wasmplugin::run(args),
     }
 }
 
@@ -437,7 +336,7 @@ pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError
     }
 }
 
-fn emit(value: &Value, output: Option<&Path>) -> Result<ExitCode, CliError> {
+pub(super) fn emit(value: &Value, output: Option<&Path>) -> Result<ExitCode, CliError> {
     let text = encode_for(value, output)?;
     match output {
         Some(path) => write_atomically(path, text.as_bytes())?,
