@@ -242,9 +242,11 @@ fn a_policy_made_invalid_shows_its_status_and_what_its_routes_lose() {
     );
     let (code, out) = diff(&new, &["--fail-on", "policy-invalid"]);
     assert_eq!(code, 4);
+    // retry.retryOn does not change: without the policy's connect-failure,
+    // the connection errors a retry stanza retries (GEP-1731) still include it.
     assert_eq!(
         out,
-        "Gateway infra/edge: 1 entries changed, 0 added, 0 removed; 1 policy status changes\n\n~ http/catalog/reviews/0\n    retry.retryOn              [connect-failure] -> (unset)  [retry-changed]\n    timeouts.backendRequestMs  6000ms -> 4000ms  from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)  [timeout-shorter]\n    timeouts.requestMs         20000ms -> 15000ms  from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)  [timeout-shorter]\n\npolicies\n    RoutePolicy catalog/reviews: Accepted -> Invalid  [policy-invalid]\n      dropped: spec.timeouts.request: \"20 seconds\" is not a Gateway API duration\n"
+        "Gateway infra/edge: 1 entries changed, 0 added, 0 removed; 1 policy status changes\n\n~ http/catalog/reviews/0\n    timeouts.backendRequestMs  6000ms -> 4000ms  from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)  [timeout-shorter]\n    timeouts.requestMs         20000ms -> 15000ms  from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)  [timeout-shorter]\n\npolicies\n    RoutePolicy catalog/reviews: Accepted -> Invalid  [policy-invalid]\n      dropped: spec.timeouts.request: \"20 seconds\" is not a Gateway API duration\n"
     );
     // --strict: NEW has an error, so exit 3 whatever changed.
     assert_eq!(diff(&new, &["--strict", "--exit-code"]).0, 3);

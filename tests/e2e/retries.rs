@@ -86,3 +86,64 @@ fn per_try_timeout_counts_for_each_attempt() {
     assert_eq!(stack.backend.attempts(&key), 3);
     assert_about(reply.elapsed, per_try * 3);
 }
+
+/// GEP-1731: `attempts: 2` and no codes (tests/fixtures/e2e/gep1731).
+fn gep1731() -> crate::harness::stack::Fixture {
+    // Port 1 (tcpmux) has no listener here: connecting is refused.
+    crate::harness::stack::Fixture::named(
+        "gep1731",
+        "infra/edge",
+        &["shop/echo", "shop/closed=127.0.0.1:1"],
+    )
+}
+
+#[test]
+fn a_retry_stanza_without_codes_retries_connection_errors_and_not_a_500() {
+    let stack = Stack::start(&gep1731());
+
+    // A backend that reads the request and closes the connection twice.
+    let key = unique_key("gep1731-reset");
+    let reply = stack.get(
+        "/retry",
+        &[("x-backend-key", &key), ("x-backend-reset-times", "2")],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 3, "two resets retried");
+
+    // Per-try timeouts (300ms from the policy): two slow tries, then a fast one.
+    let key = unique_key("gep1731-per-try");
+    let reply = stack.get(
+        "/slow",
+        &[
+            ("x-backend-key", &key),
+            ("x-backend-delay-ms", "1500"),
+            ("x-backend-delay-times", "2"),
+        ],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        stack.backend.attempts(&key),
+        3,
+        "two per-try timeouts retried"
+    );
+
+    // A refused connection: Envoy retries it twice, then gives up.
+    let retries = "cluster.shop/closed/9000.upstream_rq_retry";
+    let before = stack.envoy.stat(retries);
+    let reply = stack.get("/closed", &[]);
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert_eq!(
+        stack.envoy.stat(retries) - before,
+        2,
+        "refused connection retried twice"
+    );
+
+    // A 500 is not a connection error, and no code was listed.
+    let key = unique_key("gep1731-500");
+    let reply = stack.get(
+        "/retry",
+        &[("x-backend-key", &key), ("x-backend-status", "500")],
+    );
+    assert_eq!(reply.status, 500, "{}", reply.body);
+    assert_eq!(stack.backend.attempts(&key), 1, "a 500 is not retried");
+}

@@ -11,15 +11,24 @@ use crate::field::{Direction, FieldKey, FieldValue};
 use crate::fold::Folded;
 use crate::supplier::Supplier;
 
-/// The entry for one attachment. `clamped` marks `backendRequestMs` as
-/// clamped to the request timeout in its source. `data_plane` says which
-/// fields the route configuration applies instead (crate::data_plane).
+/// What the steps after the fold changed, for the entry's `sources`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Adjusted {
+    /// `backendRequestMs` was clamped to the request timeout.
+    pub clamped: bool,
+    /// GEP-1731's connection errors joined `retryOn` (crate::retries).
+    pub connection_errors: bool,
+}
+
+/// The entry for one attachment. `adjusted` says what the steps after the
+/// fold changed, which `sources` then says. `data_plane` says which fields
+/// the route configuration applies instead (crate::data_plane).
 pub(crate) fn to_entry(
     att: &Attachment<'_>,
     name: &str,
     folded: &Folded,
     suppliers: &[Supplier],
-    clamped: bool,
+    adjusted: Adjusted,
     data_plane: DataPlane,
 ) -> RouteEntry {
     let Some((route, rule)) = att.leaf() else {
@@ -44,9 +53,14 @@ pub(crate) fn to_entry(
             (key.to_string(), who.join(" + "))
         })
         .collect();
-    if clamped {
+    if adjusted.clamped {
         if let Some(source) = sources.get_mut(&FieldKey::BackendRequestTimeout.to_string()) {
             source.push_str(", clamped to timeouts.requestMs");
+        }
+    }
+    if adjusted.connection_errors {
+        if let Some(source) = sources.get_mut(&FieldKey::RetryOn.to_string()) {
+            source.push_str(" + connection errors (GEP-1731)");
         }
     }
     RouteEntry {

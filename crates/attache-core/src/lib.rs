@@ -27,6 +27,7 @@ pub(crate) mod matches;
 pub mod model;
 pub(crate) mod parse;
 pub mod resolve;
+pub mod retries;
 pub mod schema;
 pub(crate) mod settings;
 pub mod source;

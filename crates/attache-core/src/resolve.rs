@@ -10,7 +10,7 @@ use crate::attach::{attach, Attachment};
 use crate::contract::{Document, SCHEMA_VERSION};
 use crate::data_plane::{istio_request_conflicts, DataPlane};
 use crate::diagnostic::Diagnostic;
-use crate::entry::to_entry;
+use crate::entry::{to_entry, Adjusted};
 use crate::explain::{explain, Explanation};
 use crate::field::{FieldKey, FieldValue};
 use crate::fold::levels::RuleFold;
@@ -18,6 +18,7 @@ use crate::fold::shared::SharedUpper;
 use crate::fold::Folded;
 use crate::model::Gateway;
 use crate::parse::Inputs;
+use crate::retries::{self, add_connection_errors};
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 
 // Status counting lives in `status::counting`; these stay reachable here
@@ -172,14 +173,11 @@ pub fn resolve_for(
             let carried = data_plane.carried(&folded, &suppliers);
             diagnostics.extend(istio_request_conflicts(att, &carried, &name));
         }
-        let entry = to_entry(
-            att,
-            &name,
-            &folded,
-            &suppliers,
-            clamped.is_some(),
-            data_plane,
-        );
+        let adjusted = Adjusted {
+            clamped: clamped.is_some(),
+            connection_errors: add_connection_errors(&mut folded),
+        };
+        let entry = to_entry(att, &name, &folded, &suppliers, adjusted, data_plane);
         backends.insert(name, leaf_rule.backends.clone());
         routes.push(entry);
     }
@@ -252,7 +250,10 @@ pub fn explain_route(
         }
         let mut fold = fold_full(inputs, prepared.gateway, att);
         let name = att.entry_name();
-        let notes: Vec<String> = clamp(&mut fold.folded).into_iter().collect();
+        let mut notes: Vec<String> = clamp(&mut fold.folded).into_iter().collect();
+        if add_connection_errors(&mut fold.folded) {
+            notes.push(retries::NOTE.to_string());
+        }
         let head = Explanation {
             entry: name,
             listener: att.listener.name.clone(),
@@ -320,13 +321,16 @@ pub fn resolve_unshared(inputs: &Inputs, gateway: &ObjectKey) -> Result<Document
     let mut routes = Vec::new();
     for att in &prepared.attachments {
         let mut fold = fold_full(inputs, prepared.gateway, att);
-        let clamped = clamp(&mut fold.folded);
+        let adjusted = Adjusted {
+            clamped: clamp(&mut fold.folded).is_some(),
+            connection_errors: add_connection_errors(&mut fold.folded),
+        };
         let entry = to_entry(
             att,
             &att.entry_name(),
             &fold.folded,
             &fold.suppliers,
-            clamped.is_some(),
+            adjusted,
             DataPlane::Envoy,
         );
         routes.push(entry);

@@ -107,11 +107,14 @@ fn override_type_table_string_list_map() {
     ));
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, ENTRY);
+    // The override's list replaced the rule's (no 5xx); `reset` then joins
+    // it after the fold: a retry stanza retries connection errors (GEP-1731).
     assert_eq!(
         retry_on(e),
         Some(vec![
             "connect-failure".to_string(),
-            "refused-stream".to_string()
+            "refused-stream".to_string(),
+            "reset".to_string()
         ])
     );
     assert_eq!(set_header(e, "foo").as_deref(), Some("c"));

@@ -16,14 +16,16 @@ const LEVELS: [Option<At>; 4] = [
     Some(At::Route),
 ];
 
-/// Distinct trigger lists so a result says who won.
+/// Distinct trigger lists so a result says who won. None of them is one of
+/// the connection errors GEP-1731 adds after the fold, so the winner's list
+/// is what comes before them.
 fn triggers(who: &str) -> &'static str {
     match who {
-        "route" => "[connect-failure]",
+        "route" => "[retriable-4xx]",
         "A" => "[5xx]",
-        "B" => "[reset]",
+        "B" => "[envoy-ratelimited]",
         "default" => "[gateway-error]",
-        "override" => "[refused-stream]",
+        "override" => "[retriable-headers]",
         other => unreachable!("no trigger list for {other}"),
     }
 }
@@ -54,7 +56,13 @@ fn cell(
         }
     }
     let r = resolve_yaml(&yaml, "appns/gw");
-    retry_on(entry(&r, ENTRY))
+    // The fold's winner, then the connection errors a retry stanza in effect
+    // always retries (docs/semantics.md, GEP-1731).
+    retry_on(entry(&r, ENTRY)).map(|mut words| {
+        let added = words.split_off(words.len().saturating_sub(3));
+        assert_eq!(added, attache_core::retries::CONNECTION_ERRORS);
+        words
+    })
 }
 
 fn rank(at: Option<At>) -> usize {

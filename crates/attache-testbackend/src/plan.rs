@@ -27,6 +27,10 @@ pub struct Plan {
     /// `x-backend-respond-header: name: value` (repeatable): headers to put
     /// on the response, so tests can watch the filter change or remove them.
     pub respond_headers: Vec<(String, String)>,
+    /// `x-backend-reset-times`: the first N attempts of the key read the
+    /// request and close the connection without answering (what Gateway
+    /// API's `HTTPRouteRetryConnectionError` conformance test provokes).
+    pub reset_times: Option<u64>,
 }
 
 /// A control header whose value the backend cannot use.
@@ -45,6 +49,8 @@ pub enum PlanError {
 pub struct Outcome {
     pub status: u16,
     pub delay: Option<Duration>,
+    /// Close the connection instead of answering.
+    pub reset: bool,
 }
 
 impl Plan {
@@ -70,6 +76,9 @@ impl Plan {
                     plan.delay_times = Some(parse_count("x-backend-delay-times", value)?)
                 }
                 "x-backend-respond-header" => plan.respond_headers.push(parse_header(value)?),
+                "x-backend-reset-times" => {
+                    plan.reset_times = Some(parse_count("x-backend-reset-times", value)?)
+                }
                 _ => {}
             }
         }
@@ -88,7 +97,12 @@ impl Plan {
             Some(times) if attempt > times => None,
             _ => self.delay,
         };
-        Outcome { status, delay }
+        let reset = self.reset_times.is_some_and(|times| attempt <= times);
+        Outcome {
+            status,
+            delay,
+            reset,
+        }
     }
 }
 
@@ -144,9 +158,19 @@ mod tests {
             plan.outcome(1),
             Outcome {
                 status: 200,
-                delay: None
+                delay: None,
+                reset: false
             }
         );
+    }
+
+    #[test]
+    fn reset_times_closes_the_first_attempts_then_answers() {
+        let plan = plan(&[("x-backend-key", "k"), ("x-backend-reset-times", "2")]);
+        assert!(plan.outcome(1).reset);
+        assert!(plan.outcome(2).reset);
+        assert!(!plan.outcome(3).reset);
+        assert_eq!(plan.outcome(3).status, 200);
     }
 
     #[test]

@@ -61,29 +61,37 @@ fn exchange_all(stream: TcpStream, book: &AttemptBook) -> Result<(), HttpError> 
                 return Err(err);
             }
         };
-        http::write_response(&mut writer, &answer(&request, book), request.close)?;
+        let Some(response) = answer(&request, book) else {
+            // x-backend-reset-times: read the request, close without a word.
+            return Ok(());
+        };
+        http::write_response(&mut writer, &response, request.close)?;
         if request.close {
             return Ok(());
         }
     }
 }
 
-fn answer(request: &Request, book: &AttemptBook) -> Response {
+/// The response, or None to close the connection without one.
+fn answer(request: &Request, book: &AttemptBook) -> Option<Response> {
     let path = request
         .target
         .split_once('?')
         .map_or(request.target.as_str(), |(path, _)| path);
     if let Some(key) = path.strip_prefix(ATTEMPTS_PREFIX) {
-        json_response(200, &json!({"key": key, "attempts": book.get(key)}))
+        Some(json_response(
+            200,
+            &json!({"key": key, "attempts": book.get(key)}),
+        ))
     } else if path == RESET_PATH && request.method == "POST" {
         book.reset();
-        json_response(200, &json!({"reset": true}))
+        Some(json_response(200, &json!({"reset": true})))
     } else {
         echo(request, book)
     }
 }
 
-fn echo(request: &Request, book: &AttemptBook) -> Response {
+fn echo(request: &Request, book: &AttemptBook) -> Option<Response> {
     let pairs = || {
         request
             .headers
@@ -92,10 +100,13 @@ fn echo(request: &Request, book: &AttemptBook) -> Response {
     };
     let plan = match Plan::from_headers(pairs()) {
         Ok(plan) => plan,
-        Err(err) => return json_response(400, &json!({"error": err.to_string()})),
+        Err(err) => return Some(json_response(400, &json!({"error": err.to_string()}))),
     };
     let attempt = book.record(plan.key.as_deref().unwrap_or(""));
     let outcome = plan.outcome(attempt);
+    if outcome.reset {
+        return None;
+    }
     if let Some(delay) = outcome.delay {
         thread::sleep(delay);
     }
@@ -111,7 +122,7 @@ fn echo(request: &Request, book: &AttemptBook) -> Response {
         .headers
         .push(("x-backend-attempt".to_owned(), attempt.to_string()));
     response.headers.extend(plan.respond_headers);
-    response
+    Some(response)
 }
 
 fn json_response(status: u16, body: &serde_json::Value) -> Response {

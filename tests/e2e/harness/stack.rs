@@ -20,7 +20,8 @@ pub struct Fixture {
     pub gateway: &'static str,
     /// Every Gateway listener that gets a local port; the first is the default.
     pub listeners: &'static [&'static str],
-    /// Every backendRef (`NS/NAME`); all point at the one test backend.
+    /// Every backendRef (`NS/NAME`); all point at the one test backend, but
+    /// `NS/NAME=HOST:PORT` points one elsewhere (a closed port, say).
     pub backends: &'static [&'static str],
 }
 
@@ -83,7 +84,10 @@ impl Stack {
                 backends: fixture
                     .backends
                     .iter()
-                    .map(|b| ((*b).to_owned(), backend.addr.clone()))
+                    .map(|b| match b.split_once('=') {
+                        Some((name, addr)) => (name.to_owned(), addr.to_owned()),
+                        None => ((*b).to_owned(), backend.addr.clone()),
+                    })
                     .collect(),
                 listener_ports: listener_ports.clone(),
                 admin_port,
