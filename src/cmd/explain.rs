@@ -130,6 +130,9 @@ fn table(e: &Explanation) -> String {
     fields.sort();
     if fields.is_empty() {
         out.push_str("  (no timeouts, retries or header changes apply)\n");
+        for note in &e.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
         return out;
     }
     let mut rows: Vec<[String; 3]> = vec![[

@@ -93,7 +93,12 @@ fn gep1731() -> crate::harness::stack::Fixture {
     crate::harness::stack::Fixture::named(
         "gep1731",
         "infra/edge",
-        &["shop/echo", "shop/closed=127.0.0.1:1"],
+        &[
+            "shop/echo",
+            "shop/echo-a",
+            "shop/echo-b",
+            "shop/closed=127.0.0.1:1",
+        ],
     )
 }
 
@@ -146,4 +151,31 @@ fn a_retry_stanza_without_codes_retries_connection_errors_and_not_a_500() {
     );
     assert_eq!(reply.status, 500, "{}", reply.body);
     assert_eq!(stack.backend.attempts(&key), 1, "a 500 is not retried");
+}
+
+/// backendRefs[].filters (tests/fixtures/e2e/gep1731/backend-filters.yaml):
+/// each backendRef's header changes reach the requests sent through it, and
+/// no other. Both refs are the one test backend, split 1:1; a filter applied
+/// to the whole rule would put both values on one request.
+#[test]
+fn a_backend_refs_own_filters_reach_only_its_requests() {
+    let stack = Stack::start(&gep1731());
+    let mut seen = std::collections::BTreeMap::new();
+    for _ in 0..40 {
+        let reply = stack.get("/split", &[("x-served-via", "client")]);
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let via = reply.echoed_header("x-served-via").unwrap_or_default();
+        assert_eq!(via.len(), 1, "exactly one backendRef's value: {via:?}");
+        let response = reply.header_values("x-backend-ref");
+        // Only echo-a adds the response header.
+        let expected: &[&str] = if via[0] == "a" { &["a"] } else { &[] };
+        assert_eq!(response, expected, "via {}", via[0]);
+        *seen.entry(via[0].clone()).or_insert(0) += 1;
+    }
+    // Both refs carried traffic, and the client's own value never arrived.
+    assert_eq!(
+        seen.keys().cloned().collect::<Vec<_>>(),
+        ["a", "b"],
+        "{seen:?}"
+    );
 }

@@ -79,6 +79,19 @@ pub(crate) fn to_entry(
     }
 }
 
+/// The header changes of a field map (a backendRef's own filters), request
+/// then response; None where a direction has none.
+pub(crate) fn header_changes(
+    fields: &crate::field::FieldMap,
+) -> (Option<HeaderChanges>, Option<HeaderChanges>) {
+    let mut settings = Settings::default();
+    for (key, value) in fields {
+        settings.carry(key, value);
+    }
+    let some = |c: HeaderChanges| (!c.is_empty()).then_some(c);
+    (some(settings.request), some(settings.response))
+}
+
 /// The entry's settings, filled field by field.
 #[derive(Default)]
 struct Settings {

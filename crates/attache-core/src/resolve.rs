@@ -254,6 +254,7 @@ pub fn explain_route(
         if add_connection_errors(&mut fold.folded) {
             notes.push(retries::NOTE.to_string());
         }
+        notes.extend(leaf_rule.backends.iter().filter_map(backend_filters_note));
         let head = Explanation {
             entry: name,
             listener: att.listener.name.clone(),
@@ -282,6 +283,44 @@ pub fn entry_names(inputs: &Inputs, gateway: &ObjectKey) -> Result<Vec<String>, 
 }
 
 /// backendRequest may not exceed a non-zero request timeout.
+/// `explain`'s line for a backendRef with filters of its own: what they do
+/// and that they apply to that backend's requests only.
+fn backend_filters_note(target: &crate::topology::BackendTarget) -> Option<String> {
+    let describe = |what: &str, c: &Option<crate::contract::HeaderChanges>| {
+        let c = c.as_ref()?;
+        let mut parts: Vec<String> = Vec::new();
+        parts.extend(
+            c.set
+                .iter()
+                .map(|h| format!("set {}: {:?}", h.name, h.value)),
+        );
+        parts.extend(
+            c.add
+                .iter()
+                .map(|h| format!("add {}: {:?}", h.name, h.value)),
+        );
+        parts.extend(c.remove.iter().map(|n| format!("remove {n}")));
+        Some(format!("{what} {}", parts.join(", ")))
+    };
+    let changes: Vec<String> = [
+        describe("request headers", &target.request_headers),
+        describe("response headers", &target.response_headers),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if changes.is_empty() {
+        return None;
+    }
+    let port = target.port.map(|p| format!(":{p}")).unwrap_or_default();
+    Some(format!(
+        "backendRef {}/{}{port} (its own filters, for its requests only; on its weighted cluster in plain Envoy, applied by istiod under Istio): {}",
+        target.namespace,
+        target.name,
+        changes.join("; ")
+    ))
+}
+
 pub(crate) fn clamp(folded: &mut Folded) -> Option<String> {
     let request = match folded
         .fields

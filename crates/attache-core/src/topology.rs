@@ -35,6 +35,11 @@ pub struct BackendTarget {
     pub port: Option<u16>,
     /// Gateway API default 1.
     pub weight: u32,
+    /// `backendRefs[].filters`: header changes for this backend's requests
+    /// and responses only. The plain-Envoy render puts them on the
+    /// backend's weighted cluster; under Istio, istiod applies them.
+    pub request_headers: Option<crate::contract::HeaderChanges>,
+    pub response_headers: Option<crate::contract::HeaderChanges>,
 }
 
 /// Everything resolved for one Gateway.

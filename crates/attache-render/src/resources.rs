@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use attache_contract::RouteEntry;
-use attache_core::topology::{GatewayResolution, ListenerInfo};
+use attache_core::topology::{BackendTarget, GatewayResolution, ListenerInfo};
 use serde_json::{json, Value};
 
 use crate::backends::{AddressBook, Cluster};
@@ -198,7 +198,9 @@ fn envoy_route(
     let mut weighted = Vec::new();
     for target in &targets {
         let cluster = book.cluster_for(target, &entry.name)?;
-        weighted.push(json!({"name": cluster.name, "weight": target.weight}));
+        let mut one = json!({"name": cluster.name, "weight": target.weight});
+        backend_headers(&mut one, target);
+        weighted.push(one);
         clusters.insert(cluster.name.clone(), cluster);
     }
     if weighted.is_empty() {
@@ -208,9 +210,14 @@ fn envoy_route(
         );
     }
     let mut action = serde_json::Map::new();
-    if let [single] = weighted.as_slice() {
+    let own_headers = targets
+        .iter()
+        .any(|t| t.request_headers.is_some() || t.response_headers.is_some());
+    if let ([single], false) = (weighted.as_slice(), own_headers) {
         action.insert("cluster".into(), single["name"].clone());
     } else {
+        // Header changes of one backendRef belong on its weighted cluster
+        // (even alone), so they reach that backend's requests only.
         action.insert("weighted_clusters".into(), json!({"clusters": weighted}));
     }
     // Timeouts and retries travel as x-envoy-* request headers that the
@@ -228,6 +235,35 @@ fn envoy_route(
         );
     }
     Ok(json!({"name": entry.name, "match": route_match, "route": Value::Object(action)}))
+}
+
+/// `backendRefs[].filters` on the backend's weighted cluster, as Envoy's
+/// header options: `set` overwrites, `add` appends (Gateway API's
+/// HTTPHeaderFilter); Envoy removes before it adds.
+fn backend_headers(weighted: &mut Value, target: &BackendTarget) {
+    for (changes, prefix) in [
+        (&target.request_headers, "request"),
+        (&target.response_headers, "response"),
+    ] {
+        let Some(changes) = changes else { continue };
+        let set = changes
+            .set
+            .iter()
+            .map(|h| (h, "OVERWRITE_IF_EXISTS_OR_ADD"));
+        let add = changes.add.iter().map(|h| (h, "APPEND_IF_EXISTS_OR_ADD"));
+        let to_add: Vec<Value> = set
+            .chain(add)
+            .map(|(h, action)| {
+                json!({"header": {"key": h.name, "value": h.value}, "append_action": action})
+            })
+            .collect();
+        if !to_add.is_empty() {
+            weighted[format!("{prefix}_headers_to_add")] = json!(to_add);
+        }
+        if !changes.remove.is_empty() {
+            weighted[format!("{prefix}_headers_to_remove")] = json!(changes.remove);
+        }
+    }
 }
 
 fn envoy_cluster(cluster: &Cluster) -> Value {

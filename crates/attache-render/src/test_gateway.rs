@@ -41,6 +41,8 @@ pub(crate) fn backend(name: &str, weight: u32) -> BackendTarget {
         name: name.into(),
         port: Some(80),
         weight,
+        request_headers: None,
+        response_headers: None,
     }
 }
 

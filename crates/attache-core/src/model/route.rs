@@ -115,4 +115,7 @@ pub struct RawBackendRef {
     pub namespace: Option<String>,
     pub port: Option<u16>,
     pub weight: Option<u32>,
+    /// Filters for the requests sent to this backend only.
+    #[serde(default)]
+    pub filters: Vec<RawFilter>,
 }

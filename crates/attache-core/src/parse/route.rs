@@ -113,7 +113,7 @@ fn read_rule(
         path: &path,
     };
     read_filters(&raw.filters, &at, &mut inline, problems, notes);
-    let (delegates, backends) = read_backend_refs(raw.backend_refs, ns, &at, notes);
+    let (delegates, backends) = read_backend_refs(raw.backend_refs, ns, &at, problems, notes);
     Rule {
         index,
         name: raw.name,
@@ -201,6 +201,7 @@ fn read_backend_refs(
     refs: Vec<RawBackendRef>,
     ns: &str,
     at: &Place<'_>,
+    problems: &mut Vec<Problem>,
     notes: &mut Vec<Diagnostic>,
 ) -> (Vec<ObjectKey>, Vec<BackendTarget>) {
     let mut delegates = Vec::new();
@@ -209,17 +210,45 @@ fn read_backend_refs(
         let group = b.group.unwrap_or_default();
         let kind = b.kind.unwrap_or_else(|| "Service".into());
         let namespace = b.namespace.unwrap_or_else(|| ns.to_string());
+        let path = format!("{}.backendRefs[{i}]", at.path);
+        let here = Place {
+            doc: at.doc,
+            object: at.object,
+            path: &path,
+        };
         match (group.as_str(), kind.as_str()) {
-            (GATEWAY_GROUP, "HTTPRoute") => delegates.push(ObjectKey {
-                namespace,
-                name: b.name,
-            }),
-            ("" | "core", "Service") => backends.push(BackendTarget {
-                namespace,
-                name: b.name,
-                port: b.port,
-                weight: b.weight.unwrap_or(1),
-            }),
+            (GATEWAY_GROUP, "HTTPRoute") => {
+                if !b.filters.is_empty() {
+                    notes.push(
+                        Diagnostic::warning(
+                            "filters on a backendRef that delegates to an HTTPRoute are not applied",
+                        )
+                        .at(&at.doc.origin)
+                        .on(at.object)
+                        .field(format!("{path}.filters"))
+                        .hint("put the filters on the child route's rules"),
+                    );
+                }
+                delegates.push(ObjectKey {
+                    namespace,
+                    name: b.name,
+                })
+            }
+            ("" | "core", "Service") => {
+                // The same reader as a rule's own filters: header rules,
+                // one filter per direction, other types noted.
+                let mut fields = FieldMap::new();
+                read_filters(&b.filters, &here, &mut fields, problems, notes);
+                let (request_headers, response_headers) = crate::entry::header_changes(&fields);
+                backends.push(BackendTarget {
+                    namespace,
+                    name: b.name,
+                    port: b.port,
+                    weight: b.weight.unwrap_or(1),
+                    request_headers,
+                    response_headers,
+                })
+            }
             _ => notes.push(
                 Diagnostic::warning(format!(
                     "backend kind {group}/{kind} is not supported; ignored"

@@ -8,6 +8,8 @@ fn target(namespace: &str, name: &str, port: Option<u16>) -> BackendTarget {
         name: name.into(),
         port,
         weight: 1,
+        request_headers: None,
+        response_headers: None,
     }
 }
 
