@@ -158,9 +158,16 @@ impl CompiledConfig {
                 return Err(located(&entry.at, ("name".into(), problem)));
             }
             first_index.insert(entry.name, i);
-            add_candidates(&mut fallback, entry.hostnames, entry.matches, &entry.route)
-                .map_err(|e| located(&entry.at, e))?;
-            names.add(entry.route);
+            let port = names.port_of(entry.name);
+            add_candidates(
+                &mut fallback,
+                port,
+                entry.hostnames,
+                entry.matches,
+                &entry.route,
+            )
+            .map_err(|e| located(&entry.at, e))?;
+            names.add(entry.route, port);
         }
         fallback.finish();
         Ok(CompiledConfig {
@@ -210,6 +217,7 @@ fn bad_index(at: &str, e: BadIndex) -> ConfigError {
 
 fn add_candidates(
     table: &mut FallbackTable,
+    port: Option<u16>,
     hostnames: &[String],
     matches: &[HttpRouteMatch],
     route: &Rc<CompiledRoute>,
@@ -239,6 +247,7 @@ fn add_candidates(
     for host in &hosts {
         for (precedence, cond) in &conditions {
             table.push(
+                port,
                 host.clone(),
                 precedence.clone(),
                 cond.clone(),

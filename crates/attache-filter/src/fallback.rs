@@ -219,6 +219,8 @@ impl Conditions {
 
 #[derive(Debug, Clone)]
 struct Candidate {
+    /// The port of the entry's listener, when the document gives it.
+    port: Option<u16>,
     host: HostPattern,
     /// Gateway API match precedence (the one definition in the contract).
     precedence: MatchPrecedence,
@@ -226,11 +228,22 @@ struct Candidate {
     route: Rc<CompiledRoute>,
 }
 
+impl Candidate {
+    /// Whether the candidate may serve a request on listener port `port`:
+    /// any may when no port picks, and one whose listener has no port may.
+    fn serves(&self, port: Option<u16>) -> bool {
+        port.is_none_or(|port| self.port.is_none_or(|own| own == port))
+    }
+}
+
 /// Candidates in precedence order, and their index.
 #[derive(Debug, Clone, Default)]
 pub struct FallbackTable {
     candidates: Vec<Candidate>,
     index: CandidateIndex,
+    /// The candidates' distinct listener ports; the request's port matters
+    /// only when there are two or more.
+    ports: Vec<u16>,
 }
 
 impl FallbackTable {
@@ -238,12 +251,14 @@ impl FallbackTable {
     /// all are in.
     pub fn push(
         &mut self,
+        port: Option<u16>,
         host: HostPattern,
         precedence: MatchPrecedence,
         conditions: Conditions,
         route: Rc<CompiledRoute>,
     ) {
         self.candidates.push(Candidate {
+            port,
             host,
             precedence,
             conditions,
@@ -271,6 +286,26 @@ impl FallbackTable {
             index.add(host, path, position);
         }
         self.index = index;
+        // A handful: searched, not sorted (a sort's code would weigh more
+        // in the .wasm than the search).
+        for port in self.candidates.iter().filter_map(|c| c.port) {
+            if !self.ports.contains(&port) {
+                self.ports.push(port);
+            }
+        }
+    }
+
+    /// Whether the request's `destination.port` can change the answer: only
+    /// then is it worth a host call.
+    pub fn tells_ports_apart(&self) -> bool {
+        self.ports.len() > 1
+    }
+
+    /// The port that picks listeners for a request that arrived on `port`:
+    /// none when it is not one of the candidates' (a gateway listening
+    /// elsewhere than its Gateway says), and every listener may serve.
+    fn listener_port(&self, port: Option<u16>) -> Option<u16> {
+        port.filter(|p| self.ports.contains(p))
     }
 
     pub fn len(&self) -> usize {
@@ -282,14 +317,20 @@ impl FallbackTable {
     }
 
     /// The route of the first candidate, in precedence order, that matches
-    /// the request.
-    pub fn find(&self, facts: &RequestFacts, host: &impl Host) -> Option<&Rc<CompiledRoute>> {
+    /// the request that arrived on `port`.
+    pub fn find(
+        &self,
+        facts: &RequestFacts,
+        port: Option<u16>,
+        host: &impl Host,
+    ) -> Option<&Rc<CompiledRoute>> {
+        let port = self.listener_port(port);
         let position = self
             .index
             .first(facts.host.as_deref(), facts.path.as_deref(), |p| {
                 self.candidates
                     .get(p as usize)
-                    .is_some_and(|c| c.conditions.matches(facts, host))
+                    .is_some_and(|c| c.serves(port) && c.conditions.matches(facts, host))
             })?;
         self.candidates.get(position as usize).map(|c| &c.route)
     }
@@ -300,12 +341,16 @@ impl FallbackTable {
     pub fn find_by_scan(
         &self,
         facts: &RequestFacts,
+        port: Option<u16>,
         host: &impl Host,
     ) -> Option<&Rc<CompiledRoute>> {
         let request_host = facts.host.as_deref();
+        let port = self.listener_port(port);
         self.candidates
             .iter()
-            .find(|c| c.host.matches(request_host) && c.conditions.matches(facts, host))
+            .find(|c| {
+                c.serves(port) && c.host.matches(request_host) && c.conditions.matches(facts, host)
+            })
             .map(|c| &c.route)
     }
 }

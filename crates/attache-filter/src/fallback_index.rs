@@ -17,7 +17,8 @@
 //!   in the sorted list.
 //!
 //! Cost per request: one hash lookup per label of the host and one per `/`
-//! of the path, plus the candidates of those lists, whatever the table's size.
+//! of the path within the longest prefix's length, plus the candidates of
+//! those lists, whatever the table's size.
 
 use std::collections::HashMap;
 
@@ -43,6 +44,10 @@ pub enum HostKey<'a> {
 struct PathIndex {
     exact: HashMap<String, Vec<u32>>,
     prefix: HashMap<String, Vec<u32>>,
+    /// The longest prefix's length: no prefix can match a path's prefix
+    /// longer than this, so a client's path of thousands of `/` costs a
+    /// look at its first bytes, not a hash of each of its prefixes.
+    longest_prefix: usize,
     regex: Vec<u32>,
 }
 
@@ -54,11 +59,13 @@ impl PathIndex {
                 .entry(path.to_string())
                 .or_default()
                 .push(position),
-            PathKey::Prefix(path) => self
-                .prefix
-                .entry(path.to_string())
-                .or_default()
-                .push(position),
+            PathKey::Prefix(path) => {
+                self.longest_prefix = self.longest_prefix.max(path.len());
+                self.prefix
+                    .entry(path.to_string())
+                    .or_default()
+                    .push(position)
+            }
             PathKey::Regex => self.regex.push(position),
         }
     }
@@ -72,12 +79,14 @@ impl PathIndex {
             }
             // The path itself, then each prefix ending before a `/`, longest
             // first: exactly the prefixes that match it at element
-            // boundaries.
-            if let Some(found) = try_list(self.prefix.get(path)) {
-                return Some(found);
-            }
+            // boundaries; none longer than the longest prefix.
             let bytes = path.as_bytes();
-            for end in (0..bytes.len())
+            if bytes.len() <= self.longest_prefix {
+                if let Some(found) = try_list(self.prefix.get(path)) {
+                    return Some(found);
+                }
+            }
+            for end in (0..bytes.len().min(self.longest_prefix + 1))
                 .rev()
                 .filter(|i| bytes.get(*i) == Some(&b'/'))
             {

@@ -3,15 +3,18 @@
 //! Keyed by entry names (`http/shop/gifts/0`, what `attache render envoy`
 //! names Envoy routes), or, in documents for Istio (`options.istioRouteNames`),
 //! by the names istiod gives Envoy routes (`shop.gifts.0`, or the rule's
-//! name; `attache_contract::istio_route_name`). istiod's names can be shared:
+//! name; `attache_contract::istio_route_name`). istiod's names can be shared,
+//! and are decided once all entries are in, so the answer does not depend on
+//! their order:
 //! - by entries of one compiled profile (one rule on two listeners that get
 //!   the same policies): the name finds any of them, all alike;
-//! - by entries of different listeners with different settings: the name
-//!   finds the one whose listener port is the request's destination port
-//!   (`options.listenerPorts`), which costs one more property read, and only
-//!   for such names;
-//! - otherwise (two routes with a rule of the same name on one listener): the
-//!   name finds nothing and such requests take fallback matching.
+//! - by entries with different settings, each listener port's entries alike:
+//!   the name finds the one whose listener port is the request's destination
+//!   port (`options.listenerPorts`), which costs one more property read, and
+//!   only for such names;
+//! - otherwise, on a port whose entries differ (two routes with a rule of the
+//!   same name on one listener), or where a listener has no known port: the
+//!   name finds nothing there and such requests take fallback matching.
 
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -24,9 +27,13 @@ use crate::route::CompiledRoute;
 #[derive(Debug)]
 enum Named {
     One(Rc<CompiledRoute>),
-    /// Entries of several listeners, by listener port. Empty: a name no
-    /// port can tell apart (left to fallback matching).
+    /// By listener port; a port whose entries differ is absent (left to
+    /// fallback matching), and so is every port of a name that no port can
+    /// tell apart.
     ByPort(Vec<(u16, Rc<CompiledRoute>)>),
+    /// While building: the entries sharing the name, with their listener
+    /// ports, in document order.
+    Shared(Vec<(Option<u16>, Rc<CompiledRoute>)>),
 }
 
 #[derive(Debug, Default)]
@@ -52,8 +59,8 @@ impl<'a> RouteNamesBuilder<'a> {
     }
 
     /// Adds the entry `route` (whose name is its entry name; entry names
-    /// are unique, the caller checks).
-    pub fn add(&mut self, route: Rc<CompiledRoute>) {
+    /// are unique, the caller checks), on a listener with `port`.
+    pub fn add(&mut self, route: Rc<CompiledRoute>, port: Option<u16>) {
         if !self.istio {
             let name = route.name.clone();
             self.names.names.insert(name, Named::One(route));
@@ -62,45 +69,56 @@ impl<'a> RouteNamesBuilder<'a> {
         let Some(key) = attache_contract::istio_route_name(&route.name) else {
             return;
         };
-        let port = self.port_of(&route);
-        let known_port = match self.names.names.get(&key) {
-            Some(Named::One(known)) => Some(self.port_of(known)),
-            _ => None,
-        };
-        let Some(named) = self.names.names.get_mut(&key) else {
-            self.names.names.insert(key, Named::One(route));
-            return;
-        };
-        let next = match named {
-            Named::One(known) if known.same_settings(&route) => return,
-            Named::One(known) => match (known_port.flatten(), port) {
-                (Some(a), Some(b)) if a != b => vec![(a, Rc::clone(known)), (b, route)],
-                _ => Vec::new(),
-            },
-            Named::ByPort(split) if split.is_empty() => return,
-            Named::ByPort(split) => {
-                let same_port = split.iter().find(|(p, _)| Some(*p) == port);
-                match (same_port, port) {
-                    (Some((_, known)), _) if known.same_settings(&route) => return,
-                    (None, Some(port)) => {
-                        split.push((port, route));
-                        return;
-                    }
-                    _ => Vec::new(),
-                }
-            }
-        };
-        *named = Named::ByPort(next);
+        let named = self
+            .names
+            .names
+            .entry(key)
+            .or_insert_with(|| Named::Shared(Vec::new()));
+        if let Named::Shared(sharers) = named {
+            sharers.push((port, route));
+        }
     }
 
-    pub fn finish(self) -> RouteNames {
-        self.names
-    }
-
-    fn port_of(&self, route: &CompiledRoute) -> Option<u16> {
-        let listener = route.name.split('/').next()?;
+    /// The port of the listener an entry name is on, when the document says.
+    pub fn port_of(&self, entry_name: &str) -> Option<u16> {
+        let listener = entry_name.split('/').next()?;
         self.ports.get(listener).copied()
     }
+
+    pub fn finish(mut self) -> RouteNames {
+        for named in self.names.names.values_mut() {
+            if let Named::Shared(sharers) = named {
+                let decided = decide(sharers);
+                *named = decided;
+            }
+        }
+        self.names
+    }
+}
+
+/// What entries sharing one name stand for. Quadratic in the entries of one
+/// name, which are one rule's listeners or a few rules of one name.
+fn decide(sharers: &[(Option<u16>, Rc<CompiledRoute>)]) -> Named {
+    let Some((_, first)) = sharers.first() else {
+        return Named::ByPort(Vec::new());
+    };
+    if sharers.iter().all(|(_, r)| r.same_settings(first)) {
+        return Named::One(Rc::clone(first));
+    }
+    let mut by_port: Vec<(u16, Rc<CompiledRoute>)> = Vec::new();
+    for (port, route) in sharers {
+        // Entries of a listener without a known port could be anywhere.
+        let Some(port) = *port else {
+            return Named::ByPort(Vec::new());
+        };
+        let alike = sharers
+            .iter()
+            .all(|(p, r)| *p != Some(port) || r.same_settings(route));
+        if alike && !by_port.iter().any(|(p, _)| *p == port) {
+            by_port.push((port, Rc::clone(route)));
+        }
+    }
+    Named::ByPort(by_port)
 }
 
 impl RouteNames {
@@ -118,6 +136,7 @@ impl RouteNames {
                 let port = destination_port()?;
                 split.iter().find(|(p, _)| *p == port).map(|(_, r)| r)
             }
+            Named::Shared(_) => None,
         }
     }
 }

@@ -2,7 +2,10 @@
 //!
 //! Request headers, with at most three host calls: the `xds.route_name`
 //! property, one copy of the header map, and one write of the whole new map
-//! when anything changed:
+//! when anything changed. The `destination.port` property only where the
+//! listener must be told apart: for an Istio route name shared by listeners
+//! with different settings, and for fallback matching over listeners with
+//! different ports (docs/filter.md):
 //! 1. find the route: `xds.route_name` and one hash lookup, else fallback
 //!    matching on the copied map;
 //! 2. strip client-supplied router control headers from the copy (unless the
@@ -69,7 +72,14 @@ impl Stream {
             (Some(route), _) => (Some(route), "route name"),
             (None, Some(config)) => {
                 let facts = RequestFacts::from_headers(&headers);
-                let found = config.fallback().find(&facts, host).cloned();
+                // Listener-aware only where the document's listeners have
+                // different ports: otherwise the port is not read.
+                let table = config.fallback();
+                let port = match table.tells_ports_apart() {
+                    true => destination_port(host),
+                    false => None,
+                };
+                let found = table.find(&facts, port, host).cloned();
                 (found, "fallback matching")
             }
             (None, None) => (None, ""),
@@ -155,7 +165,8 @@ fn route_by_name(host: &impl Host, config: &CompiledConfig) -> Option<Rc<Compile
 }
 
 /// `destination.port`: Envoy hands integer properties over as 8 bytes,
-/// little-endian (its Wasm context serialises CEL int64 values raw).
+/// little-endian (its Wasm context serialises CEL int64 values raw:
+/// `serializeValue` in source/extensions/common/wasm/context.cc).
 fn destination_port(host: &impl Host) -> Option<u16> {
     let bytes: [u8; 8] = host.property(&DESTINATION_PORT_PROPERTY)?.try_into().ok()?;
     u16::try_from(i64::from_le_bytes(bytes)).ok()

@@ -67,6 +67,16 @@ impl FakeHost {
         self
     }
 
+    /// `destination.port` as Envoy hands it over: an int64 in 8
+    /// little-endian bytes.
+    pub fn with_destination_port(mut self, port: i64) -> Self {
+        self.properties.insert(
+            vec!["destination".into(), "port".into()],
+            port.to_le_bytes().to_vec(),
+        );
+        self
+    }
+
     pub fn with_method(mut self, method: &str) -> Self {
         self.request.retain(|(n, _)| n != ":method");
         self.request

@@ -1,7 +1,9 @@
 //! The fallback index finds what a scan of the sorted candidates finds:
 //! random route tables (hostnames exact, wildcard and absent; paths exact,
-//! prefix, regex and absent; methods and headers) against random requests,
-//! the index's answer compared with `FallbackTable::find_by_scan`.
+//! prefix, regex and absent; methods and headers; listeners on shared,
+//! distinct and unknown ports) against random requests (on the document's
+//! ports, on another, on none), the index's answer compared with
+//! `FallbackTable::find_by_scan`.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -54,8 +56,10 @@ fn route_match() -> impl Strategy<Value = Value> {
     })
 }
 
+/// Listener `nop` has no port in the document.
 fn table() -> impl Strategy<Value = Value> {
     let one = (
+        prop::sample::select(&["http", "https", "alt", "nop"][..]),
         prop::collection::vec(hostname(), 0..3),
         prop::collection::vec(route_match(), 0..3),
     );
@@ -63,19 +67,21 @@ fn table() -> impl Strategy<Value = Value> {
         let routes: Vec<Value> = entries
             .into_iter()
             .enumerate()
-            .map(|(i, (hosts, matches))| {
+            .map(|(i, (listener, hosts, matches))| {
                 let hostnames: Vec<String> = hosts.into_iter().flatten().collect();
                 entry(
-                    &format!("http/ns/r{i}/0"),
+                    &format!("{listener}/ns/r{i}/0"),
                     json!({"hostnames": hostnames, "matches": matches}),
                 )
             })
             .collect();
-        doc(json!(routes))
+        let mut document = doc(json!(routes));
+        document["options"] = json!({"listenerPorts": {"http": 80, "https": 443, "alt": 80}});
+        document
     })
 }
 
-fn request() -> impl Strategy<Value = FakeHost> {
+fn request() -> impl Strategy<Value = (FakeHost, Option<u16>)> {
     (
         prop::sample::select(
             &[
@@ -93,21 +99,24 @@ fn request() -> impl Strategy<Value = FakeHost> {
         ),
         prop::sample::select(&["GET", "POST"][..]),
         prop::option::of(prop::sample::select(&["1", "2"][..])),
+        prop::option::of(prop::sample::select(&[80, 443, 8080][..])),
     )
-        .prop_map(|(host, path, method, header)| {
+        .prop_map(|(host, path, method, header, port)| {
             let headers: Vec<(&str, &str)> = header.map(|v| ("x-h", v)).into_iter().collect();
-            FakeHost::request(host, path, &headers).with_method(method)
+            let fake = FakeHost::request(host, path, &headers).with_method(method);
+            (fake, port)
         })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
-    fn the_index_finds_what_the_scan_finds(document in table(), host in request()) {
+    fn the_index_finds_what_the_scan_finds(document in table(), (host, port) in request()) {
         let config = compile(&document);
         let facts = RequestFacts::from_headers(&host.request);
-        let indexed = config.fallback().find(&facts, &host).map(|r| r.name.clone());
-        let scanned = config.fallback().find_by_scan(&facts, &host).map(|r| r.name.clone());
+        let table = config.fallback();
+        let indexed = table.find(&facts, port, &host).map(|r| r.name.clone());
+        let scanned = table.find_by_scan(&facts, port, &host).map(|r| r.name.clone());
         prop_assert_eq!(indexed, scanned);
     }
 }

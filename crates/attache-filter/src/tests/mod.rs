@@ -6,6 +6,7 @@ mod contract;
 mod enforcement;
 mod fallback_index;
 mod fallback_precedence;
+mod listener_ports;
 mod lookup;
 mod plugin_lifecycle;
 mod robustness;
