@@ -1,6 +1,7 @@
 //! Arbitrary requests through the per-request path (strip, route lookup by
 //! name and by fallback matching, header changes, response changes) against
-//! a document that exercises every kind of match and setting.
+//! a document that exercises every kind of match and setting, and a
+//! document for Istio whose route names and fallback need the listener port.
 #![no_main]
 
 use std::rc::Rc;
@@ -26,6 +27,22 @@ const DOCUMENT: &str = r#"{"schemaVersion": 1, "gateway": "infra/edge", "routes"
  {"name": "any", "listener": "http", "routeNamespace": "a", "routeName": "any", "rule": "0"}
 ]}"#;
 
+/// istiod's names: `a.r.0` on two listeners with different settings (picked
+/// by port), `main` shared by two routes on one port (fallback), listeners
+/// on a shared port and on their own.
+const ISTIO_DOCUMENT: &str = r#"{"schemaVersion": 2, "gateway": "infra/edge",
+ "options": {"istioRouteNames": true, "listenerPorts": {"http": 80, "https": 443, "alt": 80}},
+ "strings": ["x-a", "1", "2"],
+ "profiles": [{"requestHeaders": {"set": [[0, 1]]}}, {"requestHeaders": {"set": [[0, 2]]}}],
+ "groups": [
+  {"profile": 0, "hostnames": ["shop.example.com"], "routes": [
+   {"name": "http/a/r/0", "matches": [{"path": {"type": "PathPrefix", "value": "/a"}}]},
+   {"name": "alt/a/r/main"}]},
+  {"profile": 1, "hostnames": ["*.example.com"], "routes": [
+   {"name": "https/a/r/0", "matches": [{"path": {"type": "Exact", "value": "/a"}}]},
+   {"name": "alt/a/s/main", "matches": [{"path": {"type": "RegularExpression", "value": "/r[0-9]+"}}]}]}
+]}"#;
+
 /// `name\0value\0...` pairs; the first pair's value (if any) is the route
 /// name property, the next two are authority and path.
 fn split(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
@@ -39,31 +56,42 @@ fn split(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
 
 thread_local! {
     /// Compiled once: the target is the request path, not configuration.
-    static CONFIG: Option<Rc<CompiledConfig>> =
-        CompiledConfig::from_bytes(DOCUMENT.as_bytes()).ok().map(Rc::new);
+    static CONFIGS: Option<Vec<Rc<CompiledConfig>>> = [DOCUMENT, ISTIO_DOCUMENT]
+        .iter()
+        .map(|d| CompiledConfig::from_bytes(d.as_bytes()).ok().map(Rc::new))
+        .collect();
 }
 
 fuzz_target!(|bytes: &[u8]| {
-    let Some(config) = CONFIG.with(Clone::clone) else {
-        panic!("the fuzz document does not compile");
+    let Some(configs) = CONFIGS.with(Clone::clone) else {
+        panic!("a fuzz document does not compile");
     };
-    let mut pairs = split(bytes).into_iter();
-    let route_name = pairs.next();
-    let mut host = FakeHost::default();
-    host.request = pairs.collect();
-    if let Some((_, value)) = route_name {
-        host.properties
-            .insert(vec!["xds".into(), "route_name".into()], value);
+    for config in configs {
+        let mut pairs = split(bytes).into_iter();
+        // The first pair: its value is the route name, its name the
+        // `destination.port` property's bytes, whose first byte also picks
+        // the port the index and the scan are asked about.
+        let route_name = pairs.next();
+        let mut host = FakeHost::default();
+        host.request = pairs.collect();
+        let mut port = None;
+        if let Some((port_bytes, value)) = route_name {
+            host.properties
+                .insert(vec!["xds".into(), "route_name".into()], value);
+            port = port_bytes.bytes().next().map(|b| [80, 443, 8080][usize::from(b % 3)]);
+            host.properties
+                .insert(vec!["destination".into(), "port".into()], port_bytes.into_bytes());
+        }
+        // The fallback index must find what a scan of the sorted candidates
+        // finds, for any request on any port.
+        let facts = attache_filter::request::RequestFacts::from_headers(&host.request);
+        let indexed = config.fallback().find(&facts, port, &host).map(|r| r.name.clone());
+        let scanned = config.fallback().find_by_scan(&facts, port, &host).map(|r| r.name.clone());
+        assert_eq!(indexed, scanned, "index and scan disagree");
+        let mut stream = Stream::new(Some(config), 1);
+        stream.on_request_headers(&mut host);
+        host.response = host.request.clone();
+        stream.on_response_headers(&mut host);
+        let _ = host.values(HeaderMap::Response, "x-d");
     }
-    // The fallback index must find what a scan of the sorted candidates
-    // finds, for any request.
-    let facts = attache_filter::request::RequestFacts::from_headers(&host.request);
-    let indexed = config.fallback().find(&facts, &host).map(|r| r.name.clone());
-    let scanned = config.fallback().find_by_scan(&facts, &host).map(|r| r.name.clone());
-    assert_eq!(indexed, scanned, "index and scan disagree");
-    let mut stream = Stream::new(Some(Rc::clone(&config)), 1);
-    stream.on_request_headers(&mut host);
-    host.response = host.request.clone();
-    stream.on_response_headers(&mut host);
-    let _ = host.values(HeaderMap::Response, "x-d");
 });
