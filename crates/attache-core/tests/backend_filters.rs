@@ -26,7 +26,10 @@ fn header_filters_stay_with_their_backend() {
     let backends = &resolved.resolution.backends[ENTRY];
     assert_eq!(backends.len(), 2);
     let a = backends[0].request_headers.as_ref().expect("a's filter");
-    assert_eq!((a.set[0].name.as_str(), a.set[0].value.as_str()), ("x-via", "a"));
+    assert_eq!(
+        (a.set[0].name.as_str(), a.set[0].value.as_str()),
+        ("x-via", "a")
+    );
     assert_eq!(a.remove, ["x-old"]);
     assert!(backends[1].request_headers.is_none());
     // The rule's own settings are not touched by a backend's filter.
@@ -46,7 +49,8 @@ fn other_filter_types_on_a_backend_are_noted_where_they_sit() {
         .expect("a note for the mirror filter");
     assert_eq!(note.severity, Severity::Note);
     assert!(
-        note.to_string().contains("spec.rules[0].backendRefs[0].filters[0].type"),
+        note.to_string()
+            .contains("spec.rules[0].backendRefs[0].filters[0].type"),
         "{note}"
     );
     assert!(resolve(&inputs, &key("appns/gw")).is_ok());
@@ -64,9 +68,14 @@ fn a_backend_filter_breaking_the_header_rules_drops_the_route_with_its_path() {
         .find(|d| d.severity == Severity::Error)
         .expect("an error");
     assert!(
-        error.to_string().contains("spec.rules[0].backendRefs[0].filters[0].requestHeaderModifier"),
+        error
+            .to_string()
+            .contains("spec.rules[0].backendRefs[0].filters[0].requestHeaderModifier"),
         "{error}"
     );
     let resolved = resolve(&inputs, &key("appns/gw")).unwrap();
-    assert!(resolved.resolution.document.routes.is_empty(), "the route is dropped");
+    assert!(
+        resolved.resolution.document.routes.is_empty(),
+        "the route is dropped"
+    );
 }
