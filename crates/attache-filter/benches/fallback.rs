@@ -16,13 +16,16 @@
 //! Run: cargo bench -p attache-filter --bench fallback [-- ROUNDS]
 
 use std::hint::black_box;
+use std::rc::Rc;
 use std::time::Instant;
 
 use attache_contract::{
     DataPlaneDocument, Document, Header, HeaderChanges, HttpRouteMatch, PathMatch, PathMatchType,
     Retry, RouteEntry, Timeouts, SCHEMA_VERSION,
 };
+use attache_filter::fallback::FallbackTable;
 use attache_filter::request::RequestFacts;
+use attache_filter::route::CompiledRoute;
 use attache_filter::{CompiledConfig, Counter, HeaderMap, Host, LogLevel};
 
 const HOSTNAME: &str = "bench.example.com";
@@ -112,6 +115,10 @@ struct Case {
 
 type Failure = Box<dyn std::error::Error>;
 
+/// `FallbackTable::find` or `find_by_scan`.
+type Lookup<'a> =
+    fn(&'a FallbackTable, &RequestFacts, Option<u16>, &NoHost) -> Option<&'a Rc<CompiledRoute>>;
+
 impl Case {
     fn new(routes: usize) -> Result<Case, Failure> {
         let config = CompiledConfig::from_bytes(&document(routes))?;
@@ -133,23 +140,25 @@ impl Case {
 
     /// Nanoseconds per lookup over `ITERATIONS` lookups.
     fn time(&self) -> f64 {
-        let table = self.config.fallback();
-        let start = Instant::now();
-        for _ in 0..ITERATIONS {
-            let found = table.find(black_box(&self.facts), black_box(Some(80)), &NoHost);
-            black_box(found);
-        }
-        start.elapsed().as_nanos() as f64 / f64::from(ITERATIONS)
+        self.time_with(ITERATIONS, FallbackTable::find)
     }
 
     /// The same with the linear scan, over `iterations` lookups.
     #[cfg(feature = "fuzzing")]
     fn time_scan(&self, iterations: u32) -> f64 {
+        self.time_with(iterations, FallbackTable::find_by_scan)
+    }
+
+    fn time_with<'a>(&'a self, iterations: u32, lookup: Lookup<'a>) -> f64 {
         let table = self.config.fallback();
         let start = Instant::now();
         for _ in 0..iterations {
-            let found = table.find_by_scan(black_box(&self.facts), black_box(Some(80)), &NoHost);
-            black_box(found);
+            black_box(lookup(
+                table,
+                black_box(&self.facts),
+                black_box(Some(80)),
+                &NoHost,
+            ));
         }
         start.elapsed().as_nanos() as f64 / f64::from(iterations)
     }
