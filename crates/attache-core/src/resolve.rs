@@ -163,7 +163,8 @@ pub fn resolve_for(
         };
         let mut lower = RuleFold::new(inputs);
         lower.lower(att);
-        let (mut folded, suppliers) = shared.complete(att.listener, &lower.folded, lower.suppliers);
+        let (mut folded, suppliers) =
+            shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers);
         let name = att.entry_name();
         let clamped = clamp(&mut folded);
         if let Some(note) = &clamped {
@@ -255,6 +256,16 @@ pub fn explain_route(
             notes.push(retries::NOTE.to_string());
         }
         notes.extend(leaf_rule.backends.iter().filter_map(backend_filters_note));
+        notes.extend(fold.replaced.iter().filter_map(|r| {
+            let p = inputs.policies.get(r.index)?;
+            Some(format!(
+                "{} @ {} does not apply: {} replaces it whole (Envoy Gateway applies the most \
+                 specific BackendTrafficPolicy, one per target; mergeType on that one would merge them)",
+                p.display_name(),
+                r.target,
+                r.by
+            ))
+        }));
         let head = Explanation {
             entry: name,
             listener: att.listener.name.clone(),

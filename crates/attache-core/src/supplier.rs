@@ -21,12 +21,15 @@ pub enum Role {
     /// A rule's own timeouts/retry/header filters. The leaf rule's are the
     /// starting point; a delegating parent rule's follow its route's annotation.
     Inline(Priority),
+    /// A BackendTrafficPolicy merged under a more specific one that sets
+    /// Envoy Gateway's `mergeType`: fill, field (fold/peer_gate.rs).
+    Merged,
 }
 
 impl Role {
     pub fn op(self) -> Op {
         match self {
-            Role::Defaults => Op::Fill,
+            Role::Defaults | Role::Merged => Op::Fill,
             Role::Overrides => Op::Replace,
             Role::Plain(p) | Role::Inline(p) => p.op(),
         }
@@ -34,7 +37,7 @@ impl Role {
 
     pub fn granularity(self) -> Granularity {
         match self {
-            Role::Defaults | Role::Overrides => Granularity::Field,
+            Role::Defaults | Role::Overrides | Role::Merged => Granularity::Field,
             Role::Plain(p) | Role::Inline(p) => p.granularity(),
         }
     }
@@ -47,6 +50,7 @@ impl fmt::Display for Role {
             Role::Overrides => f.write_str("overrides"),
             Role::Plain(p) => write!(f, "plain, {}", p.name()),
             Role::Inline(p) => write!(f, "inline, {}", p.name()),
+            Role::Merged => f.write_str("merged under a more specific mergeType"),
         }
     }
 }

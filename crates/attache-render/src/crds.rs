@@ -31,7 +31,7 @@ pub struct Crd {
 
 /// Every policy kind the resolver reads, in [`KINDS`] order.
 pub fn crds() -> Vec<Crd> {
-    KINDS.iter().map(crd).collect()
+    KINDS.iter().filter(|k| k.own).map(crd).collect()
 }
 
 fn crd(info: &KindInfo) -> Crd {

@@ -6,6 +6,7 @@
 
 use crate::attach::Attachment;
 use crate::field::{FieldMap, Group};
+use crate::fold::peer_gate::{Gate, Part, Replaced};
 use crate::fold::{Folded, Op};
 use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
 use crate::parse::Inputs;
@@ -21,6 +22,11 @@ pub(crate) struct RuleFold<'a> {
     pub maps: Vec<&'a FieldMap>,
     /// Fold only this top-level field (groups fold independently).
     pub only: Option<Group>,
+    /// Envoy Gateway's precedence among BackendTrafficPolicies, as far as
+    /// the levels folded so far (fold/peer_gate.rs).
+    pub gate: Gate,
+    /// The BackendTrafficPolicies that gate kept out, for explain.
+    pub replaced: Vec<Replaced>,
 }
 
 impl<'a> RuleFold<'a> {
@@ -31,6 +37,8 @@ impl<'a> RuleFold<'a> {
             suppliers: Vec::new(),
             maps: Vec::new(),
             only: None,
+            gate: Gate::Open,
+            replaced: Vec::new(),
         }
     }
 
@@ -68,6 +76,15 @@ impl<'a> RuleFold<'a> {
         };
         let priority = inputs.priority_of(&target);
         let level = target.to_string();
+        let parts = self
+            .gate
+            .step(inputs, &target, ranked, &mut self.replaced);
+        let part = |index: usize| {
+            parts
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map_or(Part::Applies, |(_, part)| *part)
+        };
         let supplier = |index: usize, p: &crate::model::Policy, role: Role| Supplier {
             source: Source::Policy {
                 index,
@@ -82,6 +99,14 @@ impl<'a> RuleFold<'a> {
             let Some(p) = inputs.policies.get(index) else {
                 continue;
             };
+            match (part(index), &p.plain) {
+                (Part::Replaced, _) => continue,
+                (Part::Merged, Some(map)) => {
+                    self.push(supplier(index, p, Role::Merged), map, None);
+                    continue;
+                }
+                _ => {}
+            }
             if let Some(map) = &p.defaults {
                 self.push(supplier(index, p, Role::Defaults), map, None);
             }
@@ -93,6 +118,9 @@ impl<'a> RuleFold<'a> {
             let Some(p) = inputs.policies.get(index) else {
                 continue;
             };
+            if part(index) != Part::Applies {
+                continue;
+            }
             if let Some(map) = &p.overrides {
                 self.push(supplier(index, p, Role::Overrides), map, None);
             }

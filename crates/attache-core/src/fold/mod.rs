@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::field::{FieldKey, FieldMap, FieldValue, Group};
 
 pub(crate) mod levels;
+pub(crate) mod peer_gate;
 pub(crate) mod shared;
 
 /// fill = prefer child (set only what is unset); replace = prefer parent.

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::fold::levels::RuleFold;
+use crate::fold::peer_gate::Gate;
 use crate::fold::{Effective, Folded};
 use crate::model::{Gateway, Listener, Target};
 use crate::parse::Inputs;
@@ -75,12 +76,16 @@ struct UpperStats {
 pub(crate) type UpperTotals =
     BTreeMap<(usize, Target), (usize, BTreeSet<String>, BTreeSet<String>)>;
 
+/// Listener, group, the fields the lower levels left set in it, and where
+/// Envoy Gateway's precedence stands (fold/peer_gate.rs).
+type MemoKey = (String, Group, Vec<FieldKey>, Gate);
+
 /// Memo of upper folds, keyed by listener and the set of fields the lower
 /// levels left set.
 pub(crate) struct SharedUpper<'a> {
     inputs: &'a Inputs,
     gateway: &'a Gateway,
-    memo: HashMap<(String, Group, Vec<FieldKey>), Upper>,
+    memo: HashMap<MemoKey, Upper>,
     /// Keep what status needs (losses per upper supplier).
     counting: bool,
 }
@@ -108,6 +113,7 @@ impl<'a> SharedUpper<'a> {
         &mut self,
         listener: &Listener,
         lower: &Folded,
+        gate: &Gate,
         mut suppliers: Vec<Supplier>,
     ) -> (Folded, Vec<Supplier>) {
         let lower_len = suppliers.len();
@@ -123,9 +129,9 @@ impl<'a> SharedUpper<'a> {
                 .filter(|k| k.group() == group)
                 .cloned()
                 .collect();
-            let key = (listener.name.clone(), group, shape);
+            let key = (listener.name.clone(), group, shape, gate.clone());
             if !self.memo.contains_key(&key) {
-                let upper = self.fold_upper(listener, group, &key.2);
+                let upper = self.fold_upper(listener, group, &key.2, gate);
                 self.memo.insert(key.clone(), upper);
             }
             let counting = self.counting;
@@ -146,6 +152,7 @@ impl<'a> SharedUpper<'a> {
         &self,
         listener: &Listener,
         lower: &Folded,
+        gate: &Gate,
         field: &FieldKey,
     ) -> Option<String> {
         let shape: Vec<FieldKey> = lower
@@ -156,7 +163,7 @@ impl<'a> SharedUpper<'a> {
             .collect();
         let upper = self
             .memo
-            .get(&(listener.name.clone(), field.group(), shape))?;
+            .get(&(listener.name.clone(), field.group(), shape, gate.clone()))?;
         let u = upper.removed_by.get(field)?;
         upper.suppliers.get(*u).map(Supplier::to_string)
     }
@@ -184,9 +191,10 @@ impl<'a> SharedUpper<'a> {
         totals
     }
 
-    fn fold_upper(&self, listener: &Listener, group: Group, shape: &[FieldKey]) -> Upper {
+    fn fold_upper(&self, listener: &Listener, group: Group, shape: &[FieldKey], gate: &Gate) -> Upper {
         let mut fold = RuleFold::new(self.inputs);
         fold.only = Some(group);
+        fold.gate = gate.clone();
         fold.suppliers.push(Supplier {
             source: Source::Inline {
                 route: ObjectKey {

@@ -12,8 +12,12 @@ pub const PRIORITY_KEYS: [&str; 2] = [
     "policy.attache.dev/inherited-policy-priority",
     "kgateway.dev/inherited-policy-priority",
 ];
-/// Annotation ranking policies inside one level (higher first).
-pub const WEIGHT_KEY: &str = "policy.attache.dev/policy-weight";
+/// Annotation ranking policies inside one level (higher first), project
+/// domain first; kgateway's key is read as the project's own.
+pub const WEIGHT_KEYS: [&str; 2] = [
+    "policy.attache.dev/policy-weight",
+    "kgateway.dev/policy-weight",
+];
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -16,6 +16,10 @@ pub const POLICY_GROUP: &str = "policy.attache.dev";
 pub enum PolicyKind {
     RoutePolicy,
     ClusterRoutePolicy,
+    /// kgateway's `TrafficPolicy` (docs/peers.md).
+    TrafficPolicy,
+    /// Envoy Gateway's `BackendTrafficPolicy` (docs/peers.md).
+    BackendTrafficPolicy,
 }
 
 /// Where a policy object lives.
@@ -40,6 +44,9 @@ pub enum SpecShape {
     /// `defaults` / `overrides` stanzas, or plain settings directly under
     /// `spec` (docs/semantics.md, "The fold"), read by `settings.rs`.
     Stanzas,
+    /// A peer project's spec, mapped field by field onto plain settings by
+    /// the table in `parse/peers.rs` (docs/peers.md).
+    Peer,
 }
 
 /// Everything the resolver knows about one policy kind, in one place: the
@@ -57,6 +64,9 @@ pub struct KindInfo {
     pub scope: Scope,
     pub targets: &'static [TargetKind],
     pub spec: SpecShape,
+    /// Whether the project owns the kind (`attache crds` writes its CRD);
+    /// a peer's kind is read, never defined, here.
+    pub own: bool,
 }
 
 pub const KINDS: &[KindInfo] = &[
@@ -72,6 +82,7 @@ pub const KINDS: &[KindInfo] = &[
             TargetKind::HttpRoute,
         ],
         spec: SpecShape::Stanzas,
+        own: true,
     },
     KindInfo {
         kind: PolicyKind::ClusterRoutePolicy,
@@ -81,6 +92,27 @@ pub const KINDS: &[KindInfo] = &[
         scope: Scope::Cluster,
         targets: &[TargetKind::GatewayClass, TargetKind::Namespace],
         spec: SpecShape::Stanzas,
+        own: true,
+    },
+    KindInfo {
+        kind: PolicyKind::TrafficPolicy,
+        group: "gateway.kgateway.dev",
+        name: "TrafficPolicy",
+        versions: &["v1alpha1"],
+        scope: Scope::Namespaced,
+        targets: &[TargetKind::Gateway, TargetKind::HttpRoute],
+        spec: SpecShape::Peer,
+        own: false,
+    },
+    KindInfo {
+        kind: PolicyKind::BackendTrafficPolicy,
+        group: "gateway.envoyproxy.io",
+        name: "BackendTrafficPolicy",
+        versions: &["v1alpha1"],
+        scope: Scope::Namespaced,
+        targets: &[TargetKind::Gateway, TargetKind::HttpRoute],
+        spec: SpecShape::Peer,
+        own: false,
     },
 ];
 
@@ -132,6 +164,30 @@ pub struct Policy {
     pub plain: Option<FieldMap>,
     /// Why the policy was rejected; empty when valid.
     pub invalid: Vec<String>,
+    /// Envoy Gateway's `mergeType` (BackendTrafficPolicy only): when set,
+    /// the policy merges onto a less specific one instead of replacing it
+    /// whole (docs/peers.md).
+    pub merge_type: Option<MergeType>,
+    /// kgateway's `targetSelectors`: label selectors over the policy's own
+    /// namespace, turned into `targets` once everything is read.
+    pub selectors: Vec<TargetSelector>,
+}
+
+/// Envoy Gateway's `mergeType` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeType {
+    StrategicMerge,
+    JsonMerge,
+}
+
+/// One `targetSelectors` entry: every object of `kind` in the policy's
+/// namespace whose labels match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetSelector {
+    pub kind: TargetKind,
+    pub selector: super::gateway::LabelSelector,
+    /// `spec.targetSelectors[0]`, for messages and status.
+    pub path: String,
 }
 
 impl Policy {
@@ -267,7 +323,12 @@ mod kind_tests {
 
     #[test]
     fn every_kind_is_described_once_and_found_by_its_names() {
-        for kind in [PolicyKind::RoutePolicy, PolicyKind::ClusterRoutePolicy] {
+        for kind in [
+            PolicyKind::RoutePolicy,
+            PolicyKind::ClusterRoutePolicy,
+            PolicyKind::TrafficPolicy,
+            PolicyKind::BackendTrafficPolicy,
+        ] {
             assert_eq!(KINDS.iter().filter(|k| k.kind == kind).count(), 1);
             let info = kind.info();
             assert_eq!(info.kind, kind);

@@ -11,9 +11,9 @@ use crate::contract::{HttpRouteMatch, PathMatch, PathMatchType};
 use crate::diagnostic::Diagnostic;
 use crate::field::{Direction, FieldMap};
 use crate::model::gateway::{RawFrom, RawGateway, RawGatewayClass, RawNamespace};
-use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEY};
+use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEYS};
 use crate::model::policy::{
-    RawPolicy, RawPolicySpec, RawTargetRef, Scope, TargetKind, KINDS, POLICY_GROUP,
+    RawPolicy, RawPolicySpec, RawTargetRef, Scope, SpecShape, TargetKind, KINDS, POLICY_GROUP,
 };
 use crate::model::route::{
     RawBackendRef, RawFilter, RawHttpRoute, RawParentRef, RawRule, GATEWAY_GROUP,
@@ -27,6 +27,7 @@ use crate::source::{Origin, SourceDoc};
 use crate::topology::{BackendTarget, ObjectKey};
 
 mod gateway;
+mod peers;
 mod policy;
 mod route;
 mod targets;
@@ -229,7 +230,8 @@ fn note_skipped(inputs: &mut Inputs) {
         };
         inputs.diagnostics.push(Diagnostic::note(message).at(&first).hint(
             "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), \
-             Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1)",
+             Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1), kgateway's \
+             TrafficPolicy and Envoy Gateway's BackendTrafficPolicy (v1alpha1)",
         ));
     }
 }

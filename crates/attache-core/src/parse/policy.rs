@@ -3,13 +3,49 @@
 use super::*;
 
 pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
+    if kind.info().spec == SpecShape::Peer {
+        return super::peers::read_peer(doc, kind, inputs);
+    }
     let kind_name = kind.to_string();
-    let namespaced = kind.info().scope == Scope::Namespaced;
     let raw: RawPolicy = match typed(doc, &kind_name) {
         Ok(raw) => raw,
         Err(d) => return keep_unreadable(doc, kind, *d, inputs),
     };
-    if !namespaced && raw.metadata.namespace.is_some() {
+    let Some(mut policy) = start(doc, kind, raw.metadata, inputs) else {
+        return;
+    };
+    let mut problems = Vec::new();
+    read_settings(&mut policy, &raw.spec, &mut problems);
+    let mut refs = Vec::new();
+    if let Some(one) = raw.spec.target_ref {
+        refs.push(("spec.targetRef".to_string(), one));
+    }
+    refs.extend(numbered("spec.targetRefs", raw.spec.target_refs));
+    read_targets(&mut policy, refs, &mut problems);
+    finish(policy, problems, &doc.origin, inputs);
+}
+
+/// `path[i]` for each item of an optional list.
+pub(super) fn numbered<T>(path: &str, items: Option<Vec<T>>) -> Vec<(String, T)> {
+    items
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| (format!("{path}[{i}]"), r))
+        .collect()
+}
+
+/// The policy with its metadata and weight, before its spec is read; `None`
+/// when the metadata is unusable (reported).
+pub(super) fn start(
+    doc: &SourceDoc,
+    kind: PolicyKind,
+    raw_meta: RawMeta,
+    inputs: &mut Inputs,
+) -> Option<Policy> {
+    let kind_name = kind.to_string();
+    let namespaced = kind.info().scope == Scope::Namespaced;
+    if !namespaced && raw_meta.namespace.is_some() {
         inputs.diagnostics.push(
             Diagnostic::warning(format!(
                 "a {kind_name} is cluster-scoped; metadata.namespace is ignored"
@@ -17,49 +53,40 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
             .at(&doc.origin)
             .on(format!(
                 "{kind_name} {}",
-                raw.metadata.name.clone().unwrap_or_default()
+                raw_meta.name.clone().unwrap_or_default()
             ))
             .field("metadata.namespace")
             .hint("remove metadata.namespace, or use a RoutePolicy"),
         );
     }
-    let Some(meta) = meta(
-        raw.metadata,
+    let meta = meta(
+        raw_meta,
         &doc.origin,
         &kind_name,
         namespaced,
         &mut inputs.diagnostics,
-    ) else {
-        return;
-    };
-    let mut policy = Policy {
-        kind,
-        weight: 0,
-        targets: Vec::new(),
-        defaults: None,
-        overrides: None,
-        plain: None,
-        invalid: Vec::new(),
-        meta,
-    };
-    let object = policy.display_name();
-    let origin = doc.origin.clone();
-    read_weight(&mut policy, &origin, &mut inputs.diagnostics);
-    let mut problems = Vec::new();
-    read_settings(&mut policy, &raw.spec, &mut problems);
-    read_targets(&mut policy, raw.spec, &mut problems);
+    )?;
+    let mut policy = invalid_policy(kind, meta, String::new());
+    policy.invalid.clear();
+    read_weight(&mut policy, &doc.origin, &mut inputs.diagnostics);
+    Some(policy)
+}
+
+/// Problems make the policy invalid (kept for status) and are reported.
+pub(super) fn finish(mut policy: Policy, problems: Vec<Problem>, origin: &Origin, inputs: &mut Inputs) {
     if !problems.is_empty() {
         for p in &problems {
             policy.invalid.push(format!("{}: {}", p.field, p.message));
         }
-        problems_to_diagnostics(problems, &origin, &object, &mut inputs.diagnostics);
+        let object = policy.display_name();
+        problems_to_diagnostics(problems, origin, &object, &mut inputs.diagnostics);
     }
     push_policy(inputs, policy);
 }
 
 /// A policy whose spec does not parse is kept, named and invalid, so that
 /// status reports it.
-fn keep_unreadable(doc: &SourceDoc, kind: PolicyKind, d: Diagnostic, inputs: &mut Inputs) {
+pub(super) fn keep_unreadable(doc: &SourceDoc, kind: PolicyKind, d: Diagnostic, inputs: &mut Inputs) {
     let raw_meta = doc
         .value
         .get("metadata")
@@ -81,7 +108,10 @@ fn keep_unreadable(doc: &SourceDoc, kind: PolicyKind, d: Diagnostic, inputs: &mu
 
 /// The `policy-weight` annotation; a bad one is a warning and weight 0.
 fn read_weight(policy: &mut Policy, origin: &Origin, diagnostics: &mut Vec<Diagnostic>) {
-    let Some(text) = policy.meta.annotations.get(WEIGHT_KEY) else {
+    let Some((key, text)) = WEIGHT_KEYS
+        .iter()
+        .find_map(|k| policy.meta.annotations.get(*k).map(|t| (*k, t)))
+    else {
         return;
     };
     match text.trim().parse::<i64>() {
@@ -90,7 +120,7 @@ fn read_weight(policy: &mut Policy, origin: &Origin, diagnostics: &mut Vec<Diagn
             Diagnostic::warning(format!("{text:?} is not an integer; weight 0 is used"))
                 .at(origin)
                 .on(policy.display_name())
-                .field(format!("metadata.annotations[{WEIGHT_KEY}]"))
+                .field(format!("metadata.annotations[{key}]"))
                 .hint("use an integer such as \"10\"; higher wins inside a level"),
         ),
     }
@@ -123,19 +153,12 @@ fn read_settings(policy: &mut Policy, spec: &RawPolicySpec, problems: &mut Vec<P
 }
 
 /// `targetRef` and `targetRefs`, each checked by [`target_of`].
-fn read_targets(policy: &mut Policy, spec: RawPolicySpec, problems: &mut Vec<Problem>) {
-    let many = |refs: Vec<RawTargetRef>| {
-        refs.into_iter()
-            .enumerate()
-            .map(|(i, r)| (format!("spec.targetRefs[{i}]"), r))
-            .collect::<Vec<_>>()
-    };
-    let mut refs: Vec<(String, RawTargetRef)> = Vec::new();
-    if let Some(one) = spec.target_ref {
-        refs.push(("spec.targetRef".into(), one));
-    }
-    refs.extend(spec.target_refs.map(many).unwrap_or_default());
-    if refs.is_empty() {
+pub(super) fn read_targets(
+    policy: &mut Policy,
+    refs: Vec<(String, RawTargetRef)>,
+    problems: &mut Vec<Problem>,
+) {
+    if refs.is_empty() && policy.selectors.is_empty() {
         problems.push(Problem {
             field: "spec.targetRefs".into(),
             message: "the policy targets nothing".into(),
@@ -168,6 +191,8 @@ pub(super) fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Po
         overrides: None,
         plain: None,
         invalid: vec![reason],
+        merge_type: None,
+        selectors: Vec::new(),
     }
 }
 

@@ -5,6 +5,7 @@ use super::*;
 /// Checks that each target exists, then indexes valid policies by target
 /// in precedence order.
 pub(super) fn resolve_targets(inputs: &mut Inputs) {
+    select_targets(inputs);
     inputs.policies.sort_by(|a, b| {
         (a.kind, &a.meta.namespace, &a.meta.name).cmp(&(b.kind, &b.meta.namespace, &b.meta.name))
     });
@@ -59,6 +60,57 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
     }
     inputs.by_target = by_target;
     inputs.diagnostics.extend(missing);
+}
+
+/// kgateway's `targetSelectors`: each Gateway or HTTPRoute of the policy's
+/// namespace whose labels match becomes a target, as if named in
+/// `targetRefs` (docs/peers.md).
+fn select_targets(inputs: &mut Inputs) {
+    let Inputs {
+        policies,
+        gateways,
+        routes,
+        ..
+    } = inputs;
+    for policy in policies.iter_mut() {
+        let Some(ns) = policy.meta.namespace.clone() else {
+            continue;
+        };
+        let mut found = Vec::new();
+        for s in &policy.selectors {
+            let hit = |labels: &BTreeMap<String, String>| s.selector.matches(labels);
+            let targets: Vec<(&str, Target)> = match s.kind {
+                TargetKind::Gateway => gateways
+                    .values()
+                    .filter(|g| g.key.namespace == ns && hit(&g.meta.labels))
+                    .map(|g| ("Gateway", Target::Gateway(g.key.clone(), None)))
+                    .collect(),
+                _ => routes
+                    .values()
+                    .filter(|r| r.key.namespace == ns && hit(&r.meta.labels))
+                    .map(|r| ("HTTPRoute", Target::Route(r.key.clone(), None)))
+                    .collect(),
+            };
+            for (kind, target) in targets {
+                let (Target::Gateway(key, _) | Target::Route(key, _)) = &target else {
+                    continue;
+                };
+                let named = |t: &TargetRef| t.resolved.as_ref() == Some(&target);
+                if policy.targets.iter().chain(&found).any(named) {
+                    continue;
+                }
+                found.push(TargetRef {
+                    group: GATEWAY_GROUP.into(),
+                    kind: kind.into(),
+                    name: key.name.clone(),
+                    section_name: None,
+                    path: s.path.clone(),
+                    resolved: Some(target.clone()),
+                });
+            }
+        }
+        policy.targets.extend(found);
+    }
 }
 
 /// What exists in the input, for checking targets.

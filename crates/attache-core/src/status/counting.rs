@@ -54,7 +54,7 @@ pub(crate) fn contributions(
         let mut lower = RuleFold::new(inputs);
         lower.lower(att);
         let (mut merged, suppliers) =
-            shared.complete(att.listener, &lower.folded, lower.suppliers.clone());
+            shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers.clone());
         if let Some(note) = clamp(&mut merged) {
             prepared
                 .diagnostics
@@ -64,9 +64,10 @@ pub(crate) fn contributions(
             &lower,
             &merged,
             &suppliers,
-            |field| shared.removed_by(att.listener, &lower.folded, field),
+            |field| shared.removed_by(att.listener, &lower.folded, &lower.gate, field),
             &mut stats,
         );
+        record_replaced(inputs, gw, att.listener, &lower, &mut stats);
     }
     // Every rule on a listener reaches every policy of its upper levels.
     for listener in &gw.listeners {
@@ -110,6 +111,46 @@ pub(crate) fn contributions(
         s.conflicts_with.extend(conflicts);
     }
     Ok((stats, prepared.diagnostics))
+}
+
+/// BackendTrafficPolicies that Envoy Gateway's precedence kept out of one
+/// rule (fold/peer_gate.rs) lose every field they set there to the policy
+/// that replaced them. The lower fold knows its own; the listener and
+/// Gateway levels (the only upper ones a BackendTrafficPolicy can target)
+/// are walked here in the fold's order. The upper counting below already
+/// counts their entries and fields.
+fn record_replaced(
+    inputs: &Inputs,
+    gw: &crate::model::Gateway,
+    listener: &crate::model::Listener,
+    lower: &RuleFold<'_>,
+    stats: &mut StatsByTarget,
+) {
+    let mut gate = lower.gate.clone();
+    let mut replaced = lower.replaced.clone();
+    for target in [
+        Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
+        Target::Gateway(gw.key.clone(), None),
+    ] {
+        if let Some(ranked) = inputs.by_target.get(&target) {
+            gate.step(inputs, &target, ranked, &mut replaced);
+        }
+    }
+    for r in replaced {
+        let Some(p) = inputs.policies.get(r.index) else {
+            continue;
+        };
+        let set = p.plain.as_ref().map_or(0, FieldMap::len);
+        let upper = matches!(r.target, Target::Gateway(..));
+        let s = stats.entry((r.index, r.target)).or_default();
+        if !upper {
+            s.entries += 1;
+            s.fields_set += set;
+        }
+        s.fields_lost += set;
+        s.winners
+            .insert(format!("{} (Envoy Gateway precedence: it replaces it whole)", r.by));
+    }
 }
 
 /// Stats of the lower-level suppliers of one rule: what they lost inside
