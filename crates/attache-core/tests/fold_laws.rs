@@ -25,7 +25,8 @@ const LEVELS: [At; 6] = [
 #[derive(Debug, Clone)]
 struct Pol {
     level: usize,
-    /// 0 defaults, 1 overrides, 2 plain.
+    /// 0 defaults, 1 overrides, 2 plain, 3 an Envoy Gateway
+    /// BackendTrafficPolicy (with mergeType when `created` is even).
     stanza: u8,
     request: Option<u16>,
     attempts: Option<u8>,
@@ -43,10 +44,10 @@ struct World {
     gateway_priority: Option<&'static str>,
 }
 
-fn pol() -> impl Strategy<Value = Pol> {
+fn pol(peers: bool) -> impl Strategy<Value = Pol> {
     (
         0..6usize,
-        0..3u8,
+        0..if peers { 4u8 } else { 3u8 },
         proptest::option::of(1..50u16),
         proptest::option::of(0..5u8),
         proptest::option::of((0..3u8, 0..3u8)),
@@ -69,6 +70,14 @@ fn pol() -> impl Strategy<Value = Pol> {
 /// Never ShallowMergePreferParent: a shallow replace may drop a sibling
 /// field and then lose its own, which the third law excludes by design.
 fn world(priorities: bool) -> impl Strategy<Value = World> {
+    world_of(priorities, false)
+}
+
+/// `peers`: BackendTrafficPolicies among the policies. Only the
+/// shared-versus-full laws take them: Envoy Gateway's precedence lets a
+/// policy that supplies nothing still keep a less specific one out, so
+/// the removal law does not hold for them by design.
+fn world_of(priorities: bool, peers: bool) -> impl Strategy<Value = World> {
     let prio = if priorities {
         prop_oneof![
             Just(None),
@@ -80,7 +89,7 @@ fn world(priorities: bool) -> impl Strategy<Value = World> {
         Just(None).boxed()
     };
     (
-        proptest::collection::vec(pol(), 0..10),
+        proptest::collection::vec(pol(peers), 0..10),
         proptest::option::of(1..50u16),
         proptest::option::of((0..3u8, 0..3u8)),
         prio,
@@ -111,7 +120,34 @@ fn settings(request: Option<u16>, attempts: Option<u8>, header: Option<(u8, u8)>
     parts
 }
 
+/// A BackendTrafficPolicy at the level (a Gateway at least: it cannot
+/// target a GatewayClass or Namespace); it has no header settings.
+fn backend_traffic_policy(i: usize, p: &Pol) -> String {
+    let mut spec = Vec::new();
+    if let Some(r) = p.request {
+        spec.push(format!("  timeout: {{http: {{requestTimeout: {r}s}}}}"));
+    }
+    if let Some(a) = p.attempts {
+        spec.push(format!("  retry: {{numRetries: {a}}}"));
+    }
+    if p.created.is_some_and(|c| c % 2 == 0) {
+        spec.push("  mergeType: StrategicMerge".into());
+    }
+    let created = p
+        .created
+        .map(|c| format!("\n  creationTimestamp: \"2024-01-0{}T00:00:00Z\"", c + 1))
+        .unwrap_or_default();
+    format!(
+        "---\napiVersion: gateway.envoyproxy.io/v1alpha1\nkind: BackendTrafficPolicy\nmetadata:\n  name: p{i:02}\n  namespace: appns{created}\nspec:\n  targetRefs: [{}]\n{}\n",
+        LEVELS[p.level.max(2)].target_ref(),
+        spec.join("\n")
+    )
+}
+
 fn policy_doc(i: usize, p: &Pol) -> String {
+    if p.stanza == 3 {
+        return backend_traffic_policy(i, p);
+    }
     let parts = settings(p.request, p.attempts, p.header);
     let body = match p.stanza {
         0 => format!("defaults: {{{}}}", parts.join(", ")),
@@ -270,7 +306,7 @@ proptest! {
     /// per rule, values and provenance alike, for every priority mode
     /// (shallow and deep, fill and replace).
     #[test]
-    fn shared_upper_fold_equals_the_full_fold(w in world(true), prio in prop_oneof![
+    fn shared_upper_fold_equals_the_full_fold(w in world_of(true, true), prio in prop_oneof![
         Just(None), Just(Some("ShallowMergePreferParent")), Just(Some("DeepMergePreferParent")), Just(Some("DeepMergePreferChild"))
     ]) {
         let mut w = w;
@@ -289,7 +325,7 @@ proptest! {
     /// Status counts (fields set and lost, winners, same-level conflicts)
     /// from the shared upper fold equal those of the full per-rule fold.
     #[test]
-    fn shared_status_counts_equal_the_full_fold(w in world(true), prio in prop_oneof![
+    fn shared_status_counts_equal_the_full_fold(w in world_of(true, true), prio in prop_oneof![
         Just(None), Just(Some("ShallowMergePreferParent")), Just(Some("DeepMergePreferParent")), Just(Some("DeepMergePreferChild"))
     ]) {
         let mut w = w;

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::diagnostic::Diagnostic;
 use crate::field::{FieldKey, FieldMap};
 use crate::fold::levels::RuleFold;
+use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
 use crate::fold::{Folded, Loss};
 use crate::model::Target;
@@ -136,14 +137,29 @@ fn record_replaced(
             gate.step(inputs, &target, ranked, &mut replaced);
         }
     }
+    count_replaced(inputs, replaced, true, stats);
+}
+
+/// Each replaced policy loses every field it sets on this rule.
+/// `upper_reached`: the listener and Gateway levels' entries and fields
+/// are counted elsewhere (the shared fold's per-listener count).
+fn count_replaced(
+    inputs: &Inputs,
+    replaced: Vec<Replaced>,
+    upper_reached: bool,
+    stats: &mut StatsByTarget,
+) {
     for r in replaced {
         let Some(p) = inputs.policies.get(r.index) else {
             continue;
         };
         let set = p.plain.as_ref().map_or(0, FieldMap::len);
+        if set == 0 {
+            continue;
+        }
         let upper = matches!(r.target, Target::Gateway(..));
         let s = stats.entry((r.index, r.target)).or_default();
-        if !upper {
+        if !(upper && upper_reached) {
             s.entries += 1;
             s.fields_set += set;
         }
@@ -222,6 +238,7 @@ pub fn contributions_full(
         let mut fold = fold_full(inputs, prepared.gateway, att);
         clamp(&mut fold.folded);
         record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
+        count_replaced(inputs, std::mem::take(&mut fold.replaced), false, &mut stats);
     }
     Ok(stats)
 }
