@@ -34,6 +34,10 @@ cd "$ROOT/fuzz"
 # valid documents and manifests and mutates from there.
 mkdir -p corpus/resolver_yaml corpus/filter_document corpus/filter_request
 cp "$ROOT"/examples/shop/*.yaml "$ROOT"/tests/fixtures/cli/*.yaml corpus/resolver_yaml/ 2>/dev/null || true
+# The peers' kinds seed it too (examples/peers).
+for f in "$ROOT"/examples/peers/*/*.yaml; do
+    cp "$f" "corpus/resolver_yaml/peers-$(basename "$(dirname "$f")").yaml"
+done
 "$ATTACHE_BIN" resolve -f "$ROOT/examples/shop" > corpus/filter_document/shop.json 2>/dev/null || true
 
 say "building the fuzz targets"

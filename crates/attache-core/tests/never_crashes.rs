@@ -55,6 +55,17 @@ const KEYS: &[&str] = &[
     "remove",
     "gatewayClassName",
     "weight",
+    // The peers' kinds (model/peers.rs).
+    "targetSelectors",
+    "headerModifiers",
+    "statusCodes",
+    "perTryTimeout",
+    "timeout",
+    "http",
+    "requestTimeout",
+    "numRetries",
+    "perRetry",
+    "mergeType",
 ];
 
 fn leaf() -> impl Strategy<Value = Value> {
@@ -103,6 +114,8 @@ fn object() -> impl Strategy<Value = Value> {
         ("v1", "Namespace"),
         ("policy.attache.dev/v1alpha1", "RoutePolicy"),
         ("policy.attache.dev/v1alpha1", "ClusterRoutePolicy"),
+        ("gateway.kgateway.dev/v1alpha1", "TrafficPolicy"),
+        ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy"),
         ("v1", "ConfigMap"),
     ]);
     (kinds, proptest::sample::select(vec!["edge", "gw", "r", "p"]), value()).prop_map(|((api, kind), name, spec)| {

@@ -76,9 +76,7 @@ impl<'a> RuleFold<'a> {
         };
         let priority = inputs.priority_of(&target);
         let level = target.to_string();
-        let parts = self
-            .gate
-            .step(inputs, &target, ranked, &mut self.replaced);
+        let parts = self.gate.step(inputs, &target, ranked, &mut self.replaced);
         let part = |index: usize| {
             parts
                 .iter()

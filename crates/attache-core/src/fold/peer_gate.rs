@@ -89,7 +89,11 @@ impl Gate {
             top = Some((p.display_name(), p.merge_type.is_some()));
         }
         if let Some((name, merges)) = top {
-            *self = if merges { Gate::Merging } else { Gate::Closed(name) };
+            *self = if merges {
+                Gate::Merging
+            } else {
+                Gate::Closed(name)
+            };
         }
         parts
     }

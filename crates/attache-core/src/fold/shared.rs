@@ -191,7 +191,13 @@ impl<'a> SharedUpper<'a> {
         totals
     }
 
-    fn fold_upper(&self, listener: &Listener, group: Group, shape: &[FieldKey], gate: &Gate) -> Upper {
+    fn fold_upper(
+        &self,
+        listener: &Listener,
+        group: Group,
+        shape: &[FieldKey],
+        gate: &Gate,
+    ) -> Upper {
         let mut fold = RuleFold::new(self.inputs);
         fold.only = Some(group);
         fold.gate = gate.clone();

@@ -131,13 +131,22 @@ mod tests {
             "spec.retry.statusCodes[1]"
         );
         assert_eq!(
-            their_field(PolicyKind::BackendTrafficPolicy, "spec.timeouts.backendRequest"),
+            their_field(
+                PolicyKind::BackendTrafficPolicy,
+                "spec.timeouts.backendRequest"
+            ),
             "spec.retry.perRetry.timeout"
         );
         assert_eq!(
-            their_field(PolicyKind::TrafficPolicy, "spec.requestHeaderModifier.set[0].name"),
+            their_field(
+                PolicyKind::TrafficPolicy,
+                "spec.requestHeaderModifier.set[0].name"
+            ),
             "spec.headerModifiers.request.set[0].name"
         );
-        assert_eq!(their_field(PolicyKind::TrafficPolicy, "spec.retry"), "spec.retry");
+        assert_eq!(
+            their_field(PolicyKind::TrafficPolicy, "spec.retry"),
+            "spec.retry"
+        );
     }
 }

@@ -68,7 +68,10 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
         .into_iter()
         .filter_map(|(path, value)| target_ref(path, value, &mut problems, &mut notes))
         .collect();
-    let selectors = spec.get("targetSelectors").and_then(Value::as_array).cloned();
+    let selectors = spec
+        .get("targetSelectors")
+        .and_then(Value::as_array)
+        .cloned();
     for (path, value) in numbered("spec.targetSelectors", selectors) {
         if let Some(s) = selector(path, value, &mut problems, &mut notes) {
             policy.selectors.push(s);
@@ -90,7 +93,12 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
 
 /// Every field under `spec` that is neither mapped nor read, named at the
 /// highest path that holds nothing read (`spec.rateLimit`, not each leaf).
-fn unread(kind: PolicyKind, object: &Map<String, Value>, prefix: &str, out: &mut Vec<(String, String)>) {
+fn unread(
+    kind: PolicyKind,
+    object: &Map<String, Value>,
+    prefix: &str,
+    out: &mut Vec<(String, String)>,
+) {
     for (key, value) in object {
         let path = if prefix.is_empty() {
             key.clone()
@@ -112,7 +120,11 @@ fn unread(kind: PolicyKind, object: &Map<String, Value>, prefix: &str, out: &mut
 
 /// The mapped fields, moved to where the project's settings have them and
 /// validated like a RoutePolicy's; problems keep the peer's field names.
-fn settings_of(kind: PolicyKind, spec: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<FieldMap> {
+fn settings_of(
+    kind: PolicyKind,
+    spec: &Map<String, Value>,
+    problems: &mut Vec<Problem>,
+) -> Option<FieldMap> {
     let mut ours = Value::Object(Map::new());
     for m in mappings(kind) {
         let Some(value) = get_path(spec, m.theirs) else {
@@ -149,7 +161,8 @@ fn merge_type(spec: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<
             problems.push(Problem {
                 field: "spec.mergeType".into(),
                 message: "mergeType is StrategicMerge or JSONMerge".into(),
-                hint: "leave it out to have the most specific policy replace the others whole".into(),
+                hint: "leave it out to have the most specific policy replace the others whole"
+                    .into(),
             });
             None
         }
@@ -166,7 +179,10 @@ fn target_ref(
     match serde_json::from_value::<RawTargetRef>(value) {
         Ok(r) if matches!(r.kind.as_str(), "Gateway" | "HTTPRoute") => Some((path, r)),
         Ok(r) => {
-            let message = format!("{path} names a {}, which Attaché does not serve; that target is not enforced", r.kind);
+            let message = format!(
+                "{path} names a {}, which Attaché does not serve; that target is not enforced",
+                r.kind
+            );
             notes.push((format!("{path}.kind"), message));
             None
         }
@@ -202,7 +218,9 @@ fn selector(
         (GATEWAY_GROUP, "Gateway") => TargetKind::Gateway,
         (GATEWAY_GROUP, "HTTPRoute") => TargetKind::HttpRoute,
         (_, other) => {
-            let message = format!("{path} selects {other} objects, which Attaché does not serve; not enforced");
+            let message = format!(
+                "{path} selects {other} objects, which Attaché does not serve; not enforced"
+            );
             notes.push((format!("{path}.kind"), message));
             return None;
         }

@@ -73,7 +73,12 @@ pub(super) fn start(
 }
 
 /// Problems make the policy invalid (kept for status) and are reported.
-pub(super) fn finish(mut policy: Policy, problems: Vec<Problem>, origin: &Origin, inputs: &mut Inputs) {
+pub(super) fn finish(
+    mut policy: Policy,
+    problems: Vec<Problem>,
+    origin: &Origin,
+    inputs: &mut Inputs,
+) {
     if !problems.is_empty() {
         for p in &problems {
             policy.invalid.push(format!("{}: {}", p.field, p.message));
@@ -86,7 +91,12 @@ pub(super) fn finish(mut policy: Policy, problems: Vec<Problem>, origin: &Origin
 
 /// A policy whose spec does not parse is kept, named and invalid, so that
 /// status reports it.
-pub(super) fn keep_unreadable(doc: &SourceDoc, kind: PolicyKind, d: Diagnostic, inputs: &mut Inputs) {
+pub(super) fn keep_unreadable(
+    doc: &SourceDoc,
+    kind: PolicyKind,
+    d: Diagnostic,
+    inputs: &mut Inputs,
+) {
     let raw_meta = doc
         .value
         .get("metadata")

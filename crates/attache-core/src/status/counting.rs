@@ -54,8 +54,12 @@ pub(crate) fn contributions(
         *rules_on.entry(att.listener.name.as_str()).or_default() += 1;
         let mut lower = RuleFold::new(inputs);
         lower.lower(att);
-        let (mut merged, suppliers) =
-            shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers.clone());
+        let (mut merged, suppliers) = shared.complete(
+            att.listener,
+            &lower.folded,
+            &lower.gate,
+            lower.suppliers.clone(),
+        );
         if let Some(note) = clamp(&mut merged) {
             prepared
                 .diagnostics
@@ -164,8 +168,10 @@ fn count_replaced(
             s.fields_set += set;
         }
         s.fields_lost += set;
-        s.winners
-            .insert(format!("{} (Envoy Gateway precedence: it replaces it whole)", r.by));
+        s.winners.insert(format!(
+            "{} (Envoy Gateway precedence: it replaces it whole)",
+            r.by
+        ));
     }
 }
 
@@ -238,7 +244,12 @@ pub fn contributions_full(
         let mut fold = fold_full(inputs, prepared.gateway, att);
         clamp(&mut fold.folded);
         record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
-        count_replaced(inputs, std::mem::take(&mut fold.replaced), false, &mut stats);
+        count_replaced(
+            inputs,
+            std::mem::take(&mut fold.replaced),
+            false,
+            &mut stats,
+        );
     }
     Ok(stats)
 }

@@ -7,6 +7,8 @@ use attache_core::topology::ObjectKey;
 use attache_core::{parse, resolve, Inputs, Resolved};
 use serde::Deserialize;
 
+pub mod peers;
+
 /// Multi-document YAML as the CLI would read it from `test.yaml`.
 pub fn docs(yaml: &str) -> Vec<SourceDoc> {
     serde_yaml_ng::Deserializer::from_str(yaml)
