@@ -282,18 +282,7 @@ fn envoy_keeps_the_last_good_routes_on_a_bad_rds_file_and_watch_never_writes_one
     // Through the watch: an HTTPRoute whose regex does not parse is never
     // written; the watch says why, and Envoy's routes stay as they were.
     let rds_before = std::fs::read(&rds).unwrap();
-    stack.put_manifest(
-        "50-regex.yaml",
-        "apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: regex, namespace: shop}
-spec:
-  parentRefs: [{name: edge, namespace: infra}]
-  hostnames: [regex.example.com]
-  rules:
-    - matches: [{path: {type: RegularExpression, value: \"/v(1\"}}]
-",
-    );
+    stack.put_manifest("50-regex.yaml", &regex_route("/v(1"));
     stack.watch.assert_no_write(Duration::from_secs(3));
     assert!(
         stack
@@ -312,18 +301,7 @@ spec:
     // --out stays, and the old routes keep serving.
     let out_before = std::fs::read(stack.dir().join("attache.json")).unwrap();
     let refused_before = stack.envoy.stat(rejected);
-    stack.put_manifest(
-        "50-regex.yaml",
-        "apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: regex, namespace: shop}
-spec:
-  parentRefs: [{name: edge, namespace: infra}]
-  hostnames: [regex.example.com]
-  rules:
-    - matches: [{path: {type: RegularExpression, value: \"/(abcdef|ghijkl|mnopqr){40}\"}}]
-",
-    );
+    stack.put_manifest("50-regex.yaml", &regex_route("/(abcdef|ghijkl|mnopqr){40}"));
     until(CHANGE_WITHIN, "the watch reporting Envoy's refusal", || {
         stack
             .watch
@@ -350,4 +328,19 @@ spec:
     assert!(stack.watch.next_generation(CHANGE_WITHIN) > 1);
     assert_eq!(std::fs::read_to_string(&rds).unwrap(), good);
     assert_eq!(steady(), None);
+}
+
+/// HTTPRoute `shop/regex` on the edge Gateway, matching one path regex.
+fn regex_route(regex: &str) -> String {
+    format!(
+        "apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: regex, namespace: shop}}
+spec:
+  parentRefs: [{{name: edge, namespace: infra}}]
+  hostnames: [regex.example.com]
+  rules:
+    - matches: [{{path: {{type: RegularExpression, value: {regex:?}}}}}]
+"
+    )
 }

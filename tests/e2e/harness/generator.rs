@@ -159,40 +159,42 @@ pub struct XdsWatchSpec<'a> {
     pub log_dir: &'a Path,
 }
 
+/// The arguments every `attache watch` of the tests starts with.
+fn watch_args(
+    input: &std::path::Path,
+    gateway: &str,
+    out: &std::path::Path,
+    ecds: &std::path::Path,
+    wasm: &std::path::Path,
+) -> Vec<OsString> {
+    vec![
+        "-f".into(),
+        input.into(),
+        "--gateway".into(),
+        gateway.into(),
+        "--out".into(),
+        out.into(),
+        "--ecds".into(),
+        ecds.into(),
+        "--wasm".into(),
+        wasm.into(),
+    ]
+}
+
 impl Watch {
     pub fn start(spec: &WatchSpec<'_>) -> Watch {
-        let args: Vec<OsString> = vec![
-            "-f".into(),
-            spec.input.into(),
-            "--gateway".into(),
-            spec.gateway.into(),
-            "--out".into(),
-            spec.out.into(),
-            "--ecds".into(),
-            spec.ecds.into(),
-            "--wasm".into(),
-            spec.wasm.into(),
-        ];
+        let args = watch_args(spec.input, spec.gateway, spec.out, spec.ecds, spec.wasm);
         Watch::spawn(args, spec.log_dir)
     }
 
     pub fn start_xds(spec: &XdsWatchSpec<'_>) -> Watch {
-        let mut args: Vec<OsString> = vec![
-            "-f".into(),
-            spec.input.into(),
-            "--gateway".into(),
-            spec.gateway.into(),
-            "--out".into(),
-            spec.out.into(),
-            "--ecds".into(),
-            spec.ecds.into(),
-            "--wasm".into(),
-            spec.wasm.into(),
+        let mut args = watch_args(spec.input, spec.gateway, spec.out, spec.ecds, spec.wasm);
+        args.extend([
             "--xds-dir".into(),
             spec.xds_dir.into(),
             "--envoy-admin".into(),
             spec.envoy_admin.clone().into(),
-        ];
+        ]);
         for (listener, port) in &spec.listener_ports {
             args.push("--listener-port".into());
             args.push(format!("{listener}={port}").into());
