@@ -77,20 +77,8 @@ impl PathIndex {
             if let Some(found) = try_list(self.exact.get(path)) {
                 return Some(found);
             }
-            // The path itself, then each prefix ending before a `/`, longest
-            // first: exactly the prefixes that match it at element
-            // boundaries; none longer than the longest prefix.
-            let bytes = path.as_bytes();
-            if bytes.len() <= self.longest_prefix {
-                if let Some(found) = try_list(self.prefix.get(path)) {
-                    return Some(found);
-                }
-            }
-            for end in (0..bytes.len().min(self.longest_prefix + 1))
-                .rev()
-                .filter(|i| bytes.get(*i) == Some(&b'/'))
-            {
-                if let Some(found) = try_list(path.get(..end).and_then(|p| self.prefix.get(p))) {
+            for prefix in element_prefixes(path, self.longest_prefix) {
+                if let Some(found) = try_list(self.prefix.get(prefix)) {
                     return Some(found);
                 }
             }
@@ -105,6 +93,10 @@ impl PathIndex {
 pub struct CandidateIndex {
     exact_hosts: HashMap<String, PathIndex>,
     suffix_hosts: HashMap<String, PathIndex>,
+    /// The longest wildcard suffix's length: a client's host of thousands
+    /// of labels costs a look at its last bytes, not a hash of each of its
+    /// suffixes (which would be quadratic in the host's length).
+    longest_suffix: usize,
     any_host: PathIndex,
 }
 
@@ -113,7 +105,10 @@ impl CandidateIndex {
     pub fn add(&mut self, host: HostKey<'_>, path: PathKey<'_>, position: u32) {
         let bucket = match host {
             HostKey::Exact(name) => self.exact_hosts.entry(name.to_string()).or_default(),
-            HostKey::Suffix(suffix) => self.suffix_hosts.entry(suffix.to_string()).or_default(),
+            HostKey::Suffix(suffix) => {
+                self.longest_suffix = self.longest_suffix.max(suffix.len());
+                self.suffix_hosts.entry(suffix.to_string()).or_default()
+            }
             HostKey::Any => &mut self.any_host,
         };
         bucket.add(path, position);
@@ -135,15 +130,10 @@ impl CandidateIndex {
             {
                 return Some(found);
             }
-            // Longest suffix first; at least one label must precede it.
-            let dots = host
-                .bytes()
-                .enumerate()
-                .filter(|(i, b)| *i > 0 && *b == b'.');
-            for (dot, _) in dots {
-                if let Some(found) = host
-                    .get(dot..)
-                    .and_then(|suffix| self.suffix_hosts.get(suffix))
+            for suffix in wildcard_suffixes(host, self.longest_suffix) {
+                if let Some(found) = self
+                    .suffix_hosts
+                    .get(suffix)
                     .and_then(|b| b.first(path, &mut accept))
                 {
                     return Some(found);
@@ -151,5 +141,89 @@ impl CandidateIndex {
             }
         }
         self.any_host.first(path, &mut accept)
+    }
+}
+
+/// The suffixes of `host` a wildcard hostname could match, longest first:
+/// each starts at a `.` with at least one label before it, and none is
+/// longer than `longest` (the longest wildcard suffix of the table).
+pub(crate) fn wildcard_suffixes(host: &str, longest: usize) -> impl Iterator<Item = &str> {
+    let first = host.len().saturating_sub(longest).max(1);
+    let dots = host.bytes().enumerate().skip(first);
+    dots.filter(|(_, b)| *b == b'.')
+        .filter_map(move |(dot, _)| host.get(dot..))
+}
+
+/// The prefixes of `path` a `PathPrefix` could match at element
+/// boundaries, longest first: the path itself, then each part before a
+/// `/`; none longer than `longest` (the longest prefix of the table).
+pub(crate) fn element_prefixes(path: &str, longest: usize) -> impl Iterator<Item = &str> {
+    let whole = (path.len() <= longest).then_some(path);
+    let bytes = path.as_bytes();
+    let cuts = (0..bytes.len().min(longest + 1))
+        .rev()
+        .filter(move |i| bytes.get(*i) == Some(&b'/'))
+        .filter_map(move |end| path.get(..end));
+    whole.into_iter().chain(cuts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every suffix after a `.` with a label before it, however long.
+    fn all_suffixes(host: &str) -> Vec<&str> {
+        (1..host.len())
+            .filter(|i| host.as_bytes().get(*i) == Some(&b'.'))
+            .filter_map(|i| host.get(i..))
+            .collect()
+    }
+
+    /// Every element-boundary prefix, however long.
+    fn all_prefixes(path: &str) -> Vec<&str> {
+        let cuts = (0..path.len())
+            .rev()
+            .filter(|i| path.as_bytes().get(*i) == Some(&b'/'));
+        std::iter::once(path)
+            .chain(cuts.filter_map(|end| path.get(..end)))
+            .collect()
+    }
+
+    #[test]
+    fn a_host_of_thousands_of_labels_costs_only_the_suffixes_a_wildcard_could_match() {
+        // 60 KiB of `a.`: 30,001 suffixes; the table's longest is `.example.com`.
+        let host = "a.".repeat(30_000) + "example.com";
+        assert_eq!(all_suffixes(&host).len(), 30_001);
+        let tried: Vec<&str> = wildcard_suffixes(&host, ".example.com".len()).collect();
+        assert_eq!(tried, vec![".example.com", ".com"]);
+        assert_eq!(wildcard_suffixes(&host, 0).count(), 0);
+    }
+
+    #[test]
+    fn a_path_of_thousands_of_elements_costs_only_the_prefixes_a_prefix_could_match() {
+        let path = "/a".repeat(30_000);
+        let tried: Vec<&str> = element_prefixes(&path, "/a/a".len()).collect();
+        assert_eq!(tried, vec!["/a/a", "/a", ""]);
+    }
+
+    proptest! {
+        #[test]
+        fn bounded_suffixes_are_exactly_the_short_enough_ones(
+            host in "[a.]{0,24}", longest in 0usize..30
+        ) {
+            let expected: Vec<&str> =
+                all_suffixes(&host).into_iter().filter(|s| s.len() <= longest).collect();
+            prop_assert_eq!(wildcard_suffixes(&host, longest).collect::<Vec<_>>(), expected);
+        }
+
+        #[test]
+        fn bounded_prefixes_are_exactly_the_short_enough_ones(
+            path in "[a/]{0,24}", longest in 0usize..30
+        ) {
+            let expected: Vec<&str> =
+                all_prefixes(&path).into_iter().filter(|s| s.len() <= longest).collect();
+            prop_assert_eq!(element_prefixes(&path, longest).collect::<Vec<_>>(), expected);
+        }
     }
 }
