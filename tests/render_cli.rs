@@ -285,3 +285,39 @@ fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
         );
     }
 }
+
+/// An all-digit rule `name` would take another rule's index in the entry
+/// name and in istiod's route name (`shop.r.1`), and so its policies: the
+/// route is refused, naming the field, and nothing of it reaches the plugin.
+#[test]
+fn an_all_digit_rule_name_is_an_error_naming_its_field() {
+    let dir = scratch("digit-rule");
+    let file = dir.join("in.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: shop}\n\
+         spec:\n  gatewayClassName: istio\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n---\n\
+         apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: shop}\n\
+         spec:\n  parentRefs: [{name: edge}]\n  rules:\n\
+         \x20 - {name: \"1\", matches: [{path: {value: /a}}], backendRefs: [{name: svc, port: 80}]}\n\
+         \x20 - {matches: [{path: {value: /b}}], backendRefs: [{name: svc, port: 80}]}\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let output = attache(&["render", "wasmplugin", "-f", path]);
+    let stderr = text(&output.stderr);
+    let expected = format!(
+        "error: {path} (document 2) HTTPRoute shop/r: spec.rules[0].name: rule name \"1\" is all digits, \
+         which entry names and istiod's route names use for rule indexes; \
+         give the rule a name with a letter in it (e.g. \"rule-1\"), or no name\n"
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(!stderr.contains("reachable"), "{stderr}");
+    let plugin: Value = serde_yaml_ng::from_slice(&output.stdout).unwrap();
+    assert!(
+        !plugin["spec"]["pluginConfig"].to_string().contains("http/shop/r/"),
+        "{}",
+        plugin["spec"]["pluginConfig"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

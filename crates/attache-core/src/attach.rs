@@ -9,7 +9,7 @@
 //! wins, then the delegation path that sorts first, and the others are
 //! reported (the schema-1 entry name must be unique).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::limits::Limits;
 
@@ -393,27 +393,46 @@ fn dedupe<'a>(mut all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<
         )
     };
     all.sort_by_cached_key(|a| (a.entry_name(), path_key(a)));
-    let mut seen = BTreeSet::new();
+    // The leaf (route, rule index) each name was kept for: the same leaf again
+    // is another path to it; another leaf is a second rule with that name.
+    let mut seen: BTreeMap<String, Option<(&ObjectKey, usize)>> = BTreeMap::new();
     let mut out = Vec::with_capacity(all.len());
     for a in all {
         let name = a.entry_name();
-        if seen.contains(&name) {
-            if let Some((route, _)) = a.leaf() {
-                let via: Vec<String> = a.chain.iter().map(|(r, _)| r.key.to_string()).collect();
-                diags.push(
-                    Diagnostic::warning(format!(
-                        "{name} is also reachable via {}; only the first path is used",
-                        via.join(" -> ")
-                    ))
-                    .at(&route.meta.origin)
-                    .on(format!("HTTPRoute {}", route.key))
-                    .hint("attach each route to a listener one way only"),
-                );
-            }
+        let leaf = a.leaf();
+        let Some(first) = seen.get(&name) else {
+            seen.insert(name, leaf.map(|(route, rule)| (&route.key, rule.index)));
+            out.push(a);
             continue;
-        }
-        seen.insert(name);
-        out.push(a);
+        };
+        let Some((route, rule)) = leaf else {
+            continue;
+        };
+        let diagnostic = match *first {
+            // Parsing refuses the names that could collide (an all-digit rule
+            // name); should another way appear, it must not pass as a second
+            // path to one rule, since the second rule would lose its entry.
+            Some((first_route, first_rule)) if (first_route, first_rule) != (&route.key, rule.index) => {
+                Diagnostic::error(format!(
+                    "{name} names two rules, HTTPRoute {first_route} rule {first_rule} and HTTPRoute {} rule {}; only the first is kept",
+                    route.key, rule.index
+                ))
+                .hint("give the rules names that differ from each other and from rule indexes")
+            }
+            _ => {
+                let via: Vec<String> = a.chain.iter().map(|(r, _)| r.key.to_string()).collect();
+                Diagnostic::warning(format!(
+                    "{name} is also reachable via {}; only the first path is used",
+                    via.join(" -> ")
+                ))
+                .hint("attach each route to a listener one way only")
+            }
+        };
+        diags.push(
+            diagnostic
+                .at(&route.meta.origin)
+                .on(format!("HTTPRoute {}", route.key)),
+        );
     }
     out
 }

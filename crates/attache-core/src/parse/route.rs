@@ -27,6 +27,19 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
     let mut rules: Vec<Rule> = Vec::new();
     for (index, raw_rule) in raw.spec.rules.into_iter().enumerate() {
         if let Some(name) = &raw_rule.name {
+            // An entry names its rule by name, or by index when it has none
+            // (`<listener>/<ns>/<route>/<rule>`), and istiod names an unnamed
+            // rule's Envoy route `<ns>.<route>.<index>`: a name of digits
+            // only would take another rule's name in both, and its policies.
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+                problems.push(Problem {
+                    field: format!("spec.rules[{index}].name"),
+                    message: format!(
+                        "rule name {name:?} is all digits, which entry names and istiod's route names use for rule indexes"
+                    ),
+                    hint: "give the rule a name with a letter in it (e.g. \"rule-1\"), or no name".into(),
+                });
+            }
             if rules.iter().any(|r| r.name.as_ref() == Some(name)) {
                 problems.push(Problem {
                     field: format!("spec.rules[{index}].name"),
