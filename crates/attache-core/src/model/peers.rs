@@ -89,6 +89,24 @@ pub fn leads_to_read(kind: PolicyKind, path: &str) -> bool {
     mappings(kind).iter().any(|m| below(m.theirs)) || read_fields(kind).iter().any(|r| below(r))
 }
 
+/// The names directly below `path` that are mapped or read (`retry` ->
+/// `attempts`, `perTryTimeout`, ...): what an object there should hold.
+pub fn fields_below(kind: PolicyKind, path: &str) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    let below = mappings(kind)
+        .iter()
+        .map(|m| m.theirs)
+        .chain(read_fields(kind).iter().copied())
+        .filter_map(|root| root.strip_prefix(path)?.strip_prefix('.'))
+        .map(|rest| rest.split('.').next().unwrap_or(rest));
+    for name in below {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// The peer's name for a field the settings validation reported under the
 /// project's name (`spec.retry.codes[1]` -> `spec.retry.statusCodes[1]`).
 pub fn their_field(kind: PolicyKind, ours: &str) -> String {
@@ -122,6 +140,29 @@ mod tests {
             PolicyKind::TrafficPolicy,
             "headerModifiers.request.set"
         ));
+        // kgateway's TrafficPolicySpec has no singular targetRef.
+        assert!(!is_read(PolicyKind::TrafficPolicy, "targetRef"));
+        assert!(!is_read(PolicyKind::TrafficPolicy, "mergeType"));
+    }
+
+    #[test]
+    fn the_fields_below_a_mapped_parent_name_its_expected_shape() {
+        let kind = PolicyKind::BackendTrafficPolicy;
+        assert_eq!(
+            fields_below(kind, "retry.retryOn"),
+            ["httpStatusCodes", "triggers"]
+        );
+        assert_eq!(fields_below(kind, "timeout"), ["http"]);
+        assert_eq!(
+            fields_below(PolicyKind::TrafficPolicy, "retry"),
+            [
+                "perTryTimeout",
+                "attempts",
+                "statusCodes",
+                "retryOn",
+                "backoffBaseInterval"
+            ]
+        );
     }
 
     #[test]

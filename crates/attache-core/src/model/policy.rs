@@ -186,6 +186,9 @@ pub enum MergeType {
 pub struct TargetSelector {
     pub kind: TargetKind,
     pub selector: super::gateway::LabelSelector,
+    /// kgateway's `sectionName`: a listener of each selected Gateway or a
+    /// rule of each selected HTTPRoute, as in a targetRef.
+    pub section_name: Option<String>,
     /// `spec.targetSelectors[0]`, for messages and status.
     pub path: String,
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::policy::{finish, keep_unreadable, numbered, read_targets, start};
 use super::*;
 use crate::model::gateway::LabelSelector;
-use crate::model::peers::{is_read, leads_to_read, mappings, their_field};
+use crate::model::peers::{fields_below, is_read, leads_to_read, mappings, their_field};
 use crate::model::policy::{MergeType, TargetSelector};
 use crate::settings::RawSettings;
 
@@ -23,18 +23,22 @@ struct PeerDoc {
     spec: Value,
 }
 
-/// kgateway's `LocalPolicyTargetSelector` and Envoy Gateway's
-/// `TargetSelector`: a kind and a label selector.
+/// kgateway's `LocalPolicyTargetSelectorWithSectionName` and Envoy
+/// Gateway's `TargetSelector`, read as one shape; what only one of them
+/// has is checked per kind in [`selector`].
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawSelector {
-    #[serde(default)]
-    group: String,
+    group: Option<String>,
     kind: String,
     #[serde(default)]
     match_labels: BTreeMap<String, String>,
     #[serde(default)]
     match_expressions: Vec<crate::model::gateway::LabelRequirement>,
+    /// kgateway only.
+    section_name: Option<String>,
+    /// Envoy Gateway only (`TargetSelectorNamespaces`).
+    namespaces: Option<Value>,
 }
 
 pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
@@ -55,29 +59,37 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
         return finish(policy, problems, &doc.origin, inputs);
     };
     let mut notes = Vec::new();
-    unread(kind, &spec, "", &mut notes);
+    unread(kind, &spec, "", &mut notes, &mut problems);
     policy.plain = settings_of(kind, &spec, &mut problems);
-    policy.merge_type = merge_type(&spec, &mut problems);
-    let mut refs = Vec::new();
-    if let Some(one) = spec.get("targetRef") {
-        refs.push(("spec.targetRef".to_string(), one.clone()));
+    // kgateway has no mergeType: on a TrafficPolicy it is an unmapped
+    // field, noted by `unread`, not a value to check.
+    if kind == PolicyKind::BackendTrafficPolicy {
+        policy.merge_type = merge_type(&spec, &mut problems);
     }
-    let many = spec.get("targetRefs").and_then(Value::as_array).cloned();
-    refs.extend(numbered("spec.targetRefs", many));
-    let refs = refs
+    let before = problems.len();
+    let mut refs = Vec::new();
+    // Envoy Gateway's deprecated singular targetRef; kgateway has none, so
+    // on a TrafficPolicy it is noted by `unread` and attaches nothing.
+    if is_read(kind, "targetRef") {
+        if let Some(one) = spec.get("targetRef").filter(|v| !v.is_null()) {
+            refs.push(("spec.targetRef".to_string(), one.clone()));
+        }
+    }
+    refs.extend(listed(&spec, "targetRefs", &mut problems));
+    let refs: Vec<_> = refs
         .into_iter()
         .filter_map(|(path, value)| target_ref(path, value, &mut problems, &mut notes))
         .collect();
-    let selectors = spec
-        .get("targetSelectors")
-        .and_then(Value::as_array)
-        .cloned();
-    for (path, value) in numbered("spec.targetSelectors", selectors) {
-        if let Some(s) = selector(path, value, &mut problems, &mut notes) {
+    for (path, value) in listed(&spec, "targetSelectors", &mut problems) {
+        if let Some(s) = selector(kind, path, value, &mut problems, &mut notes) {
             policy.selectors.push(s);
         }
     }
-    read_targets(&mut policy, refs, &mut problems);
+    // A target that failed is already an error; "targets nothing, add
+    // targetRefs" after it would send the reader the wrong way.
+    if !(refs.is_empty() && problems.len() > before) {
+        read_targets(&mut policy, refs, &mut problems);
+    }
     let object = policy.display_name();
     for (field, message) in notes {
         inputs.diagnostics.push(
@@ -93,11 +105,15 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
 
 /// Every field under `spec` that is neither mapped nor read, named at the
 /// highest path that holds nothing read (`spec.rateLimit`, not each leaf).
+/// A parent of mapped fields that is not an object (`retry: "3"`) is an
+/// error: its settings cannot be read, so the policy must not pass as
+/// applying nothing. Null is absent, as Kubernetes reads it.
 fn unread(
     kind: PolicyKind,
     object: &Map<String, Value>,
     prefix: &str,
-    out: &mut Vec<(String, String)>,
+    notes: &mut Vec<(String, String)>,
+    problems: &mut Vec<Problem>,
 ) {
     for (key, value) in object {
         let path = if prefix.is_empty() {
@@ -105,15 +121,70 @@ fn unread(
         } else {
             format!("{prefix}.{key}")
         };
-        if is_read(kind, &path) {
+        if is_read(kind, &path) || value.is_null() {
             continue;
         }
         match value {
-            Value::Object(inner) if leads_to_read(kind, &path) => unread(kind, inner, &path, out),
-            _ => out.push((
-                format!("spec.{path}"),
-                "not enforced by Attaché: Envoy does not apply this field (the policy's mapped fields still apply)".to_string(),
-            )),
+            Value::Object(inner) if leads_to_read(kind, &path) => {
+                unread(kind, inner, &path, notes, problems)
+            }
+            _ if leads_to_read(kind, &path) => problems.push(Problem {
+                field: format!("spec.{path}"),
+                message: format!("{} where an object is expected", shape(value)),
+                hint: format!(
+                    "write spec.{path} as an object with {} (docs/peers.md)",
+                    fields_below(kind, &path).join(", ")
+                ),
+            }),
+            _ => notes.push((format!("spec.{path}"), not_enforced(kind, &path))),
+        }
+    }
+}
+
+/// Why a field is noted: kgateway's TrafficPolicy has no singular
+/// `targetRef` (its spec has `targetRefs` only), so kgateway never attaches
+/// through it; every other unread field is one Envoy does not get from us.
+fn not_enforced(kind: PolicyKind, path: &str) -> String {
+    if kind == PolicyKind::TrafficPolicy && path == "targetRef" {
+        return "not a TrafficPolicy field (kgateway reads targetRefs, a list); nothing is attached through it"
+            .into();
+    }
+    "not enforced by Attaché: Envoy does not apply this field (the policy's mapped fields still apply)"
+        .into()
+}
+
+/// A JSON value's kind, for messages.
+fn shape(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `spec.<field>[i]` for each item of a list field; absent or null is an
+/// empty list, anything else an error naming the field.
+fn listed(
+    spec: &Map<String, Value>,
+    field: &str,
+    problems: &mut Vec<Problem>,
+) -> Vec<(String, Value)> {
+    let path = format!("spec.{field}");
+    match spec.get(field) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => numbered(&path, Some(items.clone())),
+        Some(other) => {
+            problems.push(Problem {
+                field: path,
+                message: format!("{} where a list is expected", shape(other)),
+                hint: format!(
+                    "write {field} as a list: one `- {{group: ..., kind: ...}}` item per target"
+                ),
+            });
+            Vec::new()
         }
     }
 }
@@ -154,9 +225,10 @@ fn settings_of(
 }
 
 fn merge_type(spec: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<MergeType> {
-    match spec.get("mergeType")?.as_str() {
-        Some("StrategicMerge") => Some(MergeType::StrategicMerge),
-        Some("JSONMerge") => Some(MergeType::JsonMerge),
+    match spec.get("mergeType")? {
+        Value::Null => None,
+        Value::String(s) if s == "StrategicMerge" => Some(MergeType::StrategicMerge),
+        Value::String(s) if s == "JSONMerge" => Some(MergeType::JsonMerge),
         _ => {
             problems.push(Problem {
                 field: "spec.mergeType".into(),
@@ -198,6 +270,7 @@ fn target_ref(
 }
 
 fn selector(
+    kind: PolicyKind,
     path: String,
     value: Value,
     problems: &mut Vec<Problem>,
@@ -214,7 +287,8 @@ fn selector(
             return None;
         }
     };
-    let kind = match (raw.group.as_str(), raw.kind.as_str()) {
+    let group = selector_fields(kind, &raw, &path, problems, notes)?;
+    let kind = match (group.as_str(), raw.kind.as_str()) {
         (GATEWAY_GROUP, "Gateway") => TargetKind::Gateway,
         (GATEWAY_GROUP, "HTTPRoute") => TargetKind::HttpRoute,
         (_, other) => {
@@ -231,8 +305,62 @@ fn selector(
             match_labels: raw.match_labels,
             match_expressions: raw.match_expressions,
         },
+        section_name: raw.section_name,
         path,
     })
+}
+
+/// What differs between the two peers' selectors: the group (required by
+/// kgateway, defaulted by Envoy Gateway), `sectionName` (kgateway only) and
+/// `namespaces` (Envoy Gateway only, noted: Attaché selects in the policy's
+/// namespace). Returns the group, or `None` after a problem.
+fn selector_fields(
+    kind: PolicyKind,
+    raw: &RawSelector,
+    path: &str,
+    problems: &mut Vec<Problem>,
+    notes: &mut Vec<(String, String)>,
+) -> Option<String> {
+    let eg = kind == PolicyKind::BackendTrafficPolicy;
+    let problem = |field: &str, message: &str, hint: &str| Problem {
+        field: format!("{path}{field}"),
+        message: message.into(),
+        hint: hint.into(),
+    };
+    if eg && raw.section_name.is_some() {
+        problems.push(problem(
+            ".sectionName",
+            "Envoy Gateway's targetSelectors have no sectionName",
+            "use targetRefs with sectionName to reach one listener or rule",
+        ));
+        return None;
+    }
+    if !eg && raw.namespaces.is_some() {
+        problems.push(problem(
+            ".namespaces",
+            "kgateway's targetSelectors have no namespaces: they select in the policy's namespace",
+            "remove namespaces",
+        ));
+        return None;
+    }
+    if eg && raw.namespaces.as_ref().is_some_and(|v| !v.is_null()) {
+        notes.push((
+            format!("{path}.namespaces"),
+            "not enforced by Attaché: it selects only in the policy's own namespace".into(),
+        ));
+    }
+    match (&raw.group, eg) {
+        (Some(group), _) => Some(group.clone()),
+        (None, true) => Some(GATEWAY_GROUP.into()),
+        (None, false) => {
+            problems.push(problem(
+                ".group",
+                "group is required in kgateway's targetSelectors",
+                "add group: gateway.networking.k8s.io",
+            ));
+            None
+        }
+    }
 }
 
 fn get_path<'a>(object: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {

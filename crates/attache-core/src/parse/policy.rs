@@ -126,13 +126,23 @@ fn read_weight(policy: &mut Policy, origin: &Origin, diagnostics: &mut Vec<Diagn
     };
     match text.trim().parse::<i64>() {
         Ok(w) => policy.weight = w,
-        Err(_) => diagnostics.push(
-            Diagnostic::warning(format!("{text:?} is not an integer; weight 0 is used"))
+        Err(e) => diagnostics.push(
+            Diagnostic::warning(format!("{text:?} {}; weight 0 is used", weight_error(&e)))
                 .at(origin)
                 .on(policy.display_name())
                 .field(format!("metadata.annotations[{key}]"))
                 .hint("use an integer such as \"10\"; higher wins inside a level"),
         ),
+    }
+}
+
+/// An integer too long for the weight is not "not an integer".
+fn weight_error(e: &std::num::ParseIntError) -> &'static str {
+    match e.kind() {
+        std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+            "is out of range (a 64-bit integer)"
+        }
+        _ => "is not an integer",
     }
 }
 

@@ -64,7 +64,8 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
 
 /// kgateway's `targetSelectors`: each Gateway or HTTPRoute of the policy's
 /// namespace whose labels match becomes a target, as if named in
-/// `targetRefs` (docs/peers.md).
+/// `targetRefs`, with the selector's `sectionName` (docs/peers.md); whether
+/// that section exists is then checked as for a targetRef.
 fn select_targets(inputs: &mut Inputs) {
     let Inputs {
         policies,
@@ -79,16 +80,17 @@ fn select_targets(inputs: &mut Inputs) {
         let mut found = Vec::new();
         for s in &policy.selectors {
             let hit = |labels: &BTreeMap<String, String>| s.selector.matches(labels);
+            let section = &s.section_name;
             let targets: Vec<(&str, Target)> = match s.kind {
                 TargetKind::Gateway => gateways
                     .values()
                     .filter(|g| g.key.namespace == ns && hit(&g.meta.labels))
-                    .map(|g| ("Gateway", Target::Gateway(g.key.clone(), None)))
+                    .map(|g| ("Gateway", Target::Gateway(g.key.clone(), section.clone())))
                     .collect(),
                 _ => routes
                     .values()
                     .filter(|r| r.key.namespace == ns && hit(&r.meta.labels))
-                    .map(|r| ("HTTPRoute", Target::Route(r.key.clone(), None)))
+                    .map(|r| ("HTTPRoute", Target::Route(r.key.clone(), section.clone())))
                     .collect(),
             };
             for (kind, target) in targets {
@@ -103,7 +105,7 @@ fn select_targets(inputs: &mut Inputs) {
                     group: GATEWAY_GROUP.into(),
                     kind: kind.into(),
                     name: key.name.clone(),
-                    section_name: None,
+                    section_name: s.section_name.clone(),
                     path: s.path.clone(),
                     resolved: Some(target.clone()),
                 });
