@@ -249,7 +249,7 @@ fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
     });
     let mut files = vec![(local.cds_file(), xds::cds_response(&state.clusters))];
     for (name, config) in &state.route_configs {
-        files.push((local.rds_file(name), xds::rds_response(config)));
+        files.push((local.rds_file(name)?, xds::rds_response(config)));
     }
     files.push((local.lds_file(), xds::lds_response(&state.listeners)));
     for (path, value) in files {
@@ -302,7 +302,15 @@ pub fn load_and_resolve_for(
 ) -> Result<Loaded, CliError> {
     let docs = input.read(limits)?;
     let inputs = input.parse(&docs);
-    let gateway = attache_core::select_gateway(&inputs, gateway)?;
+    let gateway = match attache_core::select_gateway(&inputs, gateway) {
+        Ok(gateway) => gateway,
+        Err(err) => {
+            // An invalid Gateway is dropped by the parser: say why before
+            // saying there is none.
+            report(&inputs, &[]);
+            return Err(err.into());
+        }
+    };
     let resolved = attache_core::resolve_for(&inputs, &gateway, data_plane)?;
     report(&inputs, &resolved.diagnostics);
     let errors = inputs

@@ -21,7 +21,12 @@ pub fn read_live(layout: Option<&XdsLayout>, ecds: Option<&Path>) -> XdsState {
     has.clusters = resources(&layout.cds_file());
     has.listeners = resources(&layout.lds_file());
     for name in has.listeners.keys() {
-        if let Some(config) = resources(&layout.rds_file(name)).remove(name) {
+        // A name that is no safe file name (an LDS file written by someone
+        // else) is not followed: its routes count as unknown.
+        let Ok(path) = layout.rds_file(name) else {
+            continue;
+        };
+        if let Some(config) = resources(&path).remove(name) {
             has.route_configs.insert(name.clone(), config);
         }
     }

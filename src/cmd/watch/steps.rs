@@ -71,7 +71,7 @@ pub fn file_steps(
                 Some(layout),
             ) => json_file(
                 format!("the RDS file of listener {name}"),
-                layout.rds_file(name),
+                layout.rds_file(name)?,
                 xds::rds_response(config),
                 listener_live.then(|| Subscription::Routes(name.clone())),
             )?,
@@ -83,7 +83,9 @@ pub fn file_steps(
             )?,
             (Step::RemoveRoutes(name), Some(layout)) => (
                 format!("the RDS file of removed listener {name}"),
-                PathBuf::from(layout.rds_file(name)),
+                // A name that could leave rds/ is refused, so a hostile
+                // name read back from the LDS file never deletes anything.
+                PathBuf::from(layout.rds_file(name)?),
                 None,
                 None,
             ),

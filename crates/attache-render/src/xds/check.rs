@@ -29,10 +29,17 @@ pub enum XdsCheckError {
         regex: String,
         reason: String,
     },
+    #[error("listener name {name:?} cannot be a file name under the xDS directory: {reason}\n  hint: name Gateway listeners as Gateway API does (lower-case letters, digits, '-' and '.')")]
+    UnsafeFileName { name: String, reason: &'static str },
 }
 
 /// Every route configuration of `state` against its clusters.
 pub fn check(state: &XdsState) -> Result<(), XdsCheckError> {
+    // Every listener and route configuration name becomes an RDS file's
+    // directory; refuse a bad one before anything is written.
+    for name in state.listeners.keys().chain(state.route_configs.keys()) {
+        super::file_component(name)?;
+    }
     for (listener, config) in &state.route_configs {
         let mut domains = std::collections::BTreeSet::new();
         for vhost in array(&config["virtual_hosts"]) {

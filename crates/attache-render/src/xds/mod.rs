@@ -57,9 +57,35 @@ impl XdsLayout {
     }
 
     /// The RDS file of the listener (and route configuration) `name`.
-    pub fn rds_file(&self, name: &str) -> String {
-        format!("{}/rds/{name}/routes.json", self.root)
+    /// Refused when `name` could leave `rds/` (see [`file_component`]).
+    pub fn rds_file(&self, name: &str) -> Result<String, RenderError> {
+        let name = file_component(name)?;
+        Ok(format!("{}/rds/{name}/routes.json", self.root))
     }
+}
+
+/// `name` if it can be one component of a file path, else why not. Listener
+/// names become directory names under the xDS root; the parser keeps them to
+/// Gateway API's SectionName pattern, but this crate may be fed by other
+/// callers (and `attache watch` reads names back from files on disk), so it
+/// refuses, on its own, anything that could name another directory or be
+/// cut short by the OS: empty, `.`, `..`, a separator, or NUL.
+pub fn file_component(name: &str) -> Result<&str, XdsCheckError> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name == "." || name == ".." {
+        "it names a directory itself"
+    } else if name.contains(['/', '\\']) {
+        "it contains a path separator"
+    } else if name.contains('\0') {
+        "it contains NUL"
+    } else {
+        return Ok(name);
+    };
+    Err(XdsCheckError::UnsafeFileName {
+        name: name.to_string(),
+        reason,
+    })
 }
 
 /// `path_config_source` for `path`, watching the file's directory: Envoy
@@ -133,7 +159,7 @@ pub fn xds_state(
         ..XdsState::default()
     };
     for port_listener in &resources.listeners {
-        let rds = options.layout.rds_file(&port_listener.name);
+        let rds = options.layout.rds_file(&port_listener.name)?;
         let address = &options.listeners.listen_address;
         state.listeners.insert(
             port_listener.name.clone(),

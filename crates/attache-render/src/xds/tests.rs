@@ -168,3 +168,68 @@ fn shapes_envoy_would_refuse_are_refused_before_writing() {
         "{err}"
     );
 }
+
+#[test]
+fn no_file_name_is_built_from_a_component_that_could_leave_its_directory() {
+    let layout = XdsLayout::new("/run/x");
+    for bad in [
+        "",
+        ".",
+        "..",
+        "../../escaped",
+        "a/b",
+        "a\\b",
+        "a\0b",
+        "/abs",
+    ] {
+        assert!(
+            matches!(
+                file_component(bad),
+                Err(XdsCheckError::UnsafeFileName { ref name, .. }) if name == bad
+            ),
+            "{bad:?}"
+        );
+        let err = layout.rds_file(bad).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RenderError::XdsCheck(XdsCheckError::UnsafeFileName { .. })
+            ),
+            "{bad:?}: {err}"
+        );
+    }
+    assert_eq!(file_component("api.v1"), Ok("api.v1"));
+    assert_eq!(
+        layout.rds_file("http").unwrap(),
+        "/run/x/rds/http/routes.json"
+    );
+}
+
+#[test]
+fn a_hostile_listener_name_refuses_the_whole_state_before_any_file() {
+    // As if a caller other than the parser handed us the name.
+    let hostile = resolution(
+        vec![listener("../../escaped", 80, "HTTP")],
+        vec![(entry("../../escaped", "a", "/"), vec![backend("v1", 1)])],
+    );
+    let mut no_ports = options();
+    no_ports.listeners.listener_ports.clear();
+    let err = xds_state(&hostile, &book(&["*=127.0.0.1:9000"]), &no_ports).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RenderError::XdsCheck(XdsCheckError::UnsafeFileName { ref name, .. }) if name == "../../escaped"
+        ),
+        "{err}"
+    );
+
+    // And the check alone, for states built by hand.
+    let (mut state, _) =
+        xds_state(&two_listeners(), &book(&["*=127.0.0.1:9000"]), &options()).unwrap();
+    let config = state.route_configs["http"].clone();
+    state.route_configs.insert("..".into(), config);
+    assert!(matches!(
+        check(&state),
+        Err(XdsCheckError::UnsafeFileName { .. })
+    ));
+}
