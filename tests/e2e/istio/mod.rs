@@ -38,6 +38,18 @@ const PLUGIN: &str = "infra.attache-edge";
 const BY_NAME: &str = "wasmcustom.attache.requests.matched_by_name";
 const BY_FALLBACK: &str = "wasmcustom.attache.requests.matched_by_fallback";
 const UNMATCHED: &str = "wasmcustom.attache.requests.unmatched";
+/// istiod's route names of the rules compared (examples/shop and
+/// tests/fixtures/istio), sorted: `istiod_rules` reads the files in
+/// directory order.
+const COMPARED: &[&str] = &[
+    "beta",
+    "checkout",
+    "health",
+    "health",
+    "infra.ops.0",
+    "pages",
+    "shop.gifts.0",
+];
 
 /// Both data planes, and how to reach each Gateway listener on them.
 struct Pair {
@@ -50,16 +62,51 @@ struct Pair {
 
 impl Pair {
     fn get(&self, istio: bool, listener: &str, probe: &Probe, extra: &[(&str, &str)]) -> Reply {
+        self.send(istio, Method::Get, listener, probe, extra)
+    }
+
+    fn send(
+        &self,
+        istio: bool,
+        method: Method,
+        listener: &str,
+        probe: &Probe,
+        extra: &[(&str, &str)],
+    ) -> Reply {
         let port = if istio {
             &self.istio_ports
         } else {
             &self.plain_ports
         }[listener];
-        client::get(
-            &format!("http://127.0.0.1:{port}{}", probe.path),
-            &probe.headers_with(extra),
-        )
+        let url = format!("http://127.0.0.1:{port}{}", probe.path);
+        match method {
+            Method::Get => client::get(&url, &probe.headers_with(extra)),
+            Method::Post => client::post(&url, &probe.headers_with(extra)),
+        }
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
+}
+
+/// The request that reaches an entry: `Probe::for_route` makes GETs; a rule
+/// whose first match asks for POST (the example's checkout) gets the same
+/// probe sent as a POST. None for what neither covers, which the caller
+/// treats as a failure: no rule goes unsent.
+fn request_for(entry: &RouteEntry) -> Option<(Method, Probe)> {
+    if let Some(probe) = Probe::for_route(entry) {
+        return Some((Method::Get, probe));
+    }
+    let first = entry.matches.first()?;
+    if first.method.as_deref() != Some("POST") {
+        return None;
+    }
+    let mut as_get = entry.clone();
+    as_get.matches[0].method = None;
+    Probe::for_route(&as_get).map(|probe| (Method::Post, probe))
 }
 
 fn manifests(dir: &Path) -> Vec<Value> {
@@ -235,12 +282,11 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
             .iter()
             .find(|e| e.name == rule.entry)
             .unwrap_or_else(|| panic!("no entry {} in the document", rule.entry));
-        let Some(probe) = Probe::for_route(entry) else {
-            continue;
-        };
+        let (method, probe) = request_for(entry)
+            .unwrap_or_else(|| panic!("no request reaches {} ({:?})", rule.entry, entry.matches));
         let client = [("x-internal-debug", "from-client")];
-        let plain = pair.get(false, &rule.listener, &probe, &client);
-        let istio = pair.get(true, &rule.listener, &probe, &client);
+        let plain = pair.send(false, method, &rule.listener, &probe, &client);
+        let istio = pair.send(true, method, &rule.listener, &probe, &client);
         sent += 1;
         assert_eq!(
             observed(&istio, entry),
@@ -252,18 +298,11 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
         compared.push(rule.route_name.clone());
     }
     eprintln!("istio: compared {} routes: {compared:?}", compared.len());
-    assert!(
-        compared.contains(&"shop.gifts.0".to_owned()),
-        "{compared:?}"
-    );
-    assert!(compared.contains(&"pages".to_owned()), "{compared:?}");
-    assert!(compared.contains(&"infra.ops.0".to_owned()), "{compared:?}");
-    // `health` twice: one name, two listeners, picked by destination port.
-    assert_eq!(
-        compared.iter().filter(|n| *n == "health").count(),
-        2,
-        "{compared:?}"
-    );
+    compared.sort();
+    // Every rule istiod serves, each once (`health` twice: one name, two
+    // listeners, picked by destination port), so a rule no request reaches
+    // fails here instead of going unchecked.
+    assert_eq!(compared, COMPARED, "the rules compared under Istio");
 
     // The rule's own add (applied by istiod on the route) arrives once, and
     // so does the response's.
@@ -318,6 +357,8 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
         assert_eq!(pair.plain.backend.attempts(&key), 3, "istio: {istio}");
     }
 
+    sent += checkout_retries_as_plain_envoy_does(&pair, &document);
+
     let by_name = wait_for_stat(&pair.istio, BY_NAME, sent);
     assert_eq!(
         (
@@ -329,4 +370,56 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
         "by name, by fallback, unmatched after {sent} requests under Istio"
     );
     eprintln!("istio: {sent} requests, {by_name} matched by name (100%), 0 by fallback");
+}
+
+/// Checkout (POST; its policy's retry: attempts capped at 2 by the class,
+/// codes 502 and 503) retries under Istio as under the plain bootstrap.
+/// istiod's default policy on the route (2 retries on 503 and connection
+/// errors, shape.rs) is joined by Envoy with the filter's headers: their
+/// `x-envoy-max-retries` replaces the route's count, their codes add to its
+/// 503. Returns how many requests it sent under Istio.
+fn checkout_retries_as_plain_envoy_does(pair: &Pair, document: &Document) -> u64 {
+    let checkout = document
+        .routes
+        .iter()
+        .find(|e| e.name == "http/shop/storefront/checkout")
+        .expect("checkout entry");
+    let retry = checkout.retry.as_ref().expect("checkout retries");
+    assert_eq!(
+        (retry.attempts, retry.codes.as_deref()),
+        (Some(2), Some(&[502, 503][..]))
+    );
+    let (method, probe) = request_for(checkout).expect("checkout request");
+    assert_eq!(method, Method::Post);
+    let mut sent = 0;
+    // (status the backend fails with, times, expected status, attempts)
+    for (status, fail, want, attempts) in [
+        ("502", "2", 200, 3),
+        ("503", "5", 503, 3),
+        // Not a code of the policy nor of istiod's default: no retry.
+        ("500", "1", 500, 1),
+    ] {
+        for istio in [false, true] {
+            let key = unique_key("istio-checkout");
+            let reply = pair.send(
+                istio,
+                method,
+                "http",
+                &probe,
+                &[
+                    ("x-backend-key", &key),
+                    ("x-backend-fail-times", fail),
+                    ("x-backend-status", status),
+                ],
+            );
+            sent += u64::from(istio);
+            assert_eq!(
+                (reply.status, pair.plain.backend.attempts(&key)),
+                (want, attempts),
+                "checkout, backend fails {fail}x {status}, istio: {istio}: {}",
+                reply.body
+            );
+        }
+    }
+    sent
 }

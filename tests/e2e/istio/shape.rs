@@ -13,9 +13,10 @@
 //!   `.<match name>` only for named matches; Gateway API makes none);
 //! - a rule's own header filters, timeout and retry applied on the Envoy
 //!   route by istiod (`convertHTTPRoute`: `vs.Headers`, `vs.Timeout`,
-//!   `vs.Retries` with `connect-failure,refused-stream,unavailable,cancelled`
-//!   plus the codes; a rule without `retry` gets Istio's default policy,
-//!   networking/core/route/retry `ConvertPolicy`);
+//!   `vs.Retries` with retryOn `connect-failure,refused-stream,unavailable,
+//!   cancelled` plus the codes, attempts defaulting to 2);
+//! - the Envoy retry policy from that: networking/core/route/retry/retry.go
+//!   `ConvertPolicy` (see `istiod_retry_policy`).
 //! - the WasmPlugin as an ECDS resource named `<namespace>.<name>`, root id
 //!   `pluginName`, `pluginConfig` turned into JSON by `protomarshal.ToJSON`
 //!   and carried as a `StringValue` (model/extensions.go and wasm.go,
@@ -188,22 +189,69 @@ fn istiod_route(plain: &Value, rule: &IstioRule) -> Value {
     if let Some(request) = rule.rule["timeouts"]["request"].as_str() {
         action["timeout"] = json!(proto_duration(request));
     }
-    let (retry_on, attempts) = match rule.rule.get("retry") {
-        Some(retry) => {
-            let mut on = String::from("connect-failure,refused-stream,unavailable,cancelled");
-            for code in retry["codes"].as_array().into_iter().flatten() {
-                on.push_str(&format!(",{code}"));
+    match istiod_retry_policy(&rule.rule) {
+        Some(policy) => action["retry_policy"] = policy,
+        None => {
+            if let Some(fields) = action.as_object_mut() {
+                fields.remove("retry_policy");
             }
-            (on, retry["attempts"].as_u64().unwrap_or(2))
         }
-        None => (
-            "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
-                .to_owned(),
-            2,
-        ),
-    };
-    action["retry_policy"] = json!({"retry_on": retry_on, "num_retries": attempts});
+    }
     route
+}
+
+/// The retry policy istiod writes on a rule's Envoy route, as
+/// pilot/pkg/networking/core/route/retry/retry.go (istio/istio master)
+/// builds it:
+/// - `DefaultPolicy` when the rule has no `retry`: 2 retries on
+///   `connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes`
+///   with `retriable_status_codes: [503]` (unless istiod runs with
+///   `EXCLUDE_503_FROM_DEFAULT_RETRIES`), the `previous_hosts` host predicate
+///   and `host_selection_retry_max_attempts: 5`;
+/// - `ConvertPolicy` for a rule's `retry` (which config/kube/gateway
+///   conversion.go turns into retryOn `connect-failure,refused-stream,
+///   unavailable,cancelled,<codes>` and attempts, 2 when unset): none at 0
+///   attempts; else the default with `num_retries` from attempts, the codes
+///   moved by `parseRetryOn` from `retry_on` into `retriable_status_codes`
+///   (replacing the default's 503) with `retriable-status-codes` added to
+///   `retry_on` when there are any, and `retry_back_off` from `backoff`.
+fn istiod_retry_policy(rule: &Value) -> Option<Value> {
+    let mut policy = json!({
+        "retry_on": "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
+        "num_retries": 2,
+        "retriable_status_codes": [503],
+        "retry_host_predicate": [{
+            "name": "envoy.retry_host_predicates.previous_hosts",
+            "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate",
+            },
+        }],
+        "host_selection_retry_max_attempts": 5,
+    });
+    let Some(retry) = rule.get("retry") else {
+        return Some(policy);
+    };
+    let attempts = retry["attempts"].as_u64().unwrap_or(2);
+    if attempts == 0 {
+        return None;
+    }
+    let codes: Vec<u64> = retry["codes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| c.as_u64().expect("a status code"))
+        .collect();
+    let mut retry_on = String::from("connect-failure,refused-stream,unavailable,cancelled");
+    if !codes.is_empty() {
+        retry_on.push_str(",retriable-status-codes");
+    }
+    policy["num_retries"] = json!(attempts);
+    policy["retry_on"] = json!(retry_on);
+    policy["retriable_status_codes"] = json!(codes);
+    if let Some(backoff) = retry["backoff"].as_str() {
+        policy["retry_back_off"] = json!({"base_interval": proto_duration(backoff)});
+    }
+    Some(policy)
 }
 
 /// A Gateway API duration (`8s`, `500ms`, `1m`) as protobuf JSON (`8s`).
@@ -288,4 +336,35 @@ pub fn protojson(value: &Value) -> String {
         }
         other => other.to_string(),
     }
+}
+
+#[test]
+fn istiod_retry_policy_follows_convert_policy() {
+    let default = istiod_retry_policy(&json!({})).expect("the default policy");
+    assert_eq!(default["retriable_status_codes"], json!([503]));
+    assert_eq!(default["num_retries"], 2);
+    assert!(default["retry_on"]
+        .as_str()
+        .is_some_and(|on| on.ends_with(",retriable-status-codes")));
+
+    let own = istiod_retry_policy(&json!({"retry": {"codes": [502, 504], "backoff": "100ms"}}))
+        .expect("a policy");
+    assert_eq!(own["num_retries"], 2, "attempts default to 2");
+    assert_eq!(
+        own["retry_on"],
+        "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
+    );
+    assert_eq!(own["retriable_status_codes"], json!([502, 504]));
+    assert_eq!(own["retry_back_off"]["base_interval"], "0.1s");
+    assert_eq!(own["retry_host_predicate"], default["retry_host_predicate"]);
+
+    let no_codes = istiod_retry_policy(&json!({"retry": {"attempts": 3}})).expect("a policy");
+    assert_eq!(
+        (&no_codes["retry_on"], &no_codes["retriable_status_codes"]),
+        (
+            &json!("connect-failure,refused-stream,unavailable,cancelled"),
+            &json!([])
+        )
+    );
+    assert!(istiod_retry_policy(&json!({"retry": {"attempts": 0}})).is_none());
 }
