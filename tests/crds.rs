@@ -2,37 +2,26 @@
 //! example policy is valid for both, each bad policy is refused by both, and
 //! the committed files are byte for byte what the generator writes.
 //!
-//! The CRD schema is OpenAPI v3 for Kubernetes; [`json_schema`] makes it a
+//! The CRD schema is OpenAPI v3 for Kubernetes; `crds::json_schema`
+//! (tests/support/crds.rs) makes it a
 //! JSON Schema the `jsonschema` crate checks. Two things differ: unknown
 //! fields (Kubernetes prunes them, or refuses them under kubectl's default
 //! `--validate=strict`; here `additionalProperties: false` stands for that)
 //! and CEL rules (`x-kubernetes-validations`), which only an API server
 //! evaluates. For those, the tests check that the rule sits where it should
-//! and that the resolver refuses what the rule describes.
+//! and that the resolver refuses what the rule describes (tests/crds_rules.rs,
+//! with the header rules).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+#[path = "support/crds.rs"]
+mod crds;
 mod support;
 
 use std::path::Path;
 
-use attache_contract::safety;
-use attache_core::source::{Origin, SourceDoc};
+use crds::{base_route_policy, crd_files, mutated, Checker, D};
 use serde_json::{json, Value};
 use support::{attache_ok, scratch, text, workspace};
-
-fn crd_files() -> Vec<(String, String)> {
-    let dir = workspace().join("deploy/crds");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .expect("deploy/crds exists")
-        .map(|e| {
-            let path = e.expect("entry").path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&path).expect("read CRD"))
-        })
-        .collect();
-    files.sort();
-    files
-}
 
 #[test]
 fn deploy_crds_are_byte_for_byte_what_attache_crds_writes() {
@@ -71,83 +60,6 @@ fn deploy_crds_are_byte_for_byte_what_attache_crds_writes() {
         })
         .collect();
     assert_eq!(stdout, by_kind.join("---\n"));
-}
-
-/// The CRD's schema for `kind`, as the committed file has it.
-fn crd_schema(kind: &str) -> Value {
-    for (_, yaml) in crd_files() {
-        let crd: Value = serde_yaml_ng::from_str(&yaml).unwrap();
-        if crd["spec"]["names"]["kind"] == kind {
-            return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone();
-        }
-    }
-    panic!("no CRD for {kind}");
-}
-
-/// OpenAPI v3 (Kubernetes) to JSON Schema: unknown fields refused as
-/// strict field validation does, `x-kubernetes-list-type: set` as unique
-/// items. Not applied inside anyOf/not branches, which constrain the
-/// fields of their parent rather than define an object.
-fn json_schema(schema: &Value) -> Value {
-    let mut out = schema.clone();
-    let Some(object) = out.as_object_mut() else {
-        return out;
-    };
-    if let Some(Value::Object(properties)) = object.get_mut("properties") {
-        for sub in properties.values_mut() {
-            *sub = json_schema(sub);
-        }
-        if !object.contains_key("x-kubernetes-preserve-unknown-fields") {
-            object.insert("additionalProperties".into(), json!(false));
-        }
-    }
-    if let Some(items) = object.get_mut("items") {
-        *items = json_schema(items);
-    }
-    if object.get("x-kubernetes-list-type") == Some(&json!("set")) {
-        object.insert("uniqueItems".into(), json!(true));
-    }
-    out
-}
-
-struct Checker {
-    kind: &'static str,
-    validator: jsonschema::Validator,
-    openapi: Value,
-}
-
-impl Checker {
-    fn new(kind: &'static str) -> Checker {
-        let openapi = crd_schema(kind);
-        let validator =
-            jsonschema::validator_for(&json_schema(&openapi)).expect("a valid JSON Schema");
-        Checker {
-            kind,
-            validator,
-            openapi,
-        }
-    }
-
-    fn schema_errors(&self, policy: &Value) -> Vec<String> {
-        self.validator
-            .iter_errors(policy)
-            .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect()
-    }
-
-    fn resolver_accepts(&self, policy: &Value) -> bool {
-        assert_eq!(policy["kind"], self.kind);
-        let doc = SourceDoc {
-            origin: Origin {
-                file: "mutated.yaml".into(),
-                document: 1,
-                item: None,
-            },
-            value: policy.clone(),
-        };
-        let inputs = attache_core::parse(&[doc]);
-        inputs.policies.len() == 1 && inputs.policies[0].is_valid()
-    }
 }
 
 fn example_policies() -> Vec<(String, Value)> {
@@ -200,42 +112,6 @@ fn every_example_policy_is_valid_for_its_crd_and_the_resolver() {
         );
     }
 }
-
-/// A RoutePolicy with every setting, valid for both.
-fn base_route_policy() -> Value {
-    json!({
-        "apiVersion": "policy.attache.dev/v1alpha1",
-        "kind": "RoutePolicy",
-        "metadata": {"name": "p", "namespace": "shop"},
-        "spec": {
-            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "r"}],
-            "defaults": {
-                "timeouts": {"request": "10s", "backendRequest": "1m30s"},
-                "retry": {"attempts": 10, "codes": [400, 599], "backoff": "100ms", "retryOn": ["5xx"]},
-                "requestHeaderModifier": {"set": [{"name": "X-A", "value": "a b\tc"}], "add": [{"name": "x-b", "value": ""}], "remove": ["x-c"]},
-                "responseHeaderModifier": {"remove": ["server"]}
-            }
-        }
-    })
-}
-
-fn mutated(base: &Value, pointer: &str, value: Value) -> Value {
-    let mut policy = base.clone();
-    let (parent, key) = pointer.rsplit_once('/').unwrap();
-    let target = policy
-        .pointer_mut(parent)
-        .unwrap_or_else(|| panic!("{parent}"));
-    match target {
-        Value::Array(list) => list[key.parse::<usize>().unwrap()] = value,
-        Value::Object(map) => {
-            map.insert(key.to_string(), value);
-        }
-        _ => panic!("{pointer}"),
-    }
-    policy
-}
-
-const D: &str = "/spec/defaults";
 
 #[test]
 fn bad_policies_fail_the_schema_and_the_resolver() {
@@ -408,175 +284,21 @@ fn cluster_policies_may_target_only_cluster_level_objects() {
     }
 }
 
-/// The CEL rule at `pointer` (a schema node), by message.
-fn cel_rule<'a>(openapi: &'a Value, pointer: &str, message_part: &str) -> &'a str {
-    let rules = openapi
-        .pointer(&format!("{pointer}/x-kubernetes-validations"))
-        .and_then(Value::as_array)
-        .unwrap_or_else(|| panic!("no CEL rules at {pointer}"));
-    rules
-        .iter()
-        .find(|r| {
-            r["message"]
-                .as_str()
-                .is_some_and(|m| m.contains(message_part))
-        })
-        .and_then(|r| r["rule"].as_str())
-        .unwrap_or_else(|| panic!("no rule about {message_part:?} at {pointer}"))
-}
-
+/// What the CRD lets through that the resolver refuses (docs/istio.md,
+/// "What the CRDs check"): a RoutePolicy's `targetRefs[].namespace` naming
+/// another namespace. CEL at the root sees only `metadata.name` and
+/// `metadata.generateName`, not the namespace to compare it with.
 #[test]
-fn what_only_cel_states_is_refused_by_the_resolver() {
+fn a_cross_namespace_target_passes_the_crd_and_the_resolver_refuses_it() {
     let checker = Checker::new("RoutePolicy");
     let base = base_route_policy();
-    let spec = "/properties/spec";
-    let modifier = "/properties/spec/properties/defaults/properties/requestHeaderModifier";
-    let value = format!("{modifier}/properties/set/items/properties/value");
-    // (what, the schema node whose CEL rule refuses it, a word of its message, the policy)
-    let mut too_many = base.clone();
-    too_many["spec"]["defaults"]["requestHeaderModifier"]["remove"] =
-        json!((0..64).map(|i| format!("x-{i}")).collect::<Vec<_>>());
-    let mut mixed = base.clone();
-    mixed["spec"]["timeouts"] = json!({"request": "1s"});
-    let mut both_spellings = base.clone();
-    both_spellings["spec"]["default"] = json!({"timeouts": {"request": "1s"}});
-    let mut no_target = base.clone();
-    no_target["spec"]["targetRefs"] = json!([]);
-    let cases = [
-        // 3,000 two-byte characters: under maxLength (characters), over the byte limit.
-        (
-            "a value of 6,000 bytes",
-            value.as_str(),
-            "bytes",
-            mutated(
-                &base,
-                &format!("{D}/requestHeaderModifier/set/0/value"),
-                json!("é".repeat(3000)),
-            ),
-        ),
-        ("65 header operations", modifier, "at most 64", too_many),
-        ("plain settings beside a stanza", spec, "mixed", mixed),
-        (
-            "default and defaults",
-            spec,
-            "spelled two ways",
-            both_spellings,
-        ),
-        ("no target", spec, "targets nothing", no_target),
-    ];
-    for (what, pointer, message, policy) in cases {
-        let rule = cel_rule(&checker.openapi, pointer, message);
-        assert!(
-            checker.schema_errors(&policy).is_empty(),
-            "{what}: the JSON Schema part refuses it; the CEL rule {rule:?} was meant to"
-        );
-        assert!(
-            !checker.resolver_accepts(&policy),
-            "{what}: the resolver accepts it"
-        );
-    }
-    // The limits in the rules are the resolver's own.
-    let bytes = cel_rule(&checker.openapi, &value, "bytes");
+    let same = mutated(&base, "/spec/targetRefs/0/namespace", json!("shop"));
+    assert!(checker.schema_errors(&same).is_empty());
+    assert!(checker.resolver_accepts(&same));
+    let other = mutated(&base, "/spec/targetRefs/0/namespace", json!("billing"));
     assert!(
-        bytes.contains(&safety::MAX_HEADER_VALUE_BYTES.to_string()),
-        "{bytes}"
+        checker.schema_errors(&other).is_empty(),
+        "the CRD now refuses it: update docs/istio.md"
     );
-    let count = cel_rule(&checker.openapi, modifier, "at most");
-    assert!(
-        count.ends_with(&format!("<= {}", safety::MAX_HEADER_OPERATIONS)),
-        "{count}"
-    );
-    // And what they allow, the resolver allows: 64 operations, 4,096 bytes.
-    let mut at_limit = base.clone();
-    at_limit["spec"]["defaults"]["requestHeaderModifier"]["remove"] =
-        json!((0..62).map(|i| format!("x-{i}")).collect::<Vec<_>>());
-    at_limit["spec"]["defaults"]["requestHeaderModifier"]["set"][0]["value"] =
-        json!("é".repeat(2048));
-    assert!(checker.schema_errors(&at_limit).is_empty());
-    assert!(checker.resolver_accepts(&at_limit));
-}
-
-#[test]
-fn header_names_and_values_follow_the_safety_rules_exactly() {
-    let checker = Checker::new("RoutePolicy");
-    let base = base_route_policy();
-    let mut names: Vec<String> = [
-        "x-request-id",
-        "X-Season",
-        "cache-control",
-        "x-envoyish",
-        "x-envoy",
-        "x_custom.1~",
-        "HOST",
-        "hOsT",
-        "hosts",
-        "x-envoy-",
-        "X-ENVOY-A",
-        ":authority",
-        "",
-        "a,b",
-        "é",
-        "te",
-        "TE",
-        "tea",
-        "trailers",
-        "content-length2",
-        "`x`",
-        "a|b",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for framing in safety::FRAMING_HEADERS {
-        names.push(framing.to_string());
-        names.push(framing.to_ascii_uppercase());
-        names.push(format!("x-{framing}"));
-    }
-    for name in &names {
-        let policy = mutated(
-            &base,
-            &format!("{D}/requestHeaderModifier/set/0/name"),
-            json!(name),
-        );
-        let schema_ok = checker.schema_errors(&policy).is_empty();
-        let rule_ok = safety::check_policy_header_name(name).is_ok();
-        assert_eq!(schema_ok, rule_ok, "header name {name:?}");
-        assert_eq!(
-            checker.resolver_accepts(&policy),
-            rule_ok,
-            "header name {name:?}"
-        );
-    }
-    let values = [
-        "",
-        "a",
-        "a b",
-        "a\tb",
-        "\ta",
-        "a\t",
-        " ",
-        "é ü",
-        "\u{7f}",
-        "a\u{0}b",
-        "x\u{1f}",
-        "\"quoted\"",
-    ];
-    for value in values {
-        let policy = mutated(
-            &base,
-            &format!("{D}/requestHeaderModifier/set/0/value"),
-            json!(value),
-        );
-        let schema_ok = checker.schema_errors(&policy).is_empty();
-        assert_eq!(
-            schema_ok,
-            safety::check_header_value(value).is_ok(),
-            "header value {value:?}"
-        );
-        assert_eq!(
-            checker.resolver_accepts(&policy),
-            schema_ok,
-            "header value {value:?}"
-        );
-    }
+    assert!(!checker.resolver_accepts(&other));
 }

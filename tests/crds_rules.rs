@@ -1,0 +1,186 @@
+//! The CRDs' header rules and CEL rules against the resolver's: what only
+//! an API server's CEL evaluates is refused by the resolver too, and the
+//! header name and value patterns say exactly what attache_contract::safety
+//! says. (tests/crds.rs: the files, the examples, bad policies.)
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+#[path = "support/crds.rs"]
+mod crds;
+mod support;
+
+use attache_contract::safety;
+use crds::{base_route_policy, mutated, Checker, D};
+use serde_json::{json, Value};
+
+/// The CEL rule at `pointer` (a schema node), by message.
+fn cel_rule<'a>(openapi: &'a Value, pointer: &str, message_part: &str) -> &'a str {
+    let rules = openapi
+        .pointer(&format!("{pointer}/x-kubernetes-validations"))
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no CEL rules at {pointer}"));
+    rules
+        .iter()
+        .find(|r| {
+            r["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(message_part))
+        })
+        .and_then(|r| r["rule"].as_str())
+        .unwrap_or_else(|| panic!("no rule about {message_part:?} at {pointer}"))
+}
+
+#[test]
+fn what_only_cel_states_is_refused_by_the_resolver() {
+    let checker = Checker::new("RoutePolicy");
+    let base = base_route_policy();
+    let spec = "/properties/spec";
+    let modifier = "/properties/spec/properties/defaults/properties/requestHeaderModifier";
+    let value = format!("{modifier}/properties/set/items/properties/value");
+    // (what, the schema node whose CEL rule refuses it, a word of its message, the policy)
+    let mut too_many = base.clone();
+    too_many["spec"]["defaults"]["requestHeaderModifier"]["remove"] =
+        json!((0..64).map(|i| format!("x-{i}")).collect::<Vec<_>>());
+    let mut mixed = base.clone();
+    mixed["spec"]["timeouts"] = json!({"request": "1s"});
+    let mut both_spellings = base.clone();
+    both_spellings["spec"]["default"] = json!({"timeouts": {"request": "1s"}});
+    let mut no_target = base.clone();
+    no_target["spec"]["targetRefs"] = json!([]);
+    let cases = [
+        // 3,000 two-byte characters: under maxLength (characters), over the byte limit.
+        (
+            "a value of 6,000 bytes",
+            value.as_str(),
+            "bytes",
+            mutated(
+                &base,
+                &format!("{D}/requestHeaderModifier/set/0/value"),
+                json!("é".repeat(3000)),
+            ),
+        ),
+        ("65 header operations", modifier, "at most 64", too_many),
+        ("plain settings beside a stanza", spec, "mixed", mixed),
+        (
+            "default and defaults",
+            spec,
+            "spelled two ways",
+            both_spellings,
+        ),
+        ("no target", spec, "targets nothing", no_target),
+    ];
+    for (what, pointer, message, policy) in cases {
+        let rule = cel_rule(&checker.openapi, pointer, message);
+        assert!(
+            checker.schema_errors(&policy).is_empty(),
+            "{what}: the JSON Schema part refuses it; the CEL rule {rule:?} was meant to"
+        );
+        assert!(
+            !checker.resolver_accepts(&policy),
+            "{what}: the resolver accepts it"
+        );
+    }
+    // The limits in the rules are the resolver's own.
+    let bytes = cel_rule(&checker.openapi, &value, "bytes");
+    assert!(
+        bytes.contains(&safety::MAX_HEADER_VALUE_BYTES.to_string()),
+        "{bytes}"
+    );
+    let count = cel_rule(&checker.openapi, modifier, "at most");
+    assert!(
+        count.ends_with(&format!("<= {}", safety::MAX_HEADER_OPERATIONS)),
+        "{count}"
+    );
+    // And what they allow, the resolver allows: 64 operations, 4,096 bytes.
+    let mut at_limit = base.clone();
+    at_limit["spec"]["defaults"]["requestHeaderModifier"]["remove"] =
+        json!((0..62).map(|i| format!("x-{i}")).collect::<Vec<_>>());
+    at_limit["spec"]["defaults"]["requestHeaderModifier"]["set"][0]["value"] =
+        json!("é".repeat(2048));
+    assert!(checker.schema_errors(&at_limit).is_empty());
+    assert!(checker.resolver_accepts(&at_limit));
+}
+
+#[test]
+fn header_names_and_values_follow_the_safety_rules_exactly() {
+    let checker = Checker::new("RoutePolicy");
+    let base = base_route_policy();
+    let mut names: Vec<String> = [
+        "x-request-id",
+        "X-Season",
+        "cache-control",
+        "x-envoyish",
+        "x-envoy",
+        "x_custom.1~",
+        "HOST",
+        "hOsT",
+        "hosts",
+        "x-envoy-",
+        "X-ENVOY-A",
+        ":authority",
+        "",
+        "a,b",
+        "é",
+        "te",
+        "TE",
+        "tea",
+        "trailers",
+        "content-length2",
+        "`x`",
+        "a|b",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for framing in safety::FRAMING_HEADERS {
+        names.push(framing.to_string());
+        names.push(framing.to_ascii_uppercase());
+        names.push(format!("x-{framing}"));
+    }
+    for name in &names {
+        let policy = mutated(
+            &base,
+            &format!("{D}/requestHeaderModifier/set/0/name"),
+            json!(name),
+        );
+        let schema_ok = checker.schema_errors(&policy).is_empty();
+        let rule_ok = safety::check_policy_header_name(name).is_ok();
+        assert_eq!(schema_ok, rule_ok, "header name {name:?}");
+        assert_eq!(
+            checker.resolver_accepts(&policy),
+            rule_ok,
+            "header name {name:?}"
+        );
+    }
+    let values = [
+        "",
+        "a",
+        "a b",
+        "a\tb",
+        "\ta",
+        "a\t",
+        " ",
+        "é ü",
+        "\u{7f}",
+        "a\u{0}b",
+        "x\u{1f}",
+        "\"quoted\"",
+    ];
+    for value in values {
+        let policy = mutated(
+            &base,
+            &format!("{D}/requestHeaderModifier/set/0/value"),
+            json!(value),
+        );
+        let schema_ok = checker.schema_errors(&policy).is_empty();
+        assert_eq!(
+            schema_ok,
+            safety::check_header_value(value).is_ok(),
+            "header value {value:?}"
+        );
+        assert_eq!(
+            checker.resolver_accepts(&policy),
+            schema_ok,
+            "header value {value:?}"
+        );
+    }
+}
