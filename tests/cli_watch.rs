@@ -69,8 +69,15 @@ struct Watch {
 
 impl Watch {
     fn start(input: &Path, out: &Path, ecds: &Path, stderr: &Path) -> Watch {
+        Watch::start_with(input, out, ecds, stderr, &[])
+    }
+
+    /// As [`Watch::start`], with `extra` arguments.
+    fn start_with(input: &Path, out: &Path, ecds: &Path, stderr: &Path, extra: &[&str]) -> Watch {
         let mut child = Command::new(env!("CARGO_BIN_EXE_attache"))
-            .args(["watch", "--interval-ms", "50", "--wasm", "/w/f.wasm", "-f"])
+            .args(["watch", "--interval-ms", "50", "--wasm", "/w/f.wasm"])
+            .args(extra)
+            .arg("-f")
             .arg(input)
             .arg("--out")
             .arg(out)
@@ -305,6 +312,50 @@ fn a_fifo_in_the_input_directory_is_skipped_and_updates_go_on() {
     assert!(std::fs::read_to_string(&out)
         .unwrap()
         .contains("\"mobile\""));
+    drop(watch);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Without the admin, the order of the xDS writes rests on `--settle-ms`
+/// alone; the watch says so once, at start, and not when it has the admin.
+#[test]
+fn xds_dir_without_envoy_admin_warns_once_that_only_settle_ms_orders_the_writes() {
+    const WARNING: &str = "warning: --xds-dir without --envoy-admin";
+    let Setup {
+        dir,
+        input,
+        out,
+        ecds,
+        stderr,
+    } = Setup::new("watch-no-admin");
+    let xds = dir.join("xds");
+    let xds = xds.to_str().unwrap();
+    let common = [
+        "--xds-dir",
+        xds,
+        "--backend",
+        "*=127.0.0.1:9000",
+        "--settle-ms",
+        "0",
+    ];
+    let watch = Watch::start_with(&input, &out, &ecds, &stderr, &common);
+    assert_eq!(watch.next_line(), "wrote generation 1 (7 routes)");
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert_eq!(said.matches(WARNING).count(), 1, "{said}");
+    assert!(said.contains("--settle-ms (0 ms)"), "{said}");
+    drop(watch);
+
+    // With the admin given (here nobody listens: Envoy not started yet,
+    // which is no reason to warn either), no such warning.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let admin = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let with_admin = [&common[..], &["--envoy-admin", admin.as_str()]].concat();
+    let watch = Watch::start_with(&input, &out, &ecds, &stderr, &with_admin);
+    assert_eq!(watch.next_line(), "wrote generation 2 (7 routes)");
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(!said.contains(WARNING), "{said}");
+    assert!(!said.contains("refuses connections"), "{said}");
     drop(watch);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -24,6 +24,10 @@ pub enum Failure {
 /// The Envoy the files are for, and what it has.
 pub struct Envoy {
     pub admin: Option<Admin>,
+    /// The admin answered since it last refused a connection: a refusal
+    /// now means Envoy stopped (or crashed), which deserves a warning,
+    /// whereas a refusal from the start only means it is not running yet.
+    pub admin_answered: bool,
     pub settle: Duration,
     /// What Envoy has applied, as far as this watch knows.
     pub has: XdsState,
@@ -133,10 +137,16 @@ impl Envoy {
             return Ok(());
         };
         let outcome = match before {
-            Some(Ok(before)) => admin.await_applied(subscription, file.version(), &before),
+            Some(Ok(before)) => {
+                self.admin_answered = true;
+                admin.await_applied(subscription, file.version(), &before)
+            }
             Some(Err(outcome)) => outcome,
             None => Outcome::Applied,
         };
+        if let Some(warning) = refusal_warning(&mut self.admin_answered, &outcome, admin) {
+            eprintln!("{warning}");
+        }
         match outcome {
             Outcome::Applied | Outcome::EnvoyDown => Ok(()),
             Outcome::Refused => Err(format!(
@@ -158,5 +168,61 @@ impl Envoy {
                 Ok(())
             }
         }
+    }
+}
+
+/// The warning for an admin that answered before and now refuses
+/// connections, once per outage: until it answers again, files are written
+/// without waiting, as for an Envoy that is not running. A refusal from the
+/// start says nothing (Envoy is simply not up yet and reads every file when
+/// it starts). `answered` is [`Envoy::admin_answered`].
+fn refusal_warning(answered: &mut bool, outcome: &Outcome, admin: &Admin) -> Option<String> {
+    match outcome {
+        Outcome::EnvoyDown => std::mem::take(answered).then(|| {
+            format!(
+                "warning: Envoy's admin at {} answered before but now refuses connections; assuming Envoy stopped (it reads every file when it starts) and writing the remaining files without waiting",
+                admin.address()
+            )
+        }),
+        // Its own warning is printed where it is handled.
+        Outcome::NoAnswer(_) => None,
+        Outcome::Applied | Outcome::Refused | Outcome::NotConfirmed => {
+            *answered = true;
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusing_admin_is_worth_a_warning_only_after_it_answered() {
+        let admin = Admin::new("127.0.0.1:9");
+        let mut answered = false;
+        assert_eq!(
+            refusal_warning(&mut answered, &Outcome::EnvoyDown, &admin),
+            None,
+            "not up yet"
+        );
+        assert_eq!(
+            refusal_warning(&mut answered, &Outcome::Applied, &admin),
+            None
+        );
+        let warning = refusal_warning(&mut answered, &Outcome::EnvoyDown, &admin);
+        assert!(
+            warning.as_deref().is_some_and(|w| w.starts_with(
+                "warning: Envoy's admin at 127.0.0.1:9 answered before but now refuses connections"
+            )),
+            "{warning:?}"
+        );
+        assert_eq!(
+            refusal_warning(&mut answered, &Outcome::EnvoyDown, &admin),
+            None,
+            "once per outage"
+        );
+        refusal_warning(&mut answered, &Outcome::NotConfirmed, &admin);
+        assert!(refusal_warning(&mut answered, &Outcome::EnvoyDown, &admin).is_some());
     }
 }

@@ -90,6 +90,11 @@ impl Admin {
         }
     }
 
+    /// HOST:PORT as given, for messages.
+    pub fn address(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+
     /// Where `subscription` stands now; `Err(outcome)` when Envoy cannot say.
     pub fn progress(&self, subscription: &Subscription) -> Result<Progress, Outcome> {
         let prefix = subscription.prefix();

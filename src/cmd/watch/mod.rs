@@ -118,8 +118,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .and_then(generation_of_ecds_file)
         .unwrap_or(0);
     let layout = args.xds_dir.as_deref().map(XdsLayout::new);
+    if layout.is_some() && args.envoy_admin.is_none() {
+        // Said once, up front: the order of the writes only protects
+        // requests if Envoy applied each file before the next one, and
+        // without the admin the watch can only guess how long that takes.
+        eprintln!(
+            "warning: --xds-dir without --envoy-admin: attache watch cannot see when Envoy has applied a file, so between two ordered writes it only waits --settle-ms ({} ms); give --envoy-admin HOST:PORT to wait for Envoy itself",
+            args.settle_ms
+        );
+    }
     let mut envoy = Envoy {
         admin: args.envoy_admin.as_deref().map(envoy_admin::Admin::new),
+        admin_answered: false,
         settle: Duration::from_millis(args.settle_ms),
         has: live::read_live(layout.as_ref(), args.ecds.as_deref()),
     };
