@@ -90,15 +90,32 @@ fn steady_ok(reply: &Reply) -> Option<String> {
 }
 
 /// Polls `probe` until it returns `Some`, at most `within`; the time taken.
+/// The bound is checked after every probe, the one that succeeds included:
+/// a probe sent in time whose answer arrives late is late.
 fn until<T>(within: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> (T, Duration) {
     let started = Instant::now();
     loop {
-        if let Some(value) = probe() {
-            return (value, started.elapsed());
+        let value = probe();
+        let took = started.elapsed();
+        assert!(
+            took <= within,
+            "{what}: took {took:?}, not within {within:?} (succeeded: {})",
+            value.is_some()
+        );
+        if let Some(value) = value {
+            return (value, took);
         }
-        assert!(started.elapsed() < within, "{what}: not within {within:?}");
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[test]
+#[should_panic(expected = "took")]
+fn a_probe_that_succeeds_after_the_bound_fails_the_bound() {
+    until(Duration::from_millis(50), "a late success", || {
+        thread::sleep(Duration::from_millis(80));
+        Some(())
+    });
 }
 
 fn start(label: &str) -> XdsStack {
