@@ -23,9 +23,9 @@ pub enum InputError {
     Yaml { origin: Origin, message: String },
     #[error("{path}: no such file or directory\n  hint: -f takes files, directories (read recursively) or '-' for standard input")]
     Missing { path: String },
-    #[error("{path}: is {what}, not a regular file; not read\n  hint: -f takes regular files and directories; reading a FIFO or a device could block or never end")]
+    #[error("{path}: is {what}, not a regular file; not read\n  hint: only regular files are read (and directories by -f); reading a FIFO or a device could block or never end")]
     NotRegular { path: String, what: &'static str },
-    #[error("{path}: is larger than {limit} bytes; not read\n  hint: split the manifests into several files, or raise --max-input-bytes")]
+    #[error("{path}: is larger than {limit} bytes; not read\n  hint: raise --max-input-bytes, or split manifests into several files")]
     TooLarge { path: String, limit: u64 },
 }
 
@@ -82,41 +82,20 @@ struct Reader {
 impl Reader {
     fn read_path(&mut self, path: &Path, in_directory: bool) -> Result<(), InputError> {
         let shown = path.display().to_string();
-        // `metadata` follows symlinks: a link to /dev/zero is a device.
-        let meta = std::fs::metadata(path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => InputError::Missing {
-                path: shown.clone(),
-            },
-            _ => InputError::Read {
-                path: shown.clone(),
-                source,
-            },
-        })?;
+        let meta = metadata(path, &shown)?;
         if meta.is_dir() {
             return self.read_dir(path, &shown);
         }
-        if !meta.is_file() {
-            let err = InputError::NotRegular {
-                path: shown,
-                what: file_kind(&meta),
-            };
-            if in_directory && self.limits.skip_irregular_in_directories {
+        let bytes = match read_regular(path, &shown, &meta, self.limits.max_input_bytes) {
+            Err(err @ InputError::NotRegular { .. })
+                if in_directory && self.limits.skip_irregular_in_directories =>
+            {
                 eprintln!("warning: {}", err.to_string().replace('\n', "\n  "));
                 return Ok(());
             }
-            return Err(err);
-        }
-        if meta.len() > self.limits.max_input_bytes {
-            return Err(InputError::TooLarge {
-                path: shown,
-                limit: self.limits.max_input_bytes,
-            });
-        }
-        let file = std::fs::File::open(path).map_err(|source| InputError::Read {
-            path: shown.clone(),
-            source,
-        })?;
-        let text = read_bounded(&shown, file, self.limits.max_input_bytes)?;
+            read => read?,
+        };
+        let text = utf8(&shown, bytes)?;
         parse_text(&shown, &text, &mut self.docs)
     }
 
@@ -151,9 +130,62 @@ pub fn is_manifest(path: &Path) -> bool {
         .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
 }
 
+/// One regular file of at most `limit` bytes, as bytes, checked as `-f`
+/// checks its files: for inputs that are not manifests (`package oci
+/// --wasm`), so that `/dev/zero` or a FIFO is refused there too.
+pub fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    let shown = path.display().to_string();
+    let meta = metadata(path, &shown)?;
+    read_regular(path, &shown, &meta, limit)
+}
+
+/// `metadata` follows symlinks: a link to /dev/zero is a device.
+fn metadata(path: &Path, shown: &str) -> Result<std::fs::Metadata, InputError> {
+    std::fs::metadata(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => InputError::Missing {
+            path: shown.to_string(),
+        },
+        _ => InputError::Read {
+            path: shown.to_string(),
+            source,
+        },
+    })
+}
+
+/// A FIFO or device is refused before it is opened (opening a FIFO blocks),
+/// and a file over `limit` before it is read.
+fn read_regular(
+    path: &Path,
+    shown: &str,
+    meta: &std::fs::Metadata,
+    limit: u64,
+) -> Result<Vec<u8>, InputError> {
+    if !meta.is_file() {
+        return Err(InputError::NotRegular {
+            path: shown.to_string(),
+            what: file_kind(meta),
+        });
+    }
+    if meta.len() > limit {
+        return Err(InputError::TooLarge {
+            path: shown.to_string(),
+            limit,
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|source| InputError::Read {
+        path: shown.to_string(),
+        source,
+    })?;
+    read_bounded_bytes(shown, file, limit)
+}
+
 /// Reads at most `limit` bytes; more is an error rather than a file that
 /// grows (or a device) filling memory.
 fn read_bounded(shown: &str, source: impl Read, limit: u64) -> Result<String, InputError> {
+    utf8(shown, read_bounded_bytes(shown, source, limit)?)
+}
+
+fn read_bounded_bytes(shown: &str, source: impl Read, limit: u64) -> Result<Vec<u8>, InputError> {
     let mut bytes = Vec::new();
     source
         .take(limit.saturating_add(1))
@@ -168,6 +200,10 @@ fn read_bounded(shown: &str, source: impl Read, limit: u64) -> Result<String, In
             limit,
         });
     }
+    Ok(bytes)
+}
+
+fn utf8(shown: &str, bytes: Vec<u8>) -> Result<String, InputError> {
     String::from_utf8(bytes).map_err(|e| InputError::Read {
         path: shown.to_string(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
@@ -177,7 +213,9 @@ fn read_bounded(shown: &str, source: impl Read, limit: u64) -> Result<String, In
 /// What a non-regular file is, for the message.
 fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     let t = meta.file_type();
-    if t.is_fifo() {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
         "a FIFO"
     } else if t.is_char_device() {
         "a character device"

@@ -111,6 +111,66 @@ fn the_same_wasm_gives_the_same_image_byte_for_byte() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--wasm` is read as `-f` reads manifests (src/input.rs): a device, even
+/// through a symlink, or a directory is refused unopened, and a file over
+/// `--max-input-bytes` unread, instead of `/dev/zero` filling memory.
+#[test]
+fn the_wasm_must_be_a_regular_file_within_the_limit() {
+    let dir = scratch("oci-input");
+    let link = dir.join("zero.wasm");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let wasm = filter_wasm();
+    let size = std::fs::metadata(&wasm).unwrap().len();
+    let under = (size - 1).to_string();
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let cases: [(&str, &[&str], String); 4] = [
+        (
+            "/dev/zero",
+            &[],
+            "/dev/zero: is a character device, not a regular file".into(),
+        ),
+        (
+            link.to_str().unwrap(),
+            &[],
+            "zero.wasm: is a character device, not a regular file".into(),
+        ),
+        (
+            dir.to_str().unwrap(),
+            &[],
+            "is a directory, not a regular file".into(),
+        ),
+        (
+            wasm.to_str().unwrap(),
+            &["--max-input-bytes", &under],
+            format!("is larger than {under} bytes; not read"),
+        ),
+    ];
+    for (path, extra, says) in cases {
+        let mut args = vec!["package", "oci", "--wasm", path, "-o", out];
+        args.extend_from_slice(extra);
+        let refused = support::attache(&args);
+        let stderr = text(&refused.stderr);
+        assert!(!refused.status.success(), "{path}: {stderr}");
+        assert!(stderr.contains(&says), "{path}: {stderr}");
+        assert!(refused.stdout.is_empty(), "{path}: no digest printed");
+    }
+    assert!(!dir.join("out").exists(), "nothing written");
+    // At the limit it is read.
+    let exact = size.to_string();
+    attache_ok(&[
+        "package",
+        "oci",
+        "--wasm",
+        wasm.to_str().unwrap(),
+        "-o",
+        out,
+        "--max-input-bytes",
+        &exact,
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `docker-registry` and `skopeo`, or None (skip) outside CI.
 fn registry_tools() -> Option<(PathBuf, PathBuf)> {
     let find = |name: &str| {

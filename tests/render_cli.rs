@@ -233,16 +233,21 @@ fn backends_get_their_addresses_from_services_and_endpoint_slices_in_the_input()
 
 #[test]
 fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
-    let base = [
-        "render",
-        "wasmplugin",
-        "-f",
-        "examples/shop",
-        "--url",
-        "oci://r.example/a:1",
-    ];
+    // `--url` is given once: the test's own, else this one.
+    let args_with = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["render", "wasmplugin", "-f", "examples/shop"]
+            .iter()
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect();
+        if !extra.contains(&"--url") {
+            args.extend(["--url".to_string(), "oci://r.example/a:1".to_string()]);
+        }
+        args
+    };
     let spec = |extra: &[&str]| -> Value {
-        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let args = args_with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let plugin: Value = serde_yaml_ng::from_slice(&ok(&args).stdout).unwrap();
         plugin["spec"].clone()
     };
@@ -268,14 +273,41 @@ fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
         spec(&["--fail-strategy", "fail-reload"])["failStrategy"],
         "FAIL_RELOAD"
     );
+    assert_eq!(
+        spec(&["--image-pull-secret", "reg.cred-1.example"])["imagePullSecret"],
+        "reg.cred-1.example"
+    );
+    for url in [
+        "oci://r.example:5000/a/b@sha256:00",
+        "https://r.example/f.wasm?x=1",
+        "http://10.0.0.1/f.wasm",
+        "file:///etc/attache/attache_filter.wasm",
+    ] {
+        assert_eq!(spec(&["--url", url])["url"], url);
+    }
 
     for (flag, value, says) in [
         ("--sha256", "abc", "is not a sha256"),
         ("--sha256", &"g".repeat(64), "is not a sha256"),
         ("--image-pull-secret", "Reg_Cred", "is not a Secret name"),
+        // RFC 1123 subdomains: no empty label, none ending in '-'.
+        ("--image-pull-secret", "a..b", "is not a Secret name"),
+        ("--image-pull-secret", "a-.b", "is not a Secret name"),
+        ("--image-pull-secret", ".a", "is not a Secret name"),
+        ("--image-pull-secret", "", "is not a Secret name"),
+        // Schemes Istio fetches (istio/api wasm.proto `url`), a host, no
+        // control characters or whitespace.
+        ("--url", "ftp://r.example/a", "Istio does not fetch ftp://"),
+        ("--url", "r.example/a:1", "has no scheme"),
+        ("--url", "oci:///a:1", "needs a host"),
+        ("--url", "file://relative.wasm", "absolute path"),
+        ("--url", "oci://r.example/a\n:1", "control characters"),
+        ("--url", "https://r.example/a b.wasm", "control characters"),
+        ("--url", "", "has no scheme"),
         ("--fail-strategy", "fail-later", "invalid value"),
     ] {
-        let args: Vec<&str> = base.iter().copied().chain([flag, value]).collect();
+        let args = args_with(&[flag, value]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let output = attache(&args);
         assert_eq!(output.status.code(), Some(2), "{flag} {value}");
         assert!(
@@ -315,7 +347,9 @@ fn an_all_digit_rule_name_is_an_error_naming_its_field() {
     assert!(!stderr.contains("reachable"), "{stderr}");
     let plugin: Value = serde_yaml_ng::from_slice(&output.stdout).unwrap();
     assert!(
-        !plugin["spec"]["pluginConfig"].to_string().contains("http/shop/r/"),
+        !plugin["spec"]["pluginConfig"]
+            .to_string()
+            .contains("http/shop/r/"),
         "{}",
         plugin["spec"]["pluginConfig"]
     );

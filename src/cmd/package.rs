@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use attache_render::oci::{wasm_image, OciError};
 
 use super::CliError;
-use crate::input::InputError;
+use crate::input::{read_regular_file, DEFAULT_MAX_INPUT_BYTES};
 use crate::output::{print_stdout, write_atomically};
 
 #[derive(Debug, clap::Subcommand)]
@@ -35,6 +35,9 @@ pub struct OciArgs {
     /// index.json then names this image only).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: PathBuf,
+    /// The most bytes the .wasm may have (the filter is well under 1 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
     /// The tag recorded in the layout (`oci:DIR:TAG` for skopeo).
     #[arg(long, value_name = "TAG", default_value = "latest")]
     pub tag: String,
@@ -48,10 +51,8 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
 
 fn oci(args: OciArgs) -> Result<ExitCode, CliError> {
     let shown = args.wasm.display().to_string();
-    let wasm = std::fs::read(&args.wasm).map_err(|source| InputError::Read {
-        path: shown.clone(),
-        source,
-    })?;
+    // The same checks as manifests get: a regular file, within the limit.
+    let wasm = read_regular_file(&args.wasm, args.max_input_bytes)?;
     let layout = wasm_image(&wasm, &args.tag).map_err(|err| match err {
         OciError::NotWasm => CliError::Usage(format!(
             "{shown}: {err}\n  hint: pass the filter built by `cargo rustc --release --target wasm32-wasip1 -p attache-filter --crate-type cdylib` (scripts/setup.sh builds it)"

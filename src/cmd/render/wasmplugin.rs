@@ -14,8 +14,8 @@ use crate::cmd::CliError;
 pub struct WasmPluginArgs {
     #[command(flatten)]
     pub selection: Selection,
-    /// Where Istio fetches the .wasm: oci://, https:// or file://.
-    #[arg(long, value_name = "URL", default_value = DEFAULT_URL)]
+    /// Where Istio fetches the .wasm: oci://, https://, http:// or file://.
+    #[arg(long, value_name = "URL", default_value = DEFAULT_URL, value_parser = parse_url)]
     pub url: String,
     /// spec.sha256, which Istio checks after fetching: for an oci:// URL the
     /// image's manifest digest (what `attache package oci` prints), for
@@ -72,27 +72,61 @@ fn parse_sha256(text: &str) -> Result<String, String> {
     }
 }
 
-/// A Kubernetes Secret name (RFC 1123 subdomain: lower-case alphanumerics,
-/// `-` and `.`, at most 253 characters, alphanumeric at both ends).
+/// A Kubernetes Secret name (RFC 1123 subdomain, as Kubernetes'
+/// `IsDNS1123Subdomain` checks it): at most 253 characters, labels of
+/// lower-case alphanumerics and `-` separated by `.`, each non-empty and
+/// alphanumeric at both ends (so `a..b` and `a.-b` are refused).
 fn parse_secret_name(text: &str) -> Result<String, String> {
-    let ok_chars = text
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
-    let ok_ends = text
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphanumeric())
-        && text
-            .bytes()
-            .last()
-            .is_some_and(|b| b.is_ascii_alphanumeric());
-    if ok_chars && ok_ends && text.len() <= 253 {
+    let label_ok = |label: &str| {
+        let b = label.as_bytes();
+        b.first().is_some_and(u8::is_ascii_alphanumeric)
+            && b.last().is_some_and(u8::is_ascii_alphanumeric)
+            && b.iter()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+    };
+    if text.len() <= 253 && text.split('.').all(label_ok) {
         Ok(text.to_string())
     } else {
         Err(format!(
-            "{text:?} is not a Secret name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+            "{text:?} is not a Secret name: labels of lower-case letters, digits and '-' separated by single dots, each starting and ending with a letter or digit, at most 253 characters"
         ))
     }
+}
+
+/// The schemes Istio fetches a module from (the WasmPlugin `url` field,
+/// istio/api extensions/v1alpha1/wasm.proto: `oci://`, `file://`,
+/// `http[s]://`; istio pkg/wasm fetches each). Istio would read a URL
+/// without a scheme as `oci://`; asking for one keeps the file explicit.
+const URL_SCHEMES: [&str; 4] = ["oci", "https", "http", "file"];
+
+/// `--url`: a known scheme, a host (an absolute path for `file://`), and no
+/// whitespace or control characters, which would reach istiod and the
+/// agent's fetcher as part of the address.
+fn parse_url(text: &str) -> Result<String, String> {
+    let problem = |why: &str| {
+        Err(format!(
+            "{text:?} is not a module URL: {why}; e.g. oci://registry.example.com/attache/attache-filter:0.1.0 or file:///etc/attache/attache_filter.wasm"
+        ))
+    };
+    if text.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return problem("it has whitespace or control characters");
+    }
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return problem("it has no scheme (oci://, https://, http:// or file://)");
+    };
+    if !URL_SCHEMES.contains(&scheme) {
+        return problem(&format!(
+            "Istio does not fetch {scheme}:// (oci://, https://, http:// or file://)"
+        ));
+    }
+    if scheme == "file" {
+        if !rest.starts_with('/') || rest.len() < 2 {
+            return problem("file:// takes an absolute path (file:///path/to/module.wasm)");
+        }
+    } else if rest.split(['/', '?', '#']).next().is_none_or(str::is_empty) {
+        return problem(&format!("{scheme}:// needs a host"));
+    }
+    Ok(text.to_string())
 }
 
 pub fn run(args: WasmPluginArgs) -> Result<ExitCode, CliError> {
