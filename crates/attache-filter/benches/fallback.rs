@@ -105,6 +105,12 @@ impl Host for NoHost {
     fn log(&self, _: LogLevel, _: &str) {}
     fn increment(&mut self, _: Counter) {}
     fn add_to_metric(&mut self, _: Counter, _: u64) {}
+    fn clock_nanos(&self) -> Option<u64> {
+        None
+    }
+    fn memory_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 struct Case {
@@ -166,7 +172,7 @@ impl Case {
     /// The request must hit the last entry, or the figures mean nothing.
     fn check(&self) -> Result<(), Failure> {
         let found = self.config.fallback().find(&self.facts, Some(80), &NoHost);
-        match found.map(|r| r.name.as_str()) {
+        match found.map(|r| &*r.name) {
             Some(name) if name == self.expected => Ok(()),
             other => Err(format!("found {other:?}, not {}", self.expected).into()),
         }

@@ -100,6 +100,12 @@ pub trait Host {
     fn increment(&mut self, counter: Counter);
     /// Adds `delta` to the Envoy metric of `counter` (a host call).
     fn add_to_metric(&mut self, counter: Counter, delta: u64);
+    /// The host's clock in nanoseconds, for how long a configuration took
+    /// to load (a host call; never on the request path).
+    fn clock_nanos(&self) -> Option<u64>;
+    /// The size of the VM's linear memory in bytes. Wasm memory only grows,
+    /// so after a load this is the high-water mark the VM keeps.
+    fn memory_bytes(&self) -> Option<u64>;
 }
 
 #[cfg(test)]

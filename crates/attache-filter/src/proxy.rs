@@ -143,6 +143,20 @@ impl Host for ProxyHost {
         self.vm.tally.record(counter);
     }
 
+    fn clock_nanos(&self) -> Option<u64> {
+        let since_epoch = hostcalls::get_current_time()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        u64::try_from(since_epoch.as_nanos()).ok()
+    }
+
+    fn memory_bytes(&self) -> Option<u64> {
+        // Pages of 64 KiB (the Wasm spec's page size); not a host call.
+        let pages = core::arch::wasm32::memory_size(0);
+        u64::try_from(pages).ok()?.checked_mul(65_536)
+    }
+
     fn add_to_metric(&mut self, counter: Counter, delta: u64) {
         if let Some(Some(id)) = self.vm.metrics.get(counter.index()) {
             let delta = i64::try_from(delta).unwrap_or(i64::MAX);

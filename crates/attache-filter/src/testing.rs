@@ -1,7 +1,7 @@
 //! An in-memory [`Host`] for native tests: header maps, properties, counters
 //! and log lines that tests can inspect.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
@@ -25,6 +25,11 @@ pub struct FakeHost {
     pub header_writes: usize,
     /// How many whole header maps were written back.
     pub map_writes: usize,
+    /// The fake clock, in nanoseconds, and how far each reading moves it.
+    pub clock: Cell<u64>,
+    pub clock_step: u64,
+    /// What the VM's memory size reads as; `None`: the host cannot tell.
+    pub memory: Option<u64>,
 }
 
 impl Default for FakeHost {
@@ -41,6 +46,9 @@ impl Default for FakeHost {
             property_reads: RefCell::new(0),
             header_writes: 0,
             map_writes: 0,
+            clock: Cell::new(0),
+            clock_step: 0,
+            memory: None,
         }
     }
 }
@@ -188,5 +196,16 @@ impl Host for FakeHost {
 
     fn add_to_metric(&mut self, counter: Counter, delta: u64) {
         *self.counters.entry(counter).or_default() += delta;
+    }
+
+    fn clock_nanos(&self) -> Option<u64> {
+        // Each reading advances the fake clock by `clock_step`.
+        let now = self.clock.get();
+        self.clock.set(now.checked_add(self.clock_step)?);
+        Some(now)
+    }
+
+    fn memory_bytes(&self) -> Option<u64> {
+        self.memory
     }
 }

@@ -37,6 +37,38 @@ fn accepted_configs_get_increasing_generations_and_one_info_line() {
 }
 
 #[test]
+fn the_accepted_line_says_how_long_the_load_took_and_how_large_the_vm_is() {
+    let generations = Generations::new();
+    let mut plugin = Plugin::default();
+    let mut host = FakeHost {
+        clock_step: 12_345_678,
+        memory: Some(5 * 1024 * 1024 + 512 * 1024),
+        ..FakeHost::default()
+    };
+    assert!(plugin.configure(&mut host, &generations, &good(100)));
+    let lines = host.log_lines();
+    assert!(
+        lines[0]
+            .1
+            .ends_with("; loaded in 12.3 ms, Wasm memory 5.5 MiB"),
+        "{}",
+        lines[0].1
+    );
+    // A host that can tell neither says so instead of printing a guess.
+    let mut blind = FakeHost {
+        clock_step: u64::MAX,
+        clock: std::cell::Cell::new(1),
+        ..FakeHost::default()
+    };
+    assert!(plugin.configure(&mut blind, &generations, &good(100)));
+    let line = &blind.log_lines()[0].1;
+    assert!(
+        line.ends_with("; load time unknown, Wasm memory unknown"),
+        "{line}"
+    );
+}
+
+#[test]
 fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     let generations = Generations::new();
     let mut plugin = Plugin::default();
