@@ -89,7 +89,11 @@ pub struct RouteGroup {
 pub struct DataPlaneRoute {
     /// `<listener>/<route namespace>/<route name>/<rule>`, as in schema 1.
     pub name: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::exact_vec"
+    )]
     pub matches: Vec<HttpRouteMatch>,
 }
 

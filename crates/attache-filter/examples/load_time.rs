@@ -9,10 +9,40 @@
 //! is not V8: the bench's configuration-load series measure the filter in
 //! Envoy; this splits where the time goes.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use attache_filter::config::CompiledConfig;
 use attache_filter::document::{parse_any, Parsed};
+
+/// Counts live heap bytes and their high-water mark: the Wasm VM's linear
+/// memory grows to the peak of a load and never shrinks, so the peak is
+/// what a VM keeps.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(live, Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
 
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -25,7 +55,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.next().map_or(Ok(15), |r| r.parse())?;
     let bytes = std::fs::read(&path)?;
     let (mut parse, mut compile) = (Vec::new(), Vec::new());
+    let (base, mut peak, mut kept) = (LIVE.load(Relaxed), 0, 0);
     for _ in 0..rounds.max(1) {
+        PEAK.store(LIVE.load(Relaxed), Relaxed);
         let started = Instant::now();
         let parsed = parse_any(&bytes)?;
         parse.push(started.elapsed().as_secs_f64() * 1e3);
@@ -35,13 +67,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Parsed::Resolved(doc) => CompiledConfig::compile(doc)?,
         };
         compile.push(started.elapsed().as_secs_f64() * 1e3);
-        drop((config, parsed));
+        drop(parsed);
+        kept = LIVE.load(Relaxed) - base;
+        peak = PEAK.load(Relaxed) - base;
+        drop(config);
     }
     println!(
-        "{path}: parse {:.1} ms, compile {:.1} ms (medians of {} rounds)",
+        "{path}: parse {:.1} ms, compile {:.1} ms (medians of {} rounds); \
+         heap beyond the input: peak {:.2} MiB, kept after the parse is dropped {:.2} MiB",
         median(parse),
         median(compile),
-        rounds.max(1)
+        rounds.max(1),
+        mib(peak),
+        mib(kept)
     );
     Ok(())
 }

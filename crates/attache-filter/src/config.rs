@@ -72,6 +72,11 @@ impl CompiledConfig {
                 Problem::SchemaVersion(doc.schema_version),
             ));
         }
+        let candidates = doc
+            .routes
+            .iter()
+            .map(|e| candidates_of(&e.hostnames, &e.matches))
+            .sum();
         let entries = doc.routes.iter().enumerate().map(|(i, entry)| {
             let at = EntryAt::Route(i);
             validate_settings(entry).map_err(|e| located(&at, e))?;
@@ -83,7 +88,8 @@ impl CompiledConfig {
                 route: Rc::new(CompiledRoute::render(entry)),
             })
         });
-        Self::index(&doc.gateway, &doc.options, entries)
+        let sizes = (doc.routes.len(), candidates);
+        Self::index(&doc.gateway, &doc.options, sizes, entries)
     }
 
     /// The data-plane encoding: each profile validated and compiled once;
@@ -118,6 +124,15 @@ impl CompiledConfig {
             };
             templates.push(template);
         }
+        let candidates = doc
+            .groups
+            .iter()
+            .flat_map(|g| {
+                g.routes
+                    .iter()
+                    .map(|r| candidates_of(&g.hostnames, &r.matches))
+            })
+            .sum();
         let groups = doc.groups.iter().zip(templates).enumerate();
         let entries = groups.flat_map(|(g, (group, template))| {
             group.routes.iter().enumerate().map(move |(j, entry)| {
@@ -130,7 +145,8 @@ impl CompiledConfig {
                 })
             })
         });
-        Self::index(&doc.gateway, &doc.options, entries)
+        let routes = doc.groups.iter().map(|g| g.routes.len()).sum();
+        Self::index(&doc.gateway, &doc.options, (routes, candidates), entries)
     }
 
     /// The one loop both encodings share: names checked, the name index and
@@ -138,11 +154,13 @@ impl CompiledConfig {
     fn index<'a>(
         gateway: &str,
         options: &attache_contract::Options,
+        (entries_len, candidates): (usize, usize),
         entries: impl Iterator<Item = Result<EntryView<'a>, ConfigError>>,
     ) -> Result<Self, ConfigError> {
-        let mut names = RouteNamesBuilder::new(options);
-        let mut first_index: HashMap<&str, usize> = HashMap::new();
-        let mut fallback = FallbackTable::default();
+        let mut names = RouteNamesBuilder::new(options, entries_len);
+        let mut first_index: HashMap<&str, usize> = HashMap::with_capacity(entries_len);
+        let mut fallback = FallbackTable::with_capacity(candidates);
+        let mut hosts = HostCache::default();
         let mut count = 0;
         for (i, entry) in entries.enumerate() {
             count = i + 1;
@@ -159,14 +177,11 @@ impl CompiledConfig {
             }
             first_index.insert(entry.name, i);
             let port = names.port_of(entry.name);
-            add_candidates(
-                &mut fallback,
-                port,
-                entry.hostnames,
-                entry.matches,
-                &entry.route,
-            )
-            .map_err(|e| located(&entry.at, e))?;
+            let patterns = hosts
+                .patterns(entry.hostnames)
+                .map_err(|e| located(&entry.at, e))?;
+            add_candidates(&mut fallback, port, patterns, entry.matches, &entry.route)
+                .map_err(|e| located(&entry.at, e))?;
             names.add(entry.route, port);
         }
         fallback.finish();
@@ -215,22 +230,53 @@ fn bad_index(at: &str, e: BadIndex) -> ConfigError {
     ConfigError::invalid(format!("{at}.{}", e.field), problem)
 }
 
+/// How many fallback candidates an entry makes: one per (hostname, match),
+/// where no hostnames means any host and no matches means one match-all.
+fn candidates_of(hostnames: &[String], matches: &[HttpRouteMatch]) -> usize {
+    hostnames.len().max(1) * matches.len().max(1)
+}
+
+/// An entry's hostnames as patterns, parsed once for the entries that share
+/// them: the routes of one data-plane group hand over the same list.
+#[derive(Default)]
+struct HostCache<'a> {
+    last: Option<(&'a [String], Vec<HostPattern>)>,
+}
+
+impl<'a> HostCache<'a> {
+    fn patterns(&mut self, hostnames: &'a [String]) -> Result<&[HostPattern], EntryError> {
+        let cached = self
+            .last
+            .as_ref()
+            .is_some_and(|(list, _)| std::ptr::eq(*list, hostnames));
+        if !cached {
+            let patterns = if hostnames.is_empty() {
+                vec![HostPattern::Any]
+            } else {
+                let parse = |(j, h): (usize, &String)| {
+                    HostPattern::parse(h).map_err(|p| (format!("hostnames[{j}]"), p))
+                };
+                hostnames
+                    .iter()
+                    .enumerate()
+                    .map(parse)
+                    .collect::<Result<_, _>>()?
+            };
+            self.last = Some((hostnames, patterns));
+        }
+        Ok(self.last.as_ref().map_or(&[], |(_, p)| p.as_slice()))
+    }
+}
+
+/// Files one candidate per (hostname, match); `hosts` is never empty (no
+/// hostnames is `HostPattern::Any`).
 fn add_candidates(
     table: &mut FallbackTable,
     port: Option<u16>,
-    hostnames: &[String],
+    hosts: &[HostPattern],
     matches: &[HttpRouteMatch],
     route: &Rc<CompiledRoute>,
 ) -> Result<(), EntryError> {
-    let hosts = if hostnames.is_empty() {
-        vec![HostPattern::Any]
-    } else {
-        hostnames
-            .iter()
-            .enumerate()
-            .map(|(j, h)| HostPattern::parse(h).map_err(|p| (format!("hostnames[{j}]"), p)))
-            .collect::<Result<Vec<_>, _>>()?
-    };
     let conditions = if matches.is_empty() {
         vec![(MatchPrecedence::of(None), Conditions::match_all())]
     } else {
@@ -244,16 +290,16 @@ fn add_candidates(
             })
             .collect::<Result<Vec<_>, EntryError>>()?
     };
-    for host in &hosts {
-        for (precedence, cond) in &conditions {
-            table.push(
-                port,
-                host.clone(),
-                precedence.clone(),
-                cond.clone(),
-                Rc::clone(route),
-            );
+    for (precedence, cond) in conditions {
+        // The last host takes the compiled match itself; the others a copy.
+        let Some((last, others)) = hosts.split_last() else {
+            continue;
+        };
+        for host in others {
+            let (p, c) = (precedence.clone(), cond.clone());
+            table.push(port, host.clone(), p, c, Rc::clone(route));
         }
+        table.push(port, last.clone(), precedence, cond, Rc::clone(route));
     }
     Ok(())
 }

@@ -28,12 +28,14 @@ use crate::request::RequestFacts;
 use crate::route::CompiledRoute;
 use crate::syntax;
 
+/// Shared text (`Rc<str>`): every route of a group, and every match of a
+/// route, files a candidate under the same hostnames.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostPattern {
     Any,
-    Exact(String),
+    Exact(Rc<str>),
     /// `*.example.com` kept as `.example.com`: at least one label before it.
-    Suffix(String),
+    Suffix(Rc<str>),
 }
 
 impl HostPattern {
@@ -43,8 +45,8 @@ impl HostPattern {
         }
         let lower = hostname.to_ascii_lowercase();
         Ok(match lower.strip_prefix('*') {
-            Some(suffix) => HostPattern::Suffix(suffix.to_string()),
-            None => HostPattern::Exact(lower),
+            Some(suffix) => HostPattern::Suffix(suffix.into()),
+            None => HostPattern::Exact(lower.into()),
         })
     }
 
@@ -52,9 +54,9 @@ impl HostPattern {
     fn matches(&self, host: Option<&str>) -> bool {
         match (self, host) {
             (HostPattern::Any, _) => true,
-            (HostPattern::Exact(name), Some(host)) => name == host,
+            (HostPattern::Exact(name), Some(host)) => **name == *host,
             (HostPattern::Suffix(suffix), Some(host)) => {
-                host.len() > suffix.len() && host.ends_with(suffix.as_str())
+                host.len() > suffix.len() && host.ends_with(&**suffix)
             }
             (_, None) => false,
         }
@@ -74,7 +76,9 @@ enum PathCondition {
     Exact(String),
     /// Without trailing slashes: `/` becomes "" and matches every path.
     Prefix(String),
-    Regex(FullMatch),
+    /// Boxed: a compiled pattern is several times the size of the other
+    /// variants, and every candidate holds a path condition.
+    Regex(Box<FullMatch>),
 }
 
 impl PathCondition {
@@ -120,6 +124,14 @@ impl ValueCondition {
 #[derive(Debug, Clone)]
 pub struct Conditions {
     path: PathCondition,
+    /// Method, header and query conditions, which most matches lack: boxed
+    /// so that a candidate with a path alone stays small (10,000 candidates
+    /// are 10,000 of these).
+    more: Option<Box<MoreConditions>>,
+}
+
+#[derive(Debug, Clone)]
+struct MoreConditions {
     method: Option<String>,
     /// Lower-cased names.
     headers: Vec<(String, ValueCondition)>,
@@ -139,9 +151,7 @@ impl Conditions {
     pub fn match_all() -> Self {
         Conditions {
             path: PathCondition::Prefix(String::new()),
-            method: None,
-            headers: Vec::new(),
-            query: Vec::new(),
+            more: None,
         }
     }
 
@@ -150,10 +160,10 @@ impl Conditions {
         let path = match &m.path {
             None => PathCondition::Prefix(String::new()),
             Some(p) => match p.kind {
-                PathMatchType::RegularExpression => PathCondition::Regex(
+                PathMatchType::RegularExpression => PathCondition::Regex(Box::new(
                     FullMatch::new(&p.value)
                         .map_err(|e| err("path.value".into(), Problem::Regex(e)))?,
-                ),
+                )),
                 kind => {
                     if !p.value.starts_with('/') {
                         return Err(err("path.value".into(), Problem::Path(p.value.clone())));
@@ -189,20 +199,30 @@ impl Conditions {
                 .map_err(|p| err(format!("queryParams[{i}].value"), p))?;
             query.push((q.name.clone(), value));
         }
-        Ok(Conditions {
-            path,
-            method: m.method.clone(),
-            headers,
-            query,
-        })
+        let more = (m.method.is_some() || !headers.is_empty() || !query.is_empty()).then(|| {
+            Box::new(MoreConditions {
+                method: m.method.clone(),
+                headers,
+                query,
+            })
+        });
+        Ok(Conditions { path, more })
     }
 
     fn matches(&self, facts: &RequestFacts, host: &impl Host) -> bool {
         self.path.matches(facts.path.as_deref())
             && self
-                .method
+                .more
                 .as_ref()
-                .is_none_or(|m| facts.method.as_ref() == Some(m))
+                .is_none_or(|more| more.matches(facts, host))
+    }
+}
+
+impl MoreConditions {
+    fn matches(&self, facts: &RequestFacts, host: &impl Host) -> bool {
+        self.method
+            .as_ref()
+            .is_none_or(|m| facts.method.as_ref() == Some(m))
             && self.headers.iter().all(|(name, cond)| {
                 // Non-UTF-8 values cannot equal a configured value; for a
                 // regex they count as absent rather than being guessed at.
@@ -219,6 +239,8 @@ impl Conditions {
 
 #[derive(Debug, Clone)]
 struct Candidate {
+    /// Position in document order: the last tie-breaker of precedence.
+    order: u32,
     /// The port of the entry's listener, when the document gives it.
     port: Option<u16>,
     host: HostPattern,
@@ -247,6 +269,16 @@ pub struct FallbackTable {
 }
 
 impl FallbackTable {
+    /// A table that will hold `candidates` candidates: reserved once, so that
+    /// building 10,000 does not hold a half-size and a full-size copy at once
+    /// while the list doubles (a Wasm VM's memory keeps its high-water mark).
+    pub fn with_capacity(candidates: usize) -> Self {
+        FallbackTable {
+            candidates: Vec::with_capacity(candidates),
+            ..FallbackTable::default()
+        }
+    }
+
     /// Adds candidates in document order; call [`FallbackTable::finish`] once
     /// all are in.
     pub fn push(
@@ -257,7 +289,9 @@ impl FallbackTable {
         conditions: Conditions,
         route: Rc<CompiledRoute>,
     ) {
+        let order = u32::try_from(self.candidates.len()).unwrap_or(u32::MAX);
         self.candidates.push(Candidate {
+            order,
             port,
             host,
             precedence,
@@ -267,9 +301,12 @@ impl FallbackTable {
     }
 
     pub fn finish(&mut self) {
-        // Stable sort: equal precedence keeps document order.
-        self.candidates.sort_by(|a, b| {
-            (b.host.rank().cmp(&a.host.rank())).then_with(|| a.precedence.cmp(&b.precedence))
+        // Document order breaks ties, so an in-place sort gives what a
+        // stable one would, without a stable sort's scratch copy of the list.
+        self.candidates.sort_unstable_by(|a, b| {
+            (b.host.rank().cmp(&a.host.rank()))
+                .then_with(|| a.precedence.cmp(&b.precedence))
+                .then_with(|| a.order.cmp(&b.order))
         });
         let mut index = CandidateIndex::default();
         for (position, c) in (0u32..).zip(&self.candidates) {

@@ -38,7 +38,7 @@ enum Named {
 
 #[derive(Debug, Default)]
 pub struct RouteNames {
-    names: HashMap<String, Named>,
+    names: HashMap<Rc<str>, Named>,
 }
 
 /// Builds [`RouteNames`] one entry at a time.
@@ -50,9 +50,13 @@ pub struct RouteNamesBuilder<'a> {
 }
 
 impl<'a> RouteNamesBuilder<'a> {
-    pub fn new(options: &'a Options) -> Self {
+    /// For about `entries` entries: the map is sized once (growing it
+    /// holds the old and the new table at once).
+    pub fn new(options: &'a Options, entries: usize) -> Self {
         RouteNamesBuilder {
-            names: RouteNames::default(),
+            names: RouteNames {
+                names: HashMap::with_capacity(entries),
+            },
             istio: options.istio_route_names,
             ports: &options.listener_ports,
         }
@@ -62,7 +66,7 @@ impl<'a> RouteNamesBuilder<'a> {
     /// are unique, the caller checks), on a listener with `port`.
     pub fn add(&mut self, route: Rc<CompiledRoute>, port: Option<u16>) {
         if !self.istio {
-            let name = route.name.clone();
+            let name = Rc::clone(&route.name);
             self.names.names.insert(name, Named::One(route));
             return;
         }
@@ -72,7 +76,7 @@ impl<'a> RouteNamesBuilder<'a> {
         let named = self
             .names
             .names
-            .entry(key)
+            .entry(key.into())
             .or_insert_with(|| Named::Shared(Vec::new()));
         if let Named::Shared(sharers) = named {
             sharers.push((port, route));

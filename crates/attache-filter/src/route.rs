@@ -11,7 +11,8 @@ use crate::ops::HeaderOp;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompiledRoute {
-    pub name: String,
+    /// Shared with the name index's key (crate::names): one copy per entry.
+    pub name: Rc<str>,
     /// Header changes (remove, set, add), then the router control headers.
     pub request_ops: Rc<[HeaderOp]>,
     pub response_ops: Rc<[HeaderOp]>,
@@ -57,7 +58,7 @@ impl CompiledRoute {
         request_ops.extend(timeout_ops);
         request_ops.extend(retry_ops);
         CompiledRoute {
-            name: entry.name.clone(),
+            name: entry.name.as_str().into(),
             request_ops: request_ops.into(),
             response_ops: header_change_ops(entry.response_headers.as_ref()).into(),
             enforces,
@@ -78,7 +79,7 @@ impl CompiledRoute {
     /// The same settings under another name, sharing the operations.
     pub fn named(&self, name: &str) -> Self {
         CompiledRoute {
-            name: name.to_string(),
+            name: name.into(),
             request_ops: Rc::clone(&self.request_ops),
             response_ops: Rc::clone(&self.response_ops),
             enforces: self.enforces,

@@ -90,7 +90,7 @@ fn a_generated_document_compiles_and_enforces_every_field() {
     .with_method("POST");
     let mut stream = request(&config, &mut host);
     assert_eq!(
-        stream.route().map(|r| r.name.as_str()),
+        stream.route().map(|r| &*r.name),
         Some("http/shop/checkout/0")
     );
     assert_eq!(

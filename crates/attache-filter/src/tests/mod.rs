@@ -56,5 +56,5 @@ pub fn request(config: &Rc<CompiledConfig>, host: &mut FakeHost) -> Stream {
 
 /// The name of the route a request ends up with, if any.
 pub fn routed(config: &Rc<CompiledConfig>, host: &mut FakeHost) -> Option<String> {
-    request(config, host).route().map(|r| r.name.clone())
+    request(config, host).route().map(|r| r.name.to_string())
 }
