@@ -54,8 +54,9 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def start(binary: Path, config: Path, admin: int, cpu: str, log: Path, base_id: int) -> Envoy:
-    envoy = Envoy(binary, config, admin, cpu, log, base_id)
+def start(binary: Path, config: Path, admin: int, cpu: str, log: Path, base_id: int,
+          extra_args: list[str] | None = None) -> Envoy:
+    envoy = Envoy(binary, config, admin, cpu, log, base_id, extra_args)
     envoy.wait_ready()
     return envoy
 
@@ -167,7 +168,7 @@ def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: d
         kinds = [("attache", "attache", "json"), ("probe", "bench_probe", "json")]
         if args.attache is not None and args.attache.exists():
             kinds.append(("rendered", "attache", "yaml"))
-            kinds.append(("rendered_probe", "bench_probe", "json"))
+            kinds.append(("rendered_probe", "bench_probe", "yaml"))
         for offset, (kind, vm_name, ext) in enumerate(kinds):
             ecds_dir = args.work / f"ecds-{kind}"
             ecds_dir.mkdir(exist_ok=True)
@@ -182,12 +183,17 @@ def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: d
             cfg = envoy_configs.bootstrap(v, target.port, ECDS_ADMIN + offset, UPSTREAM_PORT, {}, None,
                                           filters_override=[config_load.ecds_filter(target.ecds)])
             path = envoy_configs.write(args.work / f"ecds-{kind}-bootstrap.json", cfg)
+            # The filter logs each accepted load with its own time and the
+            # VM's memory (info level); the probe logs nothing.
+            extra = None if probe else ["--component-log-level", "wasm:info"]
             envoys[kind] = start(args.envoy, path, ECDS_ADMIN + offset, "0",
-                                 args.work / f"ecds-{kind}.log", 150 + offset)
+                                 args.work / f"ecds-{kind}.log", 150 + offset, extra)
             targets[kind] = target
         out = config_load.measure(targets, docs, args.load_repeats, args.attache)
         out["ecds_stats"] = {k: e.counters("extension_config_discovery") for k, e in envoys.items()}
         out["rss_kib"] = {k: e.rss_kib() for k, e in envoys.items()}
+        if "rendered" in envoys:
+            out["filter_log_rendered_10k"] = config_load.filter_load_lines(envoys["rendered"].log, 10_000)
         out["wasm_vms_active"] = {k: e.counters("wasm.envoy.wasm.runtime.v8.active").get(
             "wasm.envoy.wasm.runtime.v8.active") for k, e in envoys.items()}
         # VMs created over the whole series: tells whether an update reuses the VMs.

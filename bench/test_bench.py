@@ -161,6 +161,29 @@ class RenderedTable(unittest.TestCase):
         self.assertEqual(hcm["route_config"], table)
 
 
+class FilterLoadLog(unittest.TestCase):
+    def test_reads_each_load_of_the_size_asked_for_from_envoys_log(self):
+        line = ('[2026-11-24 00:54:20.883][23089][info][wasm] [source/extensions/common/wasm/context.cc:1151] '
+                'wasm log attache attache: attache: configuration generation {g} (fingerprint 81a526c2) accepted: '
+                'gateway "bench/edge", {n} routes, {n} fallback candidates, client control headers stripped; '
+                'loaded in {ms} ms, Wasm memory {mib} MiB')
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "envoy.log"
+            log.write_text("\n".join([
+                line.format(g=1, n=10, ms="0.4", mib="1.2"),
+                line.format(g=1, n=10000, ms="37.9", mib="6.6"),
+                "[...][warning][main] unrelated",
+                line.format(g=4, n=10000, ms="46.1", mib="10.5"),
+            ]))
+            loads = config_load.filter_load_lines(log, 10_000)
+        self.assertEqual(loads, [{"ms": 37.9, "mib": 6.6, "generation_1": True},
+                                 {"ms": 46.1, "mib": 10.5, "generation_1": False}])
+        lines = report._filter_log_lines(loads)
+        self.assertIn("42 ms in the VM (median of 2 loads, 38-46 ms)", lines[0])
+        self.assertIn("6.6 MiB in a fresh VM (target < 8 MiB: **met**)", lines[1])
+        self.assertIn("10.5 MiB in a VM that loads an update", lines[1])
+
+
 class Report(unittest.TestCase):
     def test_ratios_are_against_the_named_variants(self):
         def variant(label, cpu):
