@@ -65,7 +65,10 @@ mod probe {
     /// measurement puts it in the policy's first response header.
     fn document_marker(text: &str) -> Option<String> {
         let at = text.find("gen-")?;
-        let digits = text[at + 4..].bytes().take_while(u8::is_ascii_digit).count();
+        let digits = text[at + 4..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
         (digits > 0).then(|| text[at..at + 4 + digits].to_string())
     }
 
