@@ -54,7 +54,8 @@ class Documents(unittest.TestCase):
         doc = documents.built_here(10)
         target = next(r for r in doc["routes"] if r["name"] == policy.entry_name(9))
         self.assertEqual(target["timeouts"], {"requestMs": 10_000, "backendRequestMs": 2_000})
-        self.assertEqual(target["retry"], {"attempts": 2, "codes": [502, 503]})
+        self.assertEqual(target["retry"], {"attempts": 2, "codes": [502, 503],
+                                           "retryOn": ["connect-failure", "refused-stream", "reset"]})
         self.assertEqual(len(target["requestHeaders"]["set"]), 3)
         self.assertEqual(target["requestHeaders"]["remove"], ["x-bench-remove"])
         self.assertEqual(len(target["responseHeaders"]["set"]), 2)

@@ -105,7 +105,8 @@ def entry(index: int) -> dict:
             "requestMs": policy.REQUEST_TIMEOUT_MS,
             "backendRequestMs": policy.PER_TRY_TIMEOUT_MS,
         },
-        "retry": {"attempts": policy.RETRY_ATTEMPTS, "codes": policy.RETRY_CODES},
+        "retry": {"attempts": policy.RETRY_ATTEMPTS, "codes": policy.RETRY_CODES,
+                  "retryOn": policy.RETRY_ON},
         "requestHeaders": {
             "set": [{"name": n, "value": v} for n, v in policy.REQUEST_SET],
             "add": [],

@@ -134,7 +134,7 @@ def _native_route_policy() -> dict:
     return {
         "timeout": f"{policy.REQUEST_TIMEOUT_MS / 1000}s",
         "retry_policy": {
-            "retry_on": "retriable-status-codes",
+            "retry_on": policy.RETRY_ON_HEADER,
             "retriable_status_codes": policy.RETRY_CODES,
             "num_retries": policy.RETRY_ATTEMPTS,
             "per_try_timeout": f"{policy.PER_TRY_TIMEOUT_MS / 1000}s",

@@ -13,6 +13,13 @@ REQUEST_TIMEOUT_MS = 10_000
 PER_TRY_TIMEOUT_MS = 2_000
 RETRY_ATTEMPTS = 2
 RETRY_CODES = [502, 503]
+# A retry stanza in effect also retries connection errors (GEP-1731,
+# docs/semantics.md): the resolver adds these triggers, so the filter sets them
+# and the native and Lua variants must too.
+RETRY_ON = ["connect-failure", "refused-stream", "reset"]
+# What `x-envoy-retry-on` (or the route's `retry_on`) carries: the triggers,
+# then the one that makes the status codes count (crates/attache-filter/src/control.rs).
+RETRY_ON_HEADER = ",".join(RETRY_ON + ["retriable-status-codes"])
 
 REQUEST_SET = [("x-bench-a", "alpha"), ("x-bench-b", "bravo"), ("x-bench-c", "charlie")]
 REQUEST_REMOVE = ["x-bench-remove"]
@@ -24,7 +31,7 @@ CONTROL_HEADERS = [
     ("x-envoy-upstream-rq-timeout-ms", str(REQUEST_TIMEOUT_MS)),
     ("x-envoy-upstream-rq-per-try-timeout-ms", str(PER_TRY_TIMEOUT_MS)),
     ("x-envoy-max-retries", str(RETRY_ATTEMPTS)),
-    ("x-envoy-retry-on", "retriable-status-codes"),
+    ("x-envoy-retry-on", RETRY_ON_HEADER),
     ("x-envoy-retriable-status-codes", ",".join(str(c) for c in RETRY_CODES)),
 ]
 
