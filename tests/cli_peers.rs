@@ -50,12 +50,19 @@ fn explain_names_the_peer_kind_and_envoy_gateways_replacement() {
     );
     assert!(!orders.contains("retry."), "{orders}");
     assert!(orders.contains("note: BackendTrafficPolicy apps/gateway-wide @ Gateway apps/eg does not apply: BackendTrafficPolicy apps/orders replaces it whole"), "{orders}");
-    // The unmapped field: one note, naming policy and field.
+    // The unmapped field, and the retry count search leaves to Envoy
+    // Gateway's stored default: one note each, naming policy and field.
     let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note:")).collect();
-    assert_eq!(notes.len(), 1, "{stderr}");
+    assert_eq!(notes.len(), 2, "{stderr}");
     assert!(
         notes[0]
             .contains("BackendTrafficPolicy apps/gateway-wide: spec.circuitBreaker: not enforced"),
+        "{stderr}"
+    );
+    assert!(
+        notes[1].contains(
+            "BackendTrafficPolicy apps/search: spec.retry.numRetries: absent: Envoy Gateway's API server stores its default, 2"
+        ),
         "{stderr}"
     );
 }

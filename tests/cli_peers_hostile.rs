@@ -74,7 +74,7 @@ fn json_merge_merges_the_route_policy_onto_the_gateways() {
             "BackendTrafficPolicy",
             "gw-wide",
             "{}",
-            &format!("  targetRefs: {ON_GATEWAY}\n  timeout: {{http: {{requestTimeout: 15s}}}}\n  retry: {{numRetries: 2, retryOn: {{httpStatusCodes: [503]}}}}\n"),
+            &format!("  targetRefs: {ON_GATEWAY}\n  timeout: {{http: {{requestTimeout: 15s}}}}\n  retry: {{numRetries: 3, retryOn: {{httpStatusCodes: [503]}}}}\n"),
         ) + &policy(
             "BackendTrafficPolicy",
             "route",
@@ -83,9 +83,12 @@ fn json_merge_merges_the_route_policy_onto_the_gateways() {
         )),
     );
     let (stdout, stderr, _) = run("peers-json-merge", &yaml, &["resolve"]);
-    assert!(stderr.is_empty(), "{stderr}");
+    // The route policy's retry leaves numRetries to the stored default.
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("BackendTrafficPolicy apps/route: spec.retry.numRetries: absent: Envoy Gateway's API server stores its default, 2"), "{stderr}");
     let r = route(&stdout);
-    // The route's list replaces the Gateway's whole; the rest is filled.
+    // The route's list replaces the Gateway's whole, its stored count (2)
+    // beats the Gateway's 3, and the rest is filled.
     assert_eq!(r["retry"]["codes"], serde_json::json!([502]));
     assert_eq!(r["retry"]["attempts"], 2);
     assert_eq!(r["timeouts"]["requestMs"], 15000);

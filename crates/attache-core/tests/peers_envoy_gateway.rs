@@ -46,7 +46,7 @@ fn eg_case(
             "BackendTrafficPolicy",
             "gw-wide",
             "",
-            &format!("{ON_GATEWAY}  timeout: {{http: {{requestTimeout: 15s}}}}\n  retry: {{numRetries: 2, retryOn: {{httpStatusCodes: [503]}}}}\n"),
+            &format!("{ON_GATEWAY}  timeout: {{http: {{requestTimeout: 15s}}}}\n  retry: {{numRetries: 3, retryOn: {{httpStatusCodes: [503]}}}}\n"),
         )
         + &peer(
             "BackendTrafficPolicy",
@@ -65,15 +65,16 @@ fn eg_case(
 #[test]
 fn without_merge_type_the_most_specific_backend_traffic_policy_replaces_the_others_whole() {
     let (on_route, other, status) = eg_case("");
-    // Nothing of gw-wide reaches the route: no request timeout, no attempts.
+    // Nothing of gw-wide reaches the route: no request timeout, and the
+    // route policy's own retry count (its stored default, 2), not gw-wide's 3.
     assert_eq!(request_ms(&on_route), None);
-    assert_eq!(attempts(&on_route), None);
+    assert_eq!(attempts(&on_route), Some(2));
     assert_eq!(codes(&on_route), Some(vec![502]));
     assert_eq!(backend_ms(&on_route), Some(1000));
     // A route without its own policy keeps the Gateway's.
     assert_eq!(
         (request_ms(&other), attempts(&other)),
-        (Some(15000), Some(2))
+        (Some(15000), Some(3))
     );
     let gw = status
         .iter()
@@ -95,14 +96,54 @@ fn with_strategic_merge_or_json_merge_the_route_policy_merges_onto_the_gateways(
     for merge in ["  mergeType: StrategicMerge\n", "  mergeType: JSONMerge\n"] {
         let (on_route, _, _) = eg_case(merge);
         assert_eq!(request_ms(&on_route), Some(15000), "{merge}");
+        // The route policy's retry holds numRetries 2 as stored: a set field.
         assert_eq!(attempts(&on_route), Some(2), "{merge}");
         // Its set fields win; the status-code list is replaced, not joined
         // (neither merge joins a list without a merge key).
         assert_eq!(codes(&on_route), Some(vec![502]), "{merge}");
         assert_eq!(backend_ms(&on_route), Some(1000), "{merge}");
-        assert!(on_route.sources["retry.attempts"]
+        assert!(on_route.sources["timeouts.requestMs"]
             .contains("merged under a more specific mergeType @ Gateway apps/gw"));
     }
+}
+
+#[test]
+fn a_retry_without_num_retries_is_read_as_stored_with_envoy_gateways_default_of_two() {
+    let policy = |retry: &str| {
+        world(None, "")
+            + &peer(
+                "BackendTrafficPolicy",
+                "btp",
+                "",
+                &format!("{ON_GATEWAY}  retry: {retry}\n"),
+            )
+    };
+    let defaulted = policy("{retryOn: {httpStatusCodes: [503]}}");
+    assert_eq!(attempts(entry(&resolved(&defaulted), OTHER)), Some(2));
+    let notes = inputs(&defaulted)
+        .diagnostics
+        .iter()
+        .filter(|d| d.field.as_deref() == Some("spec.retry.numRetries"))
+        .map(|d| d.message.clone())
+        .collect::<Vec<_>>();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("stores its default, 2"), "{notes:?}");
+    // A count written, 0 included (no retries), is the policy's own.
+    for (retry, expected) in [("{numRetries: 0}", 0), ("{numRetries: 5}", 5)] {
+        assert_eq!(
+            attempts(entry(&resolved(&policy(retry)), OTHER)),
+            Some(expected)
+        );
+    }
+    // No retry stanza: nothing is defaulted.
+    let none = world(None, "")
+        + &peer(
+            "BackendTrafficPolicy",
+            "btp",
+            "",
+            &format!("{ON_GATEWAY}  timeout: {{http: {{requestTimeout: 2s}}}}\n"),
+        );
+    assert_eq!(attempts(entry(&resolved(&none), OTHER)), None);
 }
 
 #[test]

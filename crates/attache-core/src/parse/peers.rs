@@ -50,7 +50,7 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
         return;
     };
     let mut problems = Vec::new();
-    let Value::Object(spec) = raw.spec else {
+    let Value::Object(mut spec) = raw.spec else {
         problems.push(Problem {
             field: "spec".into(),
             message: "the spec is missing or not an object".into(),
@@ -60,6 +60,7 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
     };
     let mut notes = Vec::new();
     unread(kind, &spec, "", &mut notes, &mut problems);
+    let defaulted = stored_defaults(kind, &mut spec);
     policy.plain = settings_of(kind, &spec, &mut problems);
     // kgateway has no mergeType: on a TrafficPolicy it is an unmapped
     // field, noted by `unread`, not a value to check.
@@ -98,6 +99,16 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
                 .on(object.clone())
                 .field(field)
                 .hint("docs/peers.md lists the fields Attaché maps; the rest needs the peer's own controller"),
+        );
+    }
+    // Only a policy that applies: a default on a refused one is noise.
+    if let Some((field, message)) = defaulted.filter(|_| problems.is_empty()) {
+        inputs.diagnostics.push(
+            Diagnostic::note(message)
+                .at(&doc.origin)
+                .on(object)
+                .field(field)
+                .hint("write retry.numRetries to make the count explicit (docs/peers.md)"),
         );
     }
     finish(policy, problems, &doc.origin, inputs);
@@ -187,6 +198,33 @@ fn listed(
             Vec::new()
         }
     }
+}
+
+/// Envoy Gateway's CRD defaults `retry.numRetries` to 2
+/// (`+kubebuilder:default=2` in its api/v1alpha1/retry_types.go), so the API
+/// server stores 2 in every BackendTrafficPolicy that has a `retry`: that is
+/// the object Envoy Gateway merges and enforces. A manifest read before it
+/// reached a cluster may lack it; Attaché reads it as stored, and says so.
+const ENVOY_GATEWAY_NUM_RETRIES: u64 = 2;
+
+/// Fills in what the API server would have stored; returns the field it
+/// filled, with a note to tell the reader.
+fn stored_defaults(kind: PolicyKind, spec: &mut Map<String, Value>) -> Option<(String, String)> {
+    if kind != PolicyKind::BackendTrafficPolicy {
+        return None;
+    }
+    let Some(Value::Object(retry)) = spec.get_mut("retry") else {
+        return None;
+    };
+    if !retry.get("numRetries").is_none_or(Value::is_null) {
+        return None;
+    }
+    retry.insert("numRetries".into(), ENVOY_GATEWAY_NUM_RETRIES.into());
+    let n = ENVOY_GATEWAY_NUM_RETRIES;
+    Some((
+        "spec.retry.numRetries".into(),
+        format!("absent: Envoy Gateway's API server stores its default, {n}, in every retry; Attaché applies {n} retries as Envoy Gateway would"),
+    ))
 }
 
 /// The mapped fields, moved to where the project's settings have them and
