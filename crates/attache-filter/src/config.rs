@@ -58,7 +58,21 @@ impl CompiledConfig {
     /// Parses, validates and compiles plugin configuration bytes, in either
     /// encoding (docs/contract.md).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ConfigError> {
-        match document::parse_any(bytes)? {
+        Self::from_parsed(document::parse_any(bytes)?)
+    }
+
+    /// The same, taking the bytes, which are dropped as soon as they are
+    /// parsed (the document owns its strings): the compile then runs without
+    /// them, and a VM's memory, which keeps its high-water mark, is spared
+    /// the whole configuration once (about 1 MB at 10,000 routes).
+    pub fn from_owned_bytes(bytes: Vec<u8>) -> Result<Self, ConfigError> {
+        let parsed = document::parse_any(&bytes)?;
+        drop(bytes);
+        Self::from_parsed(parsed)
+    }
+
+    fn from_parsed(parsed: Parsed) -> Result<Self, ConfigError> {
+        match parsed {
             Parsed::Resolved(doc) => Self::compile(&doc),
             Parsed::DataPlane(doc) => Self::compile_data_plane(&doc),
         }

@@ -49,11 +49,11 @@ impl Plugin {
         &mut self,
         host: &mut impl Host,
         generations: &Generations,
-        bytes: &[u8],
+        bytes: Vec<u8>,
     ) -> bool {
-        let fingerprint = fingerprint(bytes);
+        let fingerprint = fingerprint(&bytes);
         let started = host.clock_nanos();
-        match CompiledConfig::from_bytes(bytes) {
+        match CompiledConfig::from_owned_bytes(bytes) {
             Ok(config) => {
                 self.generation = generations.next();
                 host.increment(Counter::ConfigsAccepted);

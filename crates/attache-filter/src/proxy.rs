@@ -202,7 +202,7 @@ impl RootContext for Root {
         self.vm.refresh_level();
         let bytes = self.get_plugin_configuration().unwrap_or_default();
         let mut host = self.host();
-        let accepted = self.plugin.configure(&mut host, &GENERATIONS, &bytes);
+        let accepted = self.plugin.configure(&mut host, &GENERATIONS, bytes);
         self.flush();
         self.set_tick_period(TICK);
         accepted

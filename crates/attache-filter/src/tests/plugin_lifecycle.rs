@@ -21,8 +21,8 @@ fn accepted_configs_get_increasing_generations_and_one_info_line() {
     let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    assert!(plugin.configure(&mut host, &generations, &good(100)));
-    assert!(plugin.configure(&mut host, &generations, &good(200)));
+    assert!(plugin.configure(&mut host, &generations, good(100)));
+    assert!(plugin.configure(&mut host, &generations, good(200)));
     assert_eq!(plugin.generation(), 2);
     assert_eq!(host.count(Counter::ConfigsAccepted), 2);
     let lines = host.log_lines();
@@ -45,7 +45,7 @@ fn the_accepted_line_says_how_long_the_load_took_and_how_large_the_vm_is() {
         memory: Some(5 * 1024 * 1024 + 512 * 1024),
         ..FakeHost::default()
     };
-    assert!(plugin.configure(&mut host, &generations, &good(100)));
+    assert!(plugin.configure(&mut host, &generations, good(100)));
     let lines = host.log_lines();
     assert!(
         lines[0]
@@ -60,7 +60,7 @@ fn the_accepted_line_says_how_long_the_load_took_and_how_large_the_vm_is() {
         clock: std::cell::Cell::new(1),
         ..FakeHost::default()
     };
-    assert!(plugin.configure(&mut blind, &generations, &good(100)));
+    assert!(plugin.configure(&mut blind, &generations, good(100)));
     let line = &blind.log_lines()[0].1;
     assert!(
         line.ends_with("; load time unknown, Wasm memory unknown"),
@@ -73,9 +73,9 @@ fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    assert!(plugin.configure(&mut host, &generations, &good(100)));
+    assert!(plugin.configure(&mut host, &generations, good(100)));
     let bad = doc(json!([entry("r", json!({"retry": {"codes": [200]}}))])).to_string();
-    assert!(!plugin.configure(&mut host, &generations, bad.as_bytes()));
+    assert!(!plugin.configure(&mut host, &generations, bad.as_bytes().to_vec()));
     assert_eq!(plugin.generation(), 1);
     assert_eq!(timeout_seen(&plugin), vec!["100"]);
     assert_eq!(host.count(Counter::ConfigsRejected), 1);
@@ -100,12 +100,12 @@ fn a_fresh_root_context_continues_the_vms_generations() {
     let generations = Generations::new();
     let mut host = FakeHost::default();
     let mut first = Plugin::default();
-    assert!(first.configure(&mut host, &generations, &good(100)));
+    assert!(first.configure(&mut host, &generations, good(100)));
     let mut second = Plugin::default();
-    assert!(second.configure(&mut host, &generations, &good(200)));
+    assert!(second.configure(&mut host, &generations, good(200)));
     assert_eq!(second.generation(), 2);
     let mut third = Plugin::default();
-    assert!(!third.configure(&mut host, &generations, b"{}"));
+    assert!(!third.configure(&mut host, &generations, b"{}".to_vec()));
     assert!(third.current().is_none());
     let last = host.log_lines().pop().unwrap().1;
     let expected = format!(
@@ -120,7 +120,7 @@ fn a_rejected_first_config_says_nothing_is_in_force() {
     let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    assert!(!plugin.configure(&mut host, &generations, b""));
+    assert!(!plugin.configure(&mut host, &generations, Vec::new()));
     assert!(plugin.current().is_none());
     assert!(host.log_lines()[0]
         .1
@@ -132,9 +132,9 @@ fn an_in_flight_stream_keeps_the_config_it_started_with() {
     let generations = Generations::new();
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
-    plugin.configure(&mut host, &generations, &good(100));
+    plugin.configure(&mut host, &generations, good(100));
     let mut old = Stream::new(plugin.current(), plugin.generation());
-    plugin.configure(&mut host, &generations, &good(200));
+    plugin.configure(&mut host, &generations, good(200));
     let mut req = FakeHost::request("h", "/", &[]).with_route_name("r");
     old.on_request_headers(&mut req);
     assert_eq!(
