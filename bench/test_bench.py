@@ -185,6 +185,18 @@ class FilterLoadLog(unittest.TestCase):
         self.assertIn("10.5 MiB in a VM that loads an update", lines[1])
 
 
+class EnvoyLog(unittest.TestCase):
+    def test_an_earlier_runs_log_is_gone_before_envoy_starts(self):
+        from attache_bench.envoy_proc import Envoy
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "envoy.log"
+            log.write_text("accepted: from an earlier run\n")
+            # `true` stands in for Envoy: only the start-up is under test.
+            envoy = Envoy(Path("/bin/true"), Path(tmp) / "none.json", 1, "0", log, 999)
+            envoy.proc.wait()
+            self.assertFalse(log.exists())
+
+
 class Report(unittest.TestCase):
     def test_ratios_are_against_the_named_variants(self):
         def variant(label, cpu):

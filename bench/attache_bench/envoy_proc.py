@@ -34,6 +34,9 @@ class Envoy:
                  log: Path, base_id: int, extra_args: list[str] | None = None):
         self.admin_port = admin_port
         self.log = log
+        # Envoy appends to --log-path: an earlier run's lines would be read as
+        # this run's (the filter's load figures are read from this log).
+        log.unlink(missing_ok=True)
         cmd = ["taskset", "-c", cpu, str(binary), "-c", str(config), "--concurrency", "1",
                "--base-id", str(base_id), "--disable-hot-restart", "--log-level", "warn",
                "--log-path", str(log)] + (extra_args or [])
