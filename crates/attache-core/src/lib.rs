@@ -16,6 +16,7 @@ pub(crate) mod attach;
 pub mod data_plane;
 pub mod diagnostic;
 pub mod diff;
+pub mod dns_name;
 pub(crate) mod duration;
 mod entry;
 pub mod explain;

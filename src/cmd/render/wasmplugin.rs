@@ -72,19 +72,10 @@ fn parse_sha256(text: &str) -> Result<String, String> {
     }
 }
 
-/// A Kubernetes Secret name (RFC 1123 subdomain, as Kubernetes'
-/// `IsDNS1123Subdomain` checks it): at most 253 characters, labels of
-/// lower-case alphanumerics and `-` separated by `.`, each non-empty and
-/// alphanumeric at both ends (so `a..b` and `a.-b` are refused).
+/// A Kubernetes Secret name: an RFC 1123 subdomain
+/// (`attache_core::dns_name`, so `a..b` and `a.-b` are refused).
 fn parse_secret_name(text: &str) -> Result<String, String> {
-    let label_ok = |label: &str| {
-        let b = label.as_bytes();
-        b.first().is_some_and(u8::is_ascii_alphanumeric)
-            && b.last().is_some_and(u8::is_ascii_alphanumeric)
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-    };
-    if text.len() <= 253 && text.split('.').all(label_ok) {
+    if attache_core::dns_name::subdomain_problem(text).is_none() {
         Ok(text.to_string())
     } else {
         Err(format!(

@@ -71,7 +71,9 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
     let mut listeners: Vec<Listener> = Vec::new();
     for (i, l) in raw.spec.listeners.into_iter().enumerate() {
         let path = format!("spec.listeners[{i}]");
-        if let Some(reason) = section_name_problem(&l.name) {
+        // A Gateway API SectionName; the renderer turns it into a file name
+        // (`rds/<listener>/routes.json`), so `../x` must never get that far.
+        if let Some(reason) = crate::dns_name::subdomain_problem(&l.name) {
             problems.push(Problem {
                 field: format!("{path}.name"),
                 message: format!("listener name {:?} is not a Gateway API SectionName: {reason}", l.name),
@@ -152,44 +154,4 @@ fn allowed_routes(
             .collect()
     });
     Some(AllowedRoutes { from, kinds })
-}
-
-/// Why `name` is not a Gateway API `SectionName` (`Listener.name`), or
-/// `None` when it is one. Upstream validates it with
-/// `+kubebuilder:validation:Pattern=^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`,
-/// `MinLength=1`, `MaxLength=253` (kubernetes-sigs/gateway-api,
-/// apis/v1/shared_types.go, `type SectionName`). The API server refuses
-/// anything else, and the renderer turns the name into a file name
-/// (`rds/<listener>/routes.json`) and Envoy stat prefixes, so a name like
-/// `../x` must never get that far.
-fn section_name_problem(name: &str) -> Option<&'static str> {
-    const MAX_LEN: usize = 253;
-    if name.is_empty() {
-        return Some("it is empty");
-    }
-    if name.len() > MAX_LEN {
-        return Some("it is longer than 253 characters");
-    }
-    // Dot-separated labels, each of [a-z0-9-] that starts and ends with
-    // [a-z0-9]: the pattern above without a regex dependency in the core.
-    let label_ok = |label: &str| {
-        let bytes = label.as_bytes();
-        match (bytes.first(), bytes.last()) {
-            (Some(first), Some(last)) => {
-                is_alnum(*first)
-                    && is_alnum(*last)
-                    && bytes.iter().all(|b| is_alnum(*b) || *b == b'-')
-            }
-            _ => false,
-        }
-    };
-    if name.split('.').all(label_ok) {
-        None
-    } else {
-        Some("each dot-separated part must be lower-case letters, digits and '-', starting and ending with a letter or digit")
-    }
-}
-
-fn is_alnum(b: u8) -> bool {
-    b.is_ascii_lowercase() || b.is_ascii_digit()
 }
