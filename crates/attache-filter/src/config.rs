@@ -304,11 +304,11 @@ fn add_candidates(
             })
             .collect::<Result<Vec<_>, EntryError>>()?
     };
+    // The last host takes the compiled match itself; the others a copy.
+    let Some((last, others)) = hosts.split_last() else {
+        return Ok(());
+    };
     for (precedence, cond) in conditions {
-        // The last host takes the compiled match itself; the others a copy.
-        let Some((last, others)) = hosts.split_last() else {
-            continue;
-        };
         for host in others {
             let (p, c) = (precedence.clone(), cond.clone());
             table.push(port, host.clone(), p, c, Rc::clone(route));
