@@ -15,12 +15,12 @@ pub use crate::limits::Limits;
 
 use crate::contract::HttpRouteMatch;
 use crate::diagnostic::Diagnostic;
+use crate::error::ResolveError;
 use crate::hostname::intersect_lists;
 use crate::matches::intersect_all;
 use crate::model::route::GATEWAY_GROUP;
+use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, NamespaceFrom, Rule};
-use crate::parse::Inputs;
-use crate::resolve::ResolveError;
 use crate::topology::ObjectKey;
 
 /// One rule served on one listener, with the delegation chain that led to it.

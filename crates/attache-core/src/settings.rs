@@ -55,7 +55,7 @@ pub struct RawRetry {
     #[schemars(with = "Option<String>", regex(pattern = duration::PATTERN))]
     pub backoff: Option<String>,
     /// Envoy retry triggers.
-    #[schemars(transform = crate::schema::retry_triggers)]
+    #[schemars(transform = crate::schema::rules::retry_triggers)]
     pub retry_on: Option<Vec<String>>,
 }
 
@@ -63,7 +63,7 @@ pub struct RawRetry {
 // that differ only in case are caught by `header_modifier` alone.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(extend("x-kubernetes-validations" = [crate::schema::operation_count_rule()]))]
+#[schemars(extend("x-kubernetes-validations" = [crate::schema::rules::operation_count_rule()]))]
 pub struct RawHeaderModifier {
     /// Headers to set, replacing any value the message has.
     #[serde(default)]
@@ -83,7 +83,7 @@ pub struct RawHeaderModifier {
     #[serde(default)]
     #[schemars(
         length(max = safety::MAX_HEADER_OPERATIONS),
-        transform = crate::schema::header_name_items,
+        transform = crate::schema::rules::header_name_items,
         extend("x-kubernetes-list-type" = "set")
     )]
     pub remove: Vec<String>,
@@ -92,9 +92,9 @@ pub struct RawHeaderModifier {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHeader {
-    #[schemars(schema_with = "crate::schema::header_name")]
+    #[schemars(schema_with = "crate::schema::rules::header_name")]
     pub name: String,
-    #[schemars(schema_with = "crate::schema::header_value")]
+    #[schemars(schema_with = "crate::schema::rules::header_value")]
     pub value: String,
 }
 

@@ -8,8 +8,8 @@ use crate::attach::Attachment;
 use crate::field::{FieldMap, Group};
 use crate::fold::peer_gate::{Gate, Part, Replaced};
 use crate::fold::{Folded, Op};
+use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
-use crate::parse::Inputs;
 use crate::supplier::{Role, Source, Supplier};
 
 /// The fold of one route rule in progress: its levels in order, with who

@@ -9,8 +9,8 @@
 //! state carried level to level: open until the first
 //! BackendTrafficPolicy, then merging or closed.
 
+use crate::model::Inputs;
 use crate::model::{PolicyKind, Target};
-use crate::parse::Inputs;
 
 /// Where the walk up the levels stands.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

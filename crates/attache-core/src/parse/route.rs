@@ -252,7 +252,8 @@ fn read_backend_refs(
                 // one filter per direction, other types noted.
                 let mut fields = FieldMap::new();
                 read_filters(&b.filters, &here, &mut fields, problems, notes);
-                let (request_headers, response_headers) = crate::entry::header_changes(&fields);
+                let (request_headers, response_headers) =
+                    crate::entry_fields::header_changes(&fields);
                 backends.push(BackendTarget {
                     namespace,
                     name: b.name,

@@ -1,20 +1,21 @@
 //! What each policy did, counted for its status: per (policy, target), the
 //! entries it reached, the fields it set and lost, who won them, and whether
-//! it lost on precedence alone (`is_conflict`, the one definition of the
-//! Conflicted rule, docs/status.md). The listener-and-up levels are counted
+//! it lost on precedence alone (`crate::fold::is_conflict`, the one definition
+//! of the Conflicted rule, docs/status.md). The listener-and-up levels are counted
 //! once per listener through the shared fold, so status stays linear.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostic::Diagnostic;
+use crate::error::ResolveError;
 use crate::field::{FieldKey, FieldMap};
 use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
-use crate::fold::{Folded, Loss};
+use crate::fold::{is_conflict, Folded, Loss};
+use crate::model::Inputs;
 use crate::model::Target;
-use crate::parse::Inputs;
-use crate::resolve::{clamp, clamp_warning, fold_full, prepare, ResolveError};
+use crate::prepare::{clamp, clamp_warning, fold_full, prepare};
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 
@@ -261,21 +262,6 @@ pub fn contributions_shared(
     gateway: &ObjectKey,
 ) -> Result<StatsByTarget, ResolveError> {
     contributions(inputs, gateway).map(|(stats, _)| stats)
-}
-
-/// The `Conflicted` rule (docs/status.md): the loser lost a field to a
-/// policy at the same level, folding with the same operation, that set a
-/// different value. One definition for both the shared and the full fold.
-pub(crate) fn is_conflict(
-    loser: &Supplier,
-    winner: &Supplier,
-    maps: &[&FieldMap],
-    loss: &Loss,
-) -> bool {
-    let same_level = winner.level == loser.level && matches!(winner.source, Source::Policy { .. });
-    let same_op = winner.role.op() == loser.role.op();
-    let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
-    same_level && same_op && differs
 }
 
 fn record_stats(

@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
+use crate::model::Inputs;
 use crate::model::{Policy, Target, TargetRef};
-use crate::parse::Inputs;
 use counting::{contributions, ContributionStats};
 
 pub(crate) mod counting;
