@@ -36,7 +36,6 @@ LAYERS = {
                 "duration",
                 "dns_name",
                 "field",
-                "entry_fields",
                 "hostname",
                 "matches",
                 "error",

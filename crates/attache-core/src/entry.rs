@@ -7,7 +7,7 @@
 use crate::attach::Attachment;
 use crate::contract::{Retry, RouteEntry, Timeouts};
 use crate::data_plane::DataPlane;
-use crate::entry_fields::Settings;
+use crate::field::document::Settings;
 use crate::field::FieldKey;
 use crate::fold::Folded;
 use crate::supplier::Supplier;

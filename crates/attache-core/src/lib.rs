@@ -19,7 +19,6 @@ pub mod diff;
 pub mod dns_name;
 pub(crate) mod duration;
 mod entry;
-pub(crate) mod entry_fields;
 pub(crate) mod error;
 pub mod explain;
 pub(crate) mod field;

@@ -253,7 +253,7 @@ fn read_backend_refs(
                 let mut fields = FieldMap::new();
                 read_filters(&b.filters, &here, &mut fields, problems, notes);
                 let (request_headers, response_headers) =
-                    crate::entry_fields::header_changes(&fields);
+                    crate::field::document::header_changes(&fields);
                 backends.push(BackendTarget {
                     namespace,
                     name: b.name,
