@@ -50,12 +50,13 @@ impl<'a> Attachment<'a> {
 
     pub fn entry_name(&self) -> String {
         match self.leaf() {
-            Some((route, rule)) => crate::contract::route_entry_name(
-                &self.listener.name,
-                &route.key.namespace,
-                &route.key.name,
-                &rule.label(),
-            ),
+            Some((route, rule)) => crate::contract::EntryName {
+                listener: &self.listener.name,
+                namespace: &route.key.namespace,
+                route: &route.key.name,
+                rule: &rule.label(),
+            }
+            .to_string(),
             None => String::new(),
         }
     }
