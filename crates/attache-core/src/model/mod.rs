@@ -4,6 +4,7 @@
 
 pub mod gateway;
 pub mod inputs;
+pub mod kinds;
 pub mod meta;
 pub mod peers;
 pub mod policy;

@@ -11,6 +11,7 @@ use crate::contract::{HttpRouteMatch, PathMatch, PathMatchType};
 use crate::diagnostic::Diagnostic;
 use crate::field::{Direction, FieldMap};
 use crate::model::gateway::{RawFrom, RawGateway, RawGatewayClass, RawNamespace};
+use crate::model::kinds::{route_kind, HTTP_ROUTE};
 use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEYS};
 use crate::model::policy::{
     RawPolicy, RawPolicySpec, RawTargetRef, Scope, SpecShape, TargetKind, KINDS, POLICY_GROUP,
@@ -63,15 +64,13 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     match (group, kind) {
-        (GATEWAY_GROUP, "GatewayClass" | "Gateway" | "HTTPRoute")
-            if matches!(version, "v1" | "v1beta1") =>
-        {
+        (GATEWAY_GROUP, "GatewayClass" | "Gateway") if matches!(version, "v1" | "v1beta1") => {
             match kind {
                 "GatewayClass" => read_class(doc, inputs),
-                "Gateway" => read_gateway(doc, inputs),
-                _ => read_route(doc, inputs),
+                _ => read_gateway(doc, inputs),
             }
         }
+        _ if route_kind(group, kind, version).is_some() => read_route(doc, inputs),
         ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
         _ if PolicyKind::find(group, kind).is_some() => {
             let Some(policy_kind) = PolicyKind::find(group, kind) else {

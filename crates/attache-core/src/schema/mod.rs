@@ -14,7 +14,6 @@ use schemars::Schema;
 use serde_json::{json, Value};
 
 use crate::model::policy::{PolicyKind, RawPolicySpec, TargetKind};
-use crate::model::route::GATEWAY_GROUP;
 use crate::status::PolicyStatusBody;
 
 pub(crate) mod rules;
@@ -51,12 +50,8 @@ pub fn policy_schemas(kind: PolicyKind) -> PolicySchemas {
 
 /// The group, kind and whether a sectionName may name a part of it.
 fn target_kind(kind: TargetKind) -> (&'static str, &'static str, bool) {
-    match kind {
-        TargetKind::GatewayClass => (GATEWAY_GROUP, "GatewayClass", false),
-        TargetKind::Namespace => ("", "Namespace", false),
-        TargetKind::Gateway => (GATEWAY_GROUP, "Gateway", true),
-        TargetKind::HttpRoute => (GATEWAY_GROUP, "HTTPRoute", true),
-    }
+    let info = kind.info();
+    (info.group, info.name, info.sections)
 }
 
 /// `kind` one of `targets`, `group` the group of that kind (an absent group

@@ -13,6 +13,8 @@ use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
 use crate::fold::{is_conflict, Folded, Loss};
+use crate::model::kinds::{upper_targets, UpperLevel, UPPER_LEVELS};
+use crate::model::peers::PEERS;
 use crate::model::Inputs;
 use crate::model::Target;
 use crate::prepare::{clamp, clamp_warning, fold_full, prepare};
@@ -81,12 +83,7 @@ pub(crate) fn contributions(
         if rules == 0 {
             continue;
         }
-        for target in [
-            Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
-            Target::Gateway(gw.key.clone(), None),
-            Target::Namespace(gw.key.namespace.clone()),
-            Target::GatewayClass(gw.class.clone()),
-        ] {
+        for target in upper_targets(gw, listener) {
             for &index in inputs
                 .by_target
                 .get(&target)
@@ -134,10 +131,17 @@ fn record_replaced(
 ) {
     let mut gate = lower.gate.clone();
     let mut replaced = lower.replaced.clone();
-    for target in [
-        Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
-        Target::Gateway(gw.key.clone(), None),
-    ] {
+    // The upper levels a kind that replaces whole may target.
+    let gated = |level: &&UpperLevel| {
+        PEERS
+            .iter()
+            .any(|p| p.replaces_whole && p.kind.info().targets.contains(&level.kind()))
+    };
+    for target in UPPER_LEVELS
+        .iter()
+        .filter(gated)
+        .map(|level| level.target(gw, listener))
+    {
         if let Some(ranked) = inputs.by_target.get(&target) {
             gate.step(inputs, &target, ranked, &mut replaced);
         }
