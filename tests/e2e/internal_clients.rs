@@ -137,7 +137,10 @@ impl TrustStack {
 fn rewrite(bootstrap: &Path, trust: Trust) {
     let text = std::fs::read_to_string(bootstrap).unwrap();
     let mut value: Value = serde_yaml_ng::from_str(&text).unwrap();
-    assert!(edit_hcms(&mut value, trust) > 0, "no connection manager found");
+    assert!(
+        edit_hcms(&mut value, trust) > 0,
+        "no connection manager found"
+    );
     std::fs::write(bootstrap, serde_json::to_string_pretty(&value).unwrap()).unwrap();
 }
 
@@ -215,7 +218,11 @@ fn no_control_header_steers_the_router(trust: Trust) {
         ],
     );
     assert_eq!(reply.status, 503, "{trust:?}: {}", reply.body);
-    assert_eq!(stack.backend.attempts(&key), 3, "{trust:?}: the policy's 2 retries");
+    assert_eq!(
+        stack.backend.attempts(&key),
+        3,
+        "{trust:?}: the policy's 2 retries"
+    );
 
     // Timeouts: a 1 ms timeout, per-try timeout or stream duration against
     // a 300 ms backend would answer 504/408 if obeyed; a 204 alt response
@@ -226,7 +233,11 @@ fn no_control_header_steers_the_router(trust: Trust) {
         "x-envoy-upstream-stream-duration-ms",
     ] {
         let reply = stack.get("/plain", &[(name, "1"), ("x-backend-delay-ms", "300")]);
-        assert_eq!(reply.status, 200, "{trust:?}: {name} obeyed: {}", reply.body);
+        assert_eq!(
+            reply.status, 200,
+            "{trust:?}: {name} obeyed: {}",
+            reply.body
+        );
     }
     let reply = stack.get(
         "/timeout",
