@@ -38,11 +38,11 @@ if [[ ! -x $envoy ]]; then
 fi
 cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe --example raw_empty >&2
 # The filter at other opt-levels, for the opt-level A/B (Cargo profiles wasm-s/o2/o3;
-# variants attache-name-s/o2/o3). `cargo build` of the cdylib, as scripts/setup.sh's
-# `cargo rustc --crate-type cdylib` (both give the LTO'd .wasm).
+# variants attache-name-s/o2/o3), built as scripts/setup.sh builds the shipped one:
+# `cargo rustc --crate-type cdylib`, without which Cargo skips LTO (the crate is also an rlib).
 builds=()
 for build in s o2 o3; do
-    cargo build --profile "wasm-$build" --target wasm32-wasip1 -p attache-filter >&2
+    cargo rustc --profile "wasm-$build" --target wasm32-wasip1 -p attache-filter --crate-type cdylib >&2
     builds+=(--attache-wasm-build "$build=$target_dir/wasm32-wasip1/wasm-$build/attache_filter.wasm")
 done
 
