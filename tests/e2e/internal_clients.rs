@@ -166,8 +166,10 @@ fn rewrite(bootstrap: &Path, trust: Trust) {
     std::fs::write(bootstrap, serde_json::to_string_pretty(&value).unwrap()).unwrap();
 }
 
-/// Every router control header a client might send (the filter's list).
-const CONTROL_HEADERS: [&str; 15] = [
+/// Every router control header a client might send: the filter's list,
+/// written out again here so that the tests do not take it from the code
+/// under test.
+pub const CONTROL_HEADERS: [&str; 15] = [
     "x-envoy-max-retries",
     "x-envoy-retry-on",
     "x-envoy-retry-grpc-on",
