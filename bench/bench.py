@@ -105,6 +105,8 @@ def main() -> int:
             text = doc_text.get(v.routes)
             if v.kind == "attache" and v.extra:
                 text = json.dumps(documents.for_variant(docs[v.routes], v.extra))
+            if v.extra.get("data_plane"):
+                text = documents.data_plane_text(args.attache, args.work, v.routes)
             table = None
             if v.extra.get("rendered_table"):
                 rendered = documents.rendered_route_config(args.attache, args.work, v.routes)

@@ -204,6 +204,20 @@ class WasmBuilds(unittest.TestCase):
         self.assertEqual(filters[0]["typed_config"]["config"]["vm_config"]["code"]["local"]["filename"], "/o2.wasm")
 
 
+class DataPlaneVariant(unittest.TestCase):
+    def test_the_configuration_string_comes_out_of_the_ecds_response(self):
+        response = {"resources": [{"typed_config": {"config": {"configuration": {
+            "@type": "type.googleapis.com/google.protobuf.StringValue", "value": '{"schemaVersion":2}'}}}}]}
+        self.assertEqual(documents.extract_configuration(response), '{"schemaVersion":2}')
+
+    def test_only_the_data_plane_build_gets_the_data_plane_document(self):
+        flagged = [v.key for v in variants.ALL if v.extra.get("data_plane")]
+        self.assertEqual(flagged, ["attache-name-s-dp"])
+        v = next(v for v in variants.ALL if v.key == "attache-name-s-dp")
+        self.assertEqual(envoy_configs.wasm_key(v), "attache-s-dp")
+        self.assertEqual(v.routes, 10)
+
+
 class FilterLoadLog(unittest.TestCase):
     def test_reads_each_load_of_the_size_asked_for_from_envoys_log(self):
         line = ('[2026-11-24 00:54:20.883][23089][info][wasm] [source/extensions/common/wasm/context.cc:1151] '

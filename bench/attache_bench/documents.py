@@ -220,3 +220,28 @@ def rendered_route_config(attache_bin: Path | None, work: Path, routes: int) -> 
                 if config:
                     return config
     raise RenderError(f"{out}: no route_config in the rendered bootstrap")
+
+
+def data_plane_text(attache_bin: Path | None, work: Path, routes: int) -> str:
+    """The filter configuration `attache render ecds` writes for the bench's manifests:
+    the data-plane encoding (schema 2), for a filter build that reads nothing else."""
+    if attache_bin is None:
+        raise RenderError("the data-plane variants need the attache CLI (--attache)")
+    try:
+        import yaml  # noqa: PLC0415
+    except ImportError as err:
+        raise RenderError(f"the data-plane variants need PyYAML (apt-get install -y python3-yaml): {err}")
+    manifests = work / f"manifests-{routes}.yaml"
+    manifests.write_text(manifests_yaml(routes))
+    out = work / f"data-plane-{routes}.yaml"
+    cmd = [str(attache_bin), "render", "ecds", "-f", str(manifests), "--gateway", policy.GATEWAY,
+           "--wasm", str(work / "unused.wasm"), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RenderError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    return extract_configuration(yaml.safe_load(out.read_text()))
+
+
+def extract_configuration(ecds_response: dict) -> str:
+    """The filter configuration string inside an ECDS DiscoveryResponse."""
+    return ecds_response["resources"][0]["typed_config"]["config"]["configuration"]["value"]

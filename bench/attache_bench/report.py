@@ -184,7 +184,8 @@ def _issue_24_lines(results: dict) -> list[str]:
         if one:
             out.append(f"  Beside it, one virtual host of 10,000 routes (the rendered table): {one[0]:.2f}x "
                        f"(rounds {one[1]:.2f}-{one[2]:.2f}x).")
-    for key, label in (("attache-name-s", "s"), ("attache-name-o2", "2"), ("attache-name-o3", "3")):
+    for key, label in (("attache-name-s", "s"), ("attache-name-o2", "2"), ("attache-name-o3", "3"),
+                       ("attache-name-s-dp", "s, reading only the data-plane encoding,")):
         r = paired_ratio(results, key, "attache-name")
         if r:
             out.append(f"- Opt-level A/B: the filter at opt-level {label} vs as shipped (by route name, 10 routes): "

@@ -41,6 +41,11 @@ ALL = [
             routes=10, extra={"wasm": "o2"}),
     Variant("attache-name-o3", "attache, by route name (10 routes), opt-level 3", "attache",
             routes=10, extra={"wasm": "o3"}),
+    # The candidate: a filter that reads only the data-plane encoding fits the budget at
+    # opt-level s (feature data-plane-only, profile wasm-s-dp), given the document
+    # `attache render ecds` writes.
+    Variant("attache-name-s-dp", "attache, by route name (10 routes), s, data-plane only", "attache",
+            routes=10, extra={"wasm": "s-dp", "data_plane": True}),
     # Design A/Bs where the project renders the Envoy config (bench/findings.md).
     Variant("attache-native-strip", "attache + native control-header strip (10 routes)", "attache",
             routes=10, extra={"native_strip": True, "trust": True}),
@@ -74,7 +79,7 @@ PROFILE = [
 QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback"]
 
 # Opt-level builds: variant build key -> Cargo profile (root Cargo.toml).
-OPT_LEVEL_PROFILES = {"s": "wasm-s", "o2": "wasm-o2", "o3": "wasm-o3"}
+OPT_LEVEL_PROFILES = {"s": "wasm-s", "o2": "wasm-o2", "o3": "wasm-o3", "s-dp": "wasm-s-dp"}
 
 
 def select(keys: list[str] | None, profile: bool = False) -> list[Variant]:
