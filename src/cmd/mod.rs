@@ -183,6 +183,7 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
 pub mod crds;
 pub mod diff;
 pub mod explain;
+pub mod load;
 pub mod package;
 pub mod render;
 pub mod resolve;
