@@ -100,7 +100,7 @@ pub fn check_match(
         compile(value).map_err(|e| {
             refuse(
                 field,
-                format!("regex {value:?} does not compile: {e}"),
+                format!("regex {value:?} does not parse: {e}"),
                 "use RE2 syntax without Unicode classes (the filter's regex engine)",
             )
         })

@@ -100,7 +100,7 @@ fn a_path_without_a_leading_slash_is_refused_naming_the_match() {
 fn a_regex_the_filter_cannot_compile_is_refused() {
     let (field, message, _) = refused("[]", "[{path: {type: RegularExpression, value: \"/a(\"}}]");
     assert_eq!(field, "spec.rules[0].matches[0].path.value");
-    assert!(message.contains("does not compile"), "{message}");
+    assert!(message.contains("does not parse"), "{message}");
     // A Unicode class: RE2 has it, the filter's engine (regex-lite) does not.
     let (field, _, _) = refused(
         "[]",
