@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use attache_core::topology::ObjectKey;
 use clap::{Parser, Subcommand};
 
-/// Exit codes: 0 success, 1 error in the input or the environment, 2 usage
-/// (clap), 3 `--strict` found policy problems.
+/// Exit codes: [`strict::EXIT_CODES`], printed under `attache --help`.
 #[derive(Debug, Parser)]
 #[command(
     name = "attache",
     version,
     about = "Resolve Gateway API policy attachment (GEP-713/GEP-2649) into per-route settings for Envoy",
-    long_about = None
+    long_about = None,
+    after_help = strict::EXIT_CODES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -187,4 +187,5 @@ pub mod package;
 pub mod render;
 pub mod resolve;
 pub mod status;
+pub mod strict;
 pub mod watch;

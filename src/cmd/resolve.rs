@@ -8,8 +8,7 @@ use attache_core::topology::ObjectKey;
 use super::{parse_key, CliError, InputArgs};
 use crate::output::{pretty_json, print_stdout, report, write_atomically};
 
-/// Exit code of `--strict` when any policy (or other input) problem was found.
-pub const STRICT_FAILURE: u8 = 3;
+pub use super::strict::STRICT_FAILURE;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\

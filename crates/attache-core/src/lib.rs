@@ -27,6 +27,7 @@ pub mod limits;
 pub(crate) mod matches;
 pub mod model;
 pub(crate) mod parse;
+pub mod reach;
 pub mod resolve;
 pub mod retries;
 pub mod schema;
