@@ -189,3 +189,4 @@ pub mod resolve;
 pub mod status;
 pub mod strict;
 pub mod watch;
+pub mod wrap;

@@ -36,6 +36,7 @@ pub mod source;
 pub mod status;
 pub mod supplier;
 pub mod topology;
+pub mod written;
 
 pub use data_plane::DataPlane;
 pub use diagnostic::{Diagnostic, Severity};
