@@ -101,6 +101,8 @@ pub enum Command {
     Watch(watch::Args),
     /// Show what a change to policies or routes does to every route.
     Diff(diff::Args),
+    /// Draw the attachment tree of one Gateway (Graphviz DOT or Mermaid).
+    Graph(graph::Args),
     /// Print the RoutePolicy and ClusterRoutePolicy CustomResourceDefinitions.
     Crds(crds::Args),
     /// Package the filter for distribution (an OCI image for Istio).
@@ -116,6 +118,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Render(command) => render::run(command),
         Command::Watch(args) => watch::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Graph(args) => graph::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Package(command) => package::run(command),
     }
@@ -183,6 +186,7 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
 pub mod crds;
 pub mod diff;
 pub mod explain;
+pub mod graph;
 pub mod package;
 pub mod render;
 pub mod resolve;
