@@ -19,7 +19,7 @@ fn graph(extra: &[&str]) -> String {
 }
 
 /// The committed picture is what the command draws today (docs/graph.md
-/// shows it; regenerate with the command in its first line).
+/// shows it; the failure message gives the command that regenerates it).
 #[test]
 fn the_shop_tree_is_the_committed_dot() {
     for (file, extra) in [

@@ -108,6 +108,10 @@ pub enum Command {
     /// Package the filter for distribution (an OCI image for Istio).
     #[command(subcommand)]
     Package(package::Command),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completion(completion::CompletionArgs),
+    /// Print the man page, or write one per command with --out-dir.
+    Man(completion::ManArgs),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -121,6 +125,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Graph(args) => graph::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Package(command) => package::run(command),
+        Command::Completion(args) => completion::completion(args),
+        Command::Man(args) => completion::man(args),
     }
 }
 
@@ -183,6 +189,7 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
     }
 }
 
+pub mod completion;
 pub mod crds;
 pub mod diff;
 pub mod explain;
