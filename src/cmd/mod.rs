@@ -67,12 +67,25 @@ impl LimitArgs {
 }
 
 impl InputArgs {
-    /// Reads every input within the limits these flags set.
+    /// Reads every input within the limits these flags set. Input with no
+    /// document at all is an error of its own, not "no Gateway".
     pub fn read(
         &self,
         limits: crate::input::ReadLimits,
     ) -> Result<Vec<attache_core::source::SourceDoc>, CliError> {
-        self.limits.read(&self.files, limits)
+        let docs = self.limits.read(&self.files, limits)?;
+        if docs.is_empty() {
+            let paths: Vec<String> = self
+                .files
+                .iter()
+                .map(|p| match p.to_str() {
+                    Some("-") => "standard input".to_string(),
+                    _ => p.display().to_string(),
+                })
+                .collect();
+            return Err(CliError::EmptyInput(paths.join(", ")));
+        }
+        Ok(docs)
     }
 
     /// Parses what [`InputArgs::read`] read, with the resolver's limits set.
@@ -137,6 +150,8 @@ pub enum CliError {
     Input(#[from] crate::input::InputError),
     #[error("{0}")]
     Usage(String),
+    #[error("the input is empty: no YAML or JSON document in {0}\n  hint: -f takes .yaml, .yml and .json files, directories of them (read recursively), or '-' for standard input")]
+    EmptyInput(String),
     #[error("{path}: cannot write: {source}")]
     Write {
         path: String,

@@ -26,6 +26,7 @@ pub(crate) mod hostname;
 pub mod limits;
 pub(crate) mod matches;
 pub mod model;
+pub mod near_miss;
 pub(crate) mod parse;
 pub mod reach;
 pub mod resolve;
