@@ -180,6 +180,42 @@ pub enum CliError {
     },
 }
 
+impl CliError {
+    /// `--route` (with `--rule`, `--listener`) named no entry of the
+    /// resolved Gateway: say which entries there are.
+    pub fn no_such_entry(
+        route: &ObjectKey,
+        rule: Option<&str>,
+        listener: Option<&str>,
+        gateway: &ObjectKey,
+        resolved: &attache_core::Resolved,
+    ) -> Self {
+        let mut wanted = format!("HTTPRoute {route}");
+        if let Some(rule) = rule {
+            wanted.push_str(&format!(" rule {rule}"));
+        }
+        if let Some(listener) = listener {
+            wanted.push_str(&format!(" on listener {listener}"));
+        }
+        let names: Vec<&str> = resolved
+            .resolution
+            .document
+            .routes
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        CliError::NoSuchEntry {
+            wanted,
+            gateway: gateway.to_string(),
+            available: if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            },
+        }
+    }
+}
+
 /// A Gateway that cannot be resolved, with what to do about it.
 fn gateway_message(err: &attache_core::ResolveError) -> String {
     match err {

@@ -1,7 +1,6 @@
 //! `attache explain`: why every effective field of a route rule has its
 //! value, and which contributions lost.
 
-use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use attache_core::explain::Explanation;
@@ -61,7 +60,6 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     let problems = report(&inputs, &resolved.diagnostics);
-    let route = args.route.to_string();
     let explained = attache_core::explain_route(&inputs, &gateway, &args.route)?;
     let chosen: Vec<&Explanation> = explained
         .iter()
@@ -69,29 +67,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .filter(|e| args.listener.as_ref().is_none_or(|l| *l == e.listener))
         .collect();
     if chosen.is_empty() {
-        let mut wanted = format!("HTTPRoute {route}");
-        if let Some(rule) = &args.rule {
-            let _ = write!(wanted, " rule {rule}");
-        }
-        if let Some(listener) = &args.listener {
-            let _ = write!(wanted, " on listener {listener}");
-        }
-        let names: Vec<&str> = resolved
-            .resolution
-            .document
-            .routes
-            .iter()
-            .map(|e| e.name.as_str())
-            .collect();
-        return Err(CliError::NoSuchEntry {
-            wanted,
-            gateway: gateway.to_string(),
-            available: if names.is_empty() {
-                "none".into()
-            } else {
-                names.join(", ")
-            },
-        });
+        return Err(CliError::no_such_entry(
+            &args.route,
+            args.rule.as_deref(),
+            args.listener.as_deref(),
+            &gateway,
+            &resolved,
+        ));
     }
     let text = match args.output {
         Format::Json => pretty_json(&chosen)?,

@@ -106,15 +106,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         );
     }
     if let (Some(route), true) = (&args.route, explained.is_empty()) {
-        let mut wanted = format!("HTTPRoute {route}");
-        if let Some(rule) = &args.rule {
-            wanted.push_str(&format!(" rule {rule}"));
-        }
-        return Err(CliError::NoSuchEntry {
-            wanted,
-            gateway: gateway.to_string(),
-            available: entry_names(&resolved),
-        });
+        return Err(CliError::no_such_entry(
+            route,
+            args.rule.as_deref(),
+            None,
+            &gateway,
+            &resolved,
+        ));
     }
     let graph = build(&inputs, &gateway, &explained, args.route.is_some());
     let text = match args.output {
@@ -123,21 +121,6 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn entry_names(resolved: &attache_core::Resolved) -> String {
-    let names: Vec<&str> = resolved
-        .resolution
-        .document
-        .routes
-        .iter()
-        .map(|e| e.name.as_str())
-        .collect();
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
-    }
 }
 
 /// The key of a level node: the target it stands for, as the resolver names it.
