@@ -456,7 +456,7 @@ fn json_values_are_typed_as_the_api_writes_them() {
     };
     let (code, out) = diff(&new, &["-o", "json"]);
     assert_eq!(code, 0);
-    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let json = assert_valid(&out);
     let fields: Vec<&serde_json::Value> = json["entriesChanged"]
         .as_array()
         .unwrap()
