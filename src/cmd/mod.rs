@@ -167,6 +167,9 @@ pub enum CliError {
     InvalidInput(usize),
     #[error("{0}\n  hint: {1}")]
     Git(String, &'static str),
+    /// `--strict` found problems: exit 3 (`strict::STRICT_FAILURE`).
+    #[error("--strict: {0}")]
+    Strict(String),
     /// Standard output was closed by its reader; not reported, exit 0.
     #[error("standard output was closed")]
     ClosedPipe,

@@ -8,8 +8,6 @@ use attache_core::topology::ObjectKey;
 use super::{parse_key, CliError, InputArgs};
 use crate::output::{pretty_json, print_stdout, report, write_atomically};
 
-pub use super::strict::STRICT_FAILURE;
-
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
@@ -29,10 +27,8 @@ pub struct Args {
     /// Write the document to FILE (atomically: temp file + rename) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Fail (exit 3) when any policy or object is invalid, targets nothing
-    /// that exists, or draws a warning.
-    #[arg(long)]
-    pub strict: bool,
+    #[command(flatten)]
+    pub strict: super::strict::Strict,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -40,10 +36,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     let problems = report(&inputs, &resolved.diagnostics);
-    if args.strict && problems > 0 {
-        eprintln!("error: --strict: {problems} problem(s) above; nothing written");
-        return Ok(ExitCode::from(STRICT_FAILURE));
-    }
+    args.strict.check(problems, 0, "")?;
     let json = pretty_json(&resolved.resolution.document)?;
     match &args.output {
         Some(path) => write_atomically(path, json.as_bytes())?,

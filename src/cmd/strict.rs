@@ -1,8 +1,6 @@
 //! `--strict` and the exit codes every subcommand shares: one definition,
 //! printed in `attache --help` and the README.
 
-use std::process::ExitCode;
-
 /// The exit codes, as `attache --help` and the README list them.
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -28,12 +26,13 @@ pub struct Strict {
 }
 
 impl Strict {
-    /// Whether the command must stop: `--strict` and `problems` (errors and
-    /// warnings already printed) or `more` (the command's own findings,
-    /// described by `what`). Prints the one `error:` line that says why.
-    pub fn fails(self, problems: usize, more: usize, what: &str) -> bool {
+    /// Under `--strict`, `problems` (errors and warnings already printed)
+    /// or `more` (the command's own findings, described by `what`) end the
+    /// command with [`CliError::Strict`](super::CliError::Strict): exit 3,
+    /// one `error:` line saying why.
+    pub fn check(self, problems: usize, more: usize, what: &str) -> Result<(), super::CliError> {
         if !self.strict || problems + more == 0 {
-            return false;
+            return Ok(());
         }
         let mut why = Vec::new();
         if problems > 0 {
@@ -42,17 +41,6 @@ impl Strict {
         if more > 0 {
             why.push(what.to_string());
         }
-        eprintln!("error: --strict: {}", why.join("; "));
-        true
-    }
-
-    /// [`Strict::fails`] as the command's exit code, for a command whose
-    /// output is already written.
-    pub fn verdict(self, problems: usize, what: &str, more: usize) -> ExitCode {
-        if self.fails(problems, more, what) {
-            ExitCode::from(STRICT_FAILURE)
-        } else {
-            ExitCode::SUCCESS
-        }
+        Err(super::CliError::Strict(why.join("; ")))
     }
 }

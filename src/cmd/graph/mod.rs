@@ -67,9 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
     let resolved = attache_core::resolve(&inputs, &gateway)?;
     let problems = report(&inputs, &resolved.diagnostics);
-    if args.strict.fails(problems, 0, "") {
-        return Ok(ExitCode::from(super::strict::STRICT_FAILURE));
-    }
+    args.strict.check(problems, 0, "nothing drawn")?;
     let mut routes: Vec<ObjectKey> = Vec::new();
     for e in &resolved.resolution.document.routes {
         let key = ObjectKey {

@@ -111,9 +111,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     print_stdout(&text)?;
     let not_accepted = chosen.iter().filter(|p| !table::accepted(p)).count();
-    Ok(args.strict.verdict(
+    args.strict.check(
         problems,
-        &format!("{not_accepted} of the policies shown are not Accepted"),
         not_accepted,
-    ))
+        &format!("{not_accepted} of the policies shown are not Accepted"),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
