@@ -96,3 +96,41 @@ fn a_near_miss_group_or_kind_says_did_you_mean_and_fails_strict() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `attache --help` prints the exit codes, and the README's table has the
+/// same codes with the same meanings (backquotes aside).
+#[test]
+fn help_and_readme_list_the_same_exit_codes() {
+    let help = text(&support::attache_ok(&["--help"]).stdout);
+    let table = help.split("Exit codes:\n").nth(1).unwrap();
+    let mut codes: Vec<(String, String)> = Vec::new();
+    for line in table.lines() {
+        let trimmed = line.trim_start();
+        match trimmed.split_once("  ") {
+            Some((code, meaning)) if code.chars().all(|c| c.is_ascii_digit()) => {
+                codes.push((code.to_string(), meaning.trim().to_string()));
+            }
+            _ => {
+                if let Some(last) = codes.last_mut() {
+                    last.1.push(' ');
+                    last.1.push_str(trimmed);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        codes.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>(),
+        ["0", "1", "2", "3", "4"]
+    );
+    let readme = std::fs::read_to_string(support::workspace().join("README.md")).unwrap();
+    for (code, meaning) in codes {
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| {code} |")))
+            .unwrap_or_else(|| panic!("README has no row for exit code {code}"));
+        assert_eq!(
+            row.replace('`', ""),
+            format!("| {code} | {} |", meaning.replace('`', ""))
+        );
+    }
+}
