@@ -43,6 +43,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--profile", action="store_true",
                    help="cost of each host call: probe filters between the empty Wasm and attache")
     p.add_argument("--probe-wasm", type=Path, help="the probe filter (needed by --profile)")
+    p.add_argument("--empty-raw-wasm", type=Path, help="the empty filter with minimal raw exports")
+    p.add_argument("--attache-wasm-build", action="append", default=[], metavar="BUILD=PATH",
+                   help="another build of the filter (e.g. o3=.../wasm-o3/attache_filter.wasm)")
     p.add_argument("--out-md", type=Path)
     p.add_argument("--out-json", type=Path)
     p.add_argument("--command", default="", help="the command line to record in the report")
@@ -74,6 +77,15 @@ def main() -> int:
         wasm["probe"] = args.probe_wasm.resolve()
     if args.attache_wasm is not None:
         wasm["attache"] = args.attache_wasm.resolve()
+    if args.empty_raw_wasm is not None:
+        wasm["empty-raw"] = args.empty_raw_wasm.resolve()
+    for spec in args.attache_wasm_build:
+        build, _, path = spec.partition("=")
+        wasm[f"attache-{build}"] = Path(path).resolve()
+    missing = {v.key: f"{envoy_configs.wasm_key(v)}.wasm is not built" for v in chosen
+               if v.extra.get("wasm") and not wasm.get(envoy_configs.wasm_key(v), Path("/nonexistent")).exists()}
+    skipped.update(missing)
+    chosen = [v for v in chosen if v.key not in missing]
 
     source = documents.DocumentSource(args.attache, args.work)
     sizes = sorted({v.routes for v in chosen if v.kind == "attache"})
@@ -93,10 +105,14 @@ def main() -> int:
             text = doc_text.get(v.routes)
             if v.kind == "attache" and v.extra:
                 text = json.dumps(documents.for_variant(docs[v.routes], v.extra))
+            if v.extra.get("data_plane"):
+                text = documents.data_plane_text(args.attache, args.work, v.routes)
             table = None
             if v.extra.get("rendered_table"):
                 rendered = documents.rendered_route_config(args.attache, args.work, v.routes)
                 table = envoy_configs.rendered_route_config(v, rendered)
+            elif v.extra.get("istio_table"):
+                table = envoy_configs.istio_route_config(v, v.extra["istio_table"])
             cfg = envoy_configs.bootstrap(v, FIRST_PORT + i, FIRST_ADMIN + i, UPSTREAM_PORT, wasm, text,
                                           route_config=table)
             path = envoy_configs.write(args.work / f"{v.key}.json", cfg)

@@ -36,7 +36,19 @@ if [[ ! -x $envoy ]]; then
     echo "bench: no Envoy at $envoy; run scripts/setup.sh or set ENVOY_BIN" >&2
     exit 1
 fi
-cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe >&2
+cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe --example raw_empty >&2
+# The filter at other opt-levels, for the opt-level A/B (Cargo profiles wasm-s/o2/o3;
+# variants attache-name-s/o2/o3), built as scripts/setup.sh builds the shipped one:
+# `cargo rustc --crate-type cdylib`, without which Cargo skips LTO (the crate is also an rlib).
+builds=()
+for build in s o2 o3 s-dp; do
+    features=()
+    # s-dp: opt-level s without the schema-1 parse (variant attache-name-s-dp).
+    [[ $build == s-dp ]] && features=(--features data-plane-only)
+    cargo rustc --profile "wasm-$build" --target wasm32-wasip1 -p attache-filter "${features[@]}" \
+        --crate-type cdylib >&2
+    builds+=(--attache-wasm-build "$build=$target_dir/wasm32-wasip1/wasm-$build/attache_filter.wasm")
+done
 
 wasm_dir=$target_dir/wasm32-wasip1/release
 mode=full
@@ -63,6 +75,8 @@ exec python3 bench/bench.py \
     --envoy "$envoy" \
     --empty-wasm "$wasm_dir/bench_empty_filter.wasm" \
     --probe-wasm "$wasm_dir/examples/probe.wasm" \
+    --empty-raw-wasm "$wasm_dir/examples/raw_empty.wasm" \
+    "${builds[@]}" \
     --attache-wasm "$wasm_dir/attache_filter.wasm" \
     --attache "$target_dir/release/attache" \
     --work "$work" \

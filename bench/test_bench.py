@@ -162,6 +162,62 @@ class RenderedTable(unittest.TestCase):
         self.assertEqual(hcm["route_config"], table)
 
 
+class IstioLayout(unittest.TestCase):
+    def variant(self, kind):
+        return next(v for v in variants.ALL if v.key == f"{kind}-istio-10k")
+
+    def test_ten_thousand_routes_over_a_thousand_named_virtual_hosts(self):
+        config = envoy_configs.istio_route_config(self.variant("attache"), 1000)
+        vhosts = config["virtual_hosts"]
+        self.assertEqual(len(vhosts), 1000)
+        self.assertTrue(all(len(v["routes"]) == 10 for v in vhosts))
+        self.assertTrue(all(v["name"] == f"{v['domains'][0]}:80" for v in vhosts))
+        self.assertEqual(len({v["name"] for v in vhosts}), 1000)
+        names = [r["name"] for v in vhosts for r in v["routes"]]
+        self.assertEqual(names, [policy.entry_name(i) for i in range(10_000)])
+
+    def test_the_loads_host_is_the_virtual_host_of_the_target_route(self):
+        last = envoy_configs.istio_route_config(self.variant("attache"), 1000)["virtual_hosts"][-1]
+        self.assertIn(policy.HOSTNAME, last["domains"])
+        target = policy.target_index(10_000)
+        route = next(r for r in last["routes"] if r["name"] == policy.entry_name(target))
+        self.assertTrue(policy.request_path(10_000).startswith(route["match"]["prefix"]))
+
+    def test_only_native_carries_the_policy(self):
+        for kind, has_policy in (("native", True), ("attache", False)):
+            config = envoy_configs.istio_route_config(self.variant(kind), 1000)
+            routes = [r for v in config["virtual_hosts"] for r in v["routes"]]
+            self.assertTrue(all(("retry_policy" in r["route"]) == has_policy for r in routes), kind)
+
+
+class WasmBuilds(unittest.TestCase):
+    def test_each_variant_loads_its_own_build(self):
+        keys = {v.key: envoy_configs.wasm_key(v) for v in variants.ALL if v.kind in ("attache", "empty-wasm")}
+        self.assertEqual(keys["empty-wasm"], "empty")
+        self.assertEqual(keys["empty-wasm-raw"], "empty-raw")
+        self.assertEqual(keys["attache-name"], "attache")
+        self.assertEqual(keys["attache-name-o3"], "attache-o3")
+        self.assertEqual({k for k in keys.values() if k.startswith("attache-")},
+                         {f"attache-{b}" for b in variants.OPT_LEVEL_PROFILES})
+        v = next(v for v in variants.ALL if v.key == "attache-name-o2")
+        filters = envoy_configs.http_filters(v, {"attache": Path("/a.wasm"), "attache-o2": Path("/o2.wasm")}, "{}")
+        self.assertEqual(filters[0]["typed_config"]["config"]["vm_config"]["code"]["local"]["filename"], "/o2.wasm")
+
+
+class DataPlaneVariant(unittest.TestCase):
+    def test_the_configuration_string_comes_out_of_the_ecds_response(self):
+        response = {"resources": [{"typed_config": {"config": {"configuration": {
+            "@type": "type.googleapis.com/google.protobuf.StringValue", "value": '{"schemaVersion":2}'}}}}]}
+        self.assertEqual(documents.extract_configuration(response), '{"schemaVersion":2}')
+
+    def test_only_the_data_plane_build_gets_the_data_plane_document(self):
+        flagged = [v.key for v in variants.ALL if v.extra.get("data_plane")]
+        self.assertEqual(flagged, ["attache-name-s-dp"])
+        v = next(v for v in variants.ALL if v.key == "attache-name-s-dp")
+        self.assertEqual(envoy_configs.wasm_key(v), "attache-s-dp")
+        self.assertEqual(v.routes, 10)
+
+
 class FilterLoadLog(unittest.TestCase):
     def test_reads_each_load_of_the_size_asked_for_from_envoys_log(self):
         line = ('[2026-11-24 00:54:20.883][23089][info][wasm] [source/extensions/common/wasm/context.cc:1151] '
@@ -208,6 +264,22 @@ class Report(unittest.TestCase):
                                 "attache-name": variant("a", 110.0)}}
         row = next(line for line in report.table(results).splitlines() if line.startswith("| a |"))
         self.assertIn("| 2.20x | 1.10x | 1.38x | 0.88x |", row)
+
+    def test_issue_24_targets_pair_each_variant_with_its_own_reference(self):
+        def variant(*sched):
+            return {"rounds": [{"sched_us_per_req": s} for s in sched]}
+        results = {"variants": {
+            "native-istio-10k": variant(100.0, 100.0, 100.0), "attache-istio-10k": variant(110.0, 120.0, 130.0),
+            "native-rendered-10k": variant(100.0, 100.0, 100.0),
+            "attache-rendered-10k": variant(150.0, 150.0, 150.0),
+            "attache-name": variant(100.0, 100.0, 100.0), "attache-name-o3": variant(90.0, 95.0, 100.0),
+            "empty-wasm": variant(50.0, 60.0, 70.0), "empty-wasm-raw": variant(45.0, 50.0, 70.0)}}
+        lines = "\n".join(report._issue_24_lines(results))
+        self.assertIn("same shape, CPU per request: 1.20x (rounds 1.10-1.30x); target <= 1.15x: **not met**", lines)
+        self.assertIn("one virtual host of 10,000 routes (the rendered table): 1.50x", lines)
+        self.assertIn("opt-level 3 vs as shipped (by route name, 10 routes): 0.95x (rounds 0.90-1.00x)", lines)
+        self.assertIn("5.0 µs per request saved", lines)
+        self.assertNotIn("opt-level s", lines, "a variant that did not run has no line")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,10 @@ else
   say "rustfmt is not installed: skipping the format check (rustup component add rustfmt)"
 fi
 
+say "layers point down (scripts/layers.py)"
+python3 "$ROOT/scripts/layers.py" --self-test
+python3 "$ROOT/scripts/layers.py"
+
 if cargo clippy --version >/dev/null 2>&1; then
   say "cargo clippy"
   cargo clippy --workspace --all-targets --features attache/e2e -- -D warnings

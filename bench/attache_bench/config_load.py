@@ -184,8 +184,7 @@ def rendered_configuration(ecds_file: Path) -> str:
     import yaml  # PyYAML: run.sh names it; only the rendered series need it.
 
     with open(ecds_file) as handle:
-        response = yaml.safe_load(handle)
-    return response["resources"][0]["typed_config"]["config"]["configuration"]["value"]
+        return documents.extract_configuration(yaml.safe_load(handle))
 
 
 def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int,

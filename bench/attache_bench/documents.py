@@ -188,35 +188,50 @@ def for_variant(document: dict, extra: dict) -> dict:
 
 
 class RenderError(Exception):
-    """`attache render envoy` could not produce the route table a variant needs."""
+    """`attache render` could not produce what a variant needs."""
+
+
+def _render(attache_bin: Path | None, work: Path, routes: int, what: str, args: list[str]) -> dict:
+    """`attache render <args>` on the bench's manifests for `routes` routes, its YAML
+    output read back. PyYAML is the only non-stdlib module the bench uses, and only for
+    the variants that need the generator's output (`what` names them in errors)."""
+    if attache_bin is None:
+        raise RenderError(f"the {what} variants need the attache CLI (--attache)")
+    try:
+        import yaml  # noqa: PLC0415
+    except ImportError as err:
+        raise RenderError(f"the {what} variants need PyYAML (apt-get install -y python3-yaml): {err}")
+    manifests = work / f"manifests-{routes}.yaml"
+    manifests.write_text(manifests_yaml(routes))
+    out = work / f"{args[0]}-{routes}.yaml"
+    cmd = [str(attache_bin), "render", *args, "-f", str(manifests), "--gateway", policy.GATEWAY,
+           "--wasm", str(work / "unused.wasm"), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RenderError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
+    return yaml.safe_load(out.read_text())
 
 
 def rendered_route_config(attache_bin: Path | None, work: Path, routes: int) -> dict:
     """The HCM route_config of `attache render envoy` for the bench's manifests: the
-    route table a real gateway of `routes` routes gets from the project.
-
-    The bootstrap is YAML; PyYAML reads it (the only non-stdlib module the bench uses,
-    and only for these variants)."""
-    if attache_bin is None:
-        raise RenderError("the rendered-table variants need the attache CLI (--attache)")
-    try:
-        import yaml  # noqa: PLC0415
-    except ImportError as err:
-        raise RenderError(f"the rendered-table variants need PyYAML (apt-get install -y python3-yaml): {err}")
-    manifests = work / f"manifests-{routes}.yaml"
-    manifests.write_text(manifests_yaml(routes))
-    out = work / f"rendered-{routes}.yaml"
-    cmd = [str(attache_bin), "render", "envoy", "-f", str(manifests), "--gateway", policy.GATEWAY,
-           "--ecds", str(work / "unused-ecds.yaml"), "--wasm", str(work / "unused.wasm"),
-           "--backend", "*=127.0.0.1:9", "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RenderError(f"{' '.join(cmd)}: {proc.stderr.strip()}")
-    bootstrap = yaml.safe_load(out.read_text())
+    route table a real gateway of `routes` routes gets from the project."""
+    bootstrap = _render(attache_bin, work, routes, "rendered-table",
+                        ["envoy", "--ecds", str(work / "unused-ecds.yaml"), "--backend", "*=127.0.0.1:9"])
     for listener in bootstrap["static_resources"]["listeners"]:
         for chain in listener["filter_chains"]:
             for f in chain["filters"]:
                 config = f.get("typed_config", {}).get("route_config")
                 if config:
                     return config
-    raise RenderError(f"{out}: no route_config in the rendered bootstrap")
+    raise RenderError(f"no route_config in the bootstrap `attache render envoy` wrote for {routes} routes")
+
+
+def data_plane_text(attache_bin: Path | None, work: Path, routes: int) -> str:
+    """The filter configuration `attache render ecds` writes for the bench's manifests:
+    the data-plane encoding (schema 2), for a filter build that reads nothing else."""
+    return extract_configuration(_render(attache_bin, work, routes, "data-plane", ["ecds"]))
+
+
+def extract_configuration(ecds_response: dict) -> str:
+    """The filter configuration string inside an ECDS DiscoveryResponse."""
+    return ecds_response["resources"][0]["typed_config"]["config"]["configuration"]["value"]

@@ -194,14 +194,22 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
         }]
     if variant.kind == "empty-wasm":
         return [{"name": "envoy.filters.http.wasm",
-                 "typed_config": wasm_filter_config("bench_empty", wasm["empty"], "")}]
+                 "typed_config": wasm_filter_config("bench_empty", wasm[wasm_key(variant)], "")}]
     if variant.kind == "probe":
         return [{"name": "envoy.filters.http.wasm",
                  "typed_config": wasm_filter_config("bench_probe", wasm["probe"], variant.extra["steps"])}]
     if variant.kind == "attache":
         return [{"name": "envoy.filters.http.wasm",
-                 "typed_config": wasm_filter_config("attache", wasm["attache"], document or "")}]
+                 "typed_config": wasm_filter_config("attache", wasm[wasm_key(variant)], document or "")}]
     return []
+
+
+def wasm_key(variant: Variant) -> str:
+    """Which built .wasm a variant loads: `empty` or `attache`, or another build of it
+    (`extra["wasm"]`: the raw-exports empty filter, the filter at another opt-level)."""
+    base = "empty" if variant.kind == "empty-wasm" else variant.kind
+    build = variant.extra.get("wasm")
+    return f"{base}-{build}" if build else base
 
 
 def route(variant: Variant) -> dict:
@@ -230,6 +238,26 @@ def rendered_route_config(variant: Variant, rendered: dict) -> dict:
             entry["route"]["cluster"] = "upstream"
             _with_policy(variant, entry)
     return config
+
+
+def istio_route_config(variant: Variant, hosts: int) -> dict:
+    """Istio's layout of a gateway's route table: one virtual host per (hostname, port),
+    named `<host>:<port>` with the domains Istio gives it, the routes spread evenly over
+    them. The load's hostname is the last virtual host, which holds the target route
+    (the last one), so a re-match looks up one virtual host by domain and scans its
+    routes only. Envoy route names are the document's entry names (lookup by name)."""
+    per_host = max(1, variant.routes // hosts)
+    vhosts = []
+    for h in range(hosts):
+        host = policy.HOSTNAME if h == hosts - 1 else f"svc-host-{h:04d}.example.com"
+        routes = []
+        for i in range(h * per_host, min(variant.routes, (h + 1) * per_host)):
+            entry = {"name": policy.entry_name(i),
+                     "match": {"prefix": policy.path_prefix(i)},
+                     "route": {"cluster": "upstream"}}
+            routes.append(_with_policy(variant, entry))
+        vhosts.append({"name": f"{host}:80", "domains": [host, f"{host}:*"], "routes": routes})
+    return {"name": "http.80", "virtual_hosts": vhosts}
 
 
 # Every router control header the filter strips (crates/attache-filter/src/control.rs).

@@ -248,6 +248,7 @@ pub mod crds;
 pub mod diff;
 pub mod explain;
 pub mod graph;
+pub mod load;
 pub mod package;
 pub mod render;
 pub mod resolve;

@@ -11,6 +11,7 @@ use crate::harness::backend::unique_key;
 use crate::harness::client;
 use crate::harness::stack::Stack;
 use crate::hot_reload::{replace_configuration, CONFIG_FAIL};
+use crate::internal_clients::CONTROL_HEADERS;
 use crate::timeouts::{basics, SLACK};
 
 const REFUSED_WITHIN: Duration = Duration::from_secs(15);
@@ -184,23 +185,7 @@ fn client_router_control_headers_are_not_acted_on() {
 #[test]
 fn no_client_control_header_reaches_the_backend() {
     let stack = Stack::start(&basics());
-    let names = [
-        "x-envoy-max-retries",
-        "x-envoy-retry-on",
-        "x-envoy-retry-grpc-on",
-        "x-envoy-retriable-status-codes",
-        "x-envoy-retriable-header-names",
-        "x-envoy-upstream-rq-timeout-ms",
-        "x-envoy-upstream-rq-per-try-timeout-ms",
-        "x-envoy-expected-rq-timeout-ms",
-        "x-envoy-upstream-stream-duration-ms",
-        "x-envoy-upstream-rq-timeout-alt-response",
-        "x-envoy-hedge-on-per-try-timeout",
-        "x-envoy-upstream-alt-stat-name",
-        "x-envoy-original-dst-host",
-        "x-envoy-force-trace",
-        "x-envoy-decorator-operation",
-    ];
+    let names = CONTROL_HEADERS;
     let sent: Vec<(&str, &str)> = names.iter().map(|n| (*n, "777")).collect();
     let reply = stack.get("/plain", &sent);
     assert_eq!(reply.status, 200, "{}", reply.body);

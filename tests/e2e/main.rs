@@ -19,6 +19,7 @@ mod example;
 mod headers;
 mod hostile;
 mod hot_reload;
+mod internal_clients;
 mod istio;
 mod matching;
 mod precedence;

@@ -174,13 +174,13 @@ impl DataPlaneDocument {
                     .settings(&self.strings)?,
             };
             for route in &group.routes {
-                let mut parts = route.name.splitn(4, '/').map(str::to_string);
+                let parts = crate::EntryName::split(&route.name);
                 routes.push(RouteEntry {
                     name: route.name.clone(),
-                    listener: parts.next().unwrap_or_default(),
-                    route_namespace: parts.next().unwrap_or_default(),
-                    route_name: parts.next().unwrap_or_default(),
-                    rule: parts.next().unwrap_or_default(),
+                    listener: parts.listener.to_string(),
+                    route_namespace: parts.namespace.to_string(),
+                    route_name: parts.route.to_string(),
+                    rule: parts.rule.to_string(),
                     hostnames: group.hostnames.clone(),
                     matches: route.matches.clone(),
                     ..settings.clone()

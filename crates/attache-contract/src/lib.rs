@@ -15,10 +15,12 @@
 #![forbid(unsafe_code)]
 
 pub mod data_plane;
+pub mod entry_name;
 pub mod precedence;
 pub mod safety;
 
 pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
+pub use entry_name::EntryName;
 
 use serde::{Deserialize, Serialize};
 
@@ -223,7 +225,13 @@ pub struct QueryParamMatch {
 
 /// `<listener>/<route namespace>/<route name>/<rule>`.
 pub fn route_entry_name(listener: &str, namespace: &str, route: &str, rule: &str) -> String {
-    format!("{listener}/{namespace}/{route}/{rule}")
+    EntryName {
+        listener,
+        namespace,
+        route,
+        rule,
+    }
+    .to_string()
 }
 
 /// The name istiod gives the Envoy route of the rule an entry name
@@ -236,17 +244,7 @@ pub fn route_entry_name(listener: &str, namespace: &str, route: &str, rule: &str
 /// is taken for an index: a rule named `3` is then not found by this name
 /// and its requests take fallback matching, with the same result.
 pub fn istio_route_name(entry_name: &str) -> Option<String> {
-    let mut parts = entry_name.splitn(4, '/');
-    let (_listener, namespace, route, rule) =
-        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    if rule.is_empty() {
-        return None;
-    }
-    if rule.bytes().all(|b| b.is_ascii_digit()) {
-        Some(format!("{namespace}.{route}.{rule}"))
-    } else {
-        Some(rule.to_string())
-    }
+    EntryName::split(entry_name).istio_route_name()
 }
 
 /// A list read to its exact length. serde grows a list of unknown length

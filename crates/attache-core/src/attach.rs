@@ -15,12 +15,13 @@ pub use crate::limits::Limits;
 
 use crate::contract::HttpRouteMatch;
 use crate::diagnostic::Diagnostic;
+use crate::error::ResolveError;
 use crate::hostname::intersect_lists;
 use crate::matches::intersect_all;
+use crate::model::kinds::HTTP_ROUTE;
 use crate::model::route::GATEWAY_GROUP;
+use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, NamespaceFrom, Rule};
-use crate::parse::Inputs;
-use crate::resolve::ResolveError;
 use crate::topology::ObjectKey;
 
 /// One rule served on one listener, with the delegation chain that led to it.
@@ -50,12 +51,13 @@ impl<'a> Attachment<'a> {
 
     pub fn entry_name(&self) -> String {
         match self.leaf() {
-            Some((route, rule)) => crate::contract::route_entry_name(
-                &self.listener.name,
-                &route.key.namespace,
-                &route.key.name,
-                &rule.label(),
-            ),
+            Some((route, rule)) => crate::contract::EntryName {
+                listener: &self.listener.name,
+                namespace: &route.key.namespace,
+                route: &route.key.name,
+                rule: &rule.label(),
+            }
+            .to_string(),
             None => String::new(),
         }
     }
@@ -196,10 +198,8 @@ fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &Htt
         NamespaceFrom::Selector(sel) => sel.matches(&inputs.namespace_labels(ns)),
     };
     let kind_ok = match &listener.allowed.kinds {
-        Some(kinds) => kinds
-            .iter()
-            .any(|(g, k)| g == GATEWAY_GROUP && k == "HTTPRoute"),
-        None => matches!(listener.protocol.as_str(), "HTTP" | "HTTPS"),
+        Some(kinds) => kinds.iter().any(|(g, k)| HTTP_ROUTE.is(g, k)),
+        None => HTTP_ROUTE.protocols.contains(&listener.protocol.as_str()),
     };
     ns_ok && kind_ok
 }
@@ -374,7 +374,7 @@ fn accepts_parent(child: &HttpRoute, parent: &HttpRoute) -> bool {
     let mut route_refs = child
         .parent_refs
         .iter()
-        .filter(|p| p.group == GATEWAY_GROUP && p.kind == "HTTPRoute")
+        .filter(|p| HTTP_ROUTE.is(&p.group, &p.kind))
         .peekable();
     route_refs.peek().is_none()
         || route_refs.any(|p| p.namespace == parent.key.namespace && p.name == parent.key.name)

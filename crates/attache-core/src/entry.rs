@@ -5,9 +5,10 @@
 //! document, so no value can be lost on the way to the filter.
 
 use crate::attach::Attachment;
-use crate::contract::{Header, HeaderChanges, Retry, RouteEntry, Timeouts};
+use crate::contract::{Retry, RouteEntry, Timeouts};
 use crate::data_plane::DataPlane;
-use crate::field::{Direction, FieldKey, FieldValue};
+use crate::field::document::Settings;
+use crate::field::FieldKey;
 use crate::fold::Folded;
 use crate::supplier::Supplier;
 
@@ -76,96 +77,5 @@ pub(crate) fn to_entry(
         request_headers: (!settings.request.is_empty()).then_some(settings.request),
         response_headers: (!settings.response.is_empty()).then_some(settings.response),
         sources,
-    }
-}
-
-/// The header changes of a field map (a backendRef's own filters), request
-/// then response; None where a direction has none.
-pub(crate) fn header_changes(
-    fields: &crate::field::FieldMap,
-) -> (Option<HeaderChanges>, Option<HeaderChanges>) {
-    let mut settings = Settings::default();
-    for (key, value) in fields {
-        settings.carry(key, value);
-    }
-    let some = |c: HeaderChanges| (!c.is_empty()).then_some(c);
-    (some(settings.request), some(settings.response))
-}
-
-/// The entry's settings, filled field by field.
-#[derive(Default)]
-struct Settings {
-    timeouts: Timeouts,
-    retry: Retry,
-    request: HeaderChanges,
-    response: HeaderChanges,
-}
-
-impl Settings {
-    /// Carries one folded field. Every key is named here (no `_` arm), and
-    /// a value of another type than its key's is impossible after
-    /// validation (`settings.rs` makes each key with its one type).
-    fn carry(&mut self, key: &FieldKey, value: &FieldValue) {
-        match key {
-            FieldKey::RequestTimeout => self.timeouts.request_ms = millis(value),
-            FieldKey::BackendRequestTimeout => self.timeouts.backend_request_ms = millis(value),
-            FieldKey::RetryAttempts => {
-                self.retry.attempts = match value {
-                    FieldValue::Count(n) => Some(*n),
-                    _ => None,
-                }
-            }
-            FieldKey::RetryCodes => {
-                self.retry.codes = match value {
-                    FieldValue::Codes(c) => Some(c.clone()),
-                    _ => None,
-                }
-            }
-            FieldKey::RetryBackoff => self.retry.backoff_ms = millis(value),
-            FieldKey::RetryOn => self.retry.retry_on = words(value),
-            FieldKey::HeaderSet(dir, name) => {
-                if let FieldValue::Text(v) = value {
-                    self.headers(*dir).set.push(header(name, v));
-                }
-            }
-            FieldKey::HeaderAdd(dir, name) => {
-                if let FieldValue::Text(v) = value {
-                    self.headers(*dir).add.push(header(name, v));
-                }
-            }
-            FieldKey::HeaderRemove(dir) => {
-                if let Some(names) = words(value) {
-                    self.headers(*dir).remove = names;
-                }
-            }
-        }
-    }
-
-    fn headers(&mut self, dir: Direction) -> &mut HeaderChanges {
-        match dir {
-            Direction::Request => &mut self.request,
-            Direction::Response => &mut self.response,
-        }
-    }
-}
-
-fn millis(value: &FieldValue) -> Option<u64> {
-    match value {
-        FieldValue::Millis(ms) => Some(*ms),
-        _ => None,
-    }
-}
-
-fn words(value: &FieldValue) -> Option<Vec<String>> {
-    match value {
-        FieldValue::Words(w) => Some(w.clone()),
-        _ => None,
-    }
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header {
-        name: name.to_string(),
-        value: value.to_string(),
     }
 }

@@ -6,18 +6,18 @@
 
 use std::collections::BTreeMap;
 
-use crate::attach::{attach, Attachment};
+use crate::attach::Attachment;
 use crate::contract::{Document, SCHEMA_VERSION};
 use crate::data_plane::{istio_request_conflicts, DataPlane};
 use crate::diagnostic::Diagnostic;
 use crate::entry::{to_entry, Adjusted};
+pub use crate::error::ResolveError;
 use crate::explain::{explain, Explanation};
-use crate::field::{FieldKey, FieldValue};
 use crate::fold::levels::RuleFold;
 use crate::fold::shared::SharedUpper;
-use crate::fold::Folded;
-use crate::model::Gateway;
-use crate::parse::Inputs;
+use crate::model::Inputs;
+pub use crate::prepare::select_gateway;
+use crate::prepare::{clamp, clamp_warning, fold_full, prepare, Prepared};
 use crate::retries::{self, add_connection_errors};
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 
@@ -27,111 +27,12 @@ use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 pub use crate::status::counting::{contributions_full, contributions_shared};
 pub use crate::status::counting::{ContributionStats, StatsByTarget};
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ResolveError {
-    #[error("the input has no Gateway")]
-    NoGateway,
-    #[error("Gateway {wanted} is not in the input; Gateways found: {available}")]
-    GatewayNotFound {
-        wanted: ObjectKey,
-        available: String,
-    },
-    #[error("the input has {count} Gateways, so one must be chosen: {available}")]
-    GatewayRequired { count: usize, available: String },
-    #[error("Gateway {gateway} would have more than {limit} entries (stopped while expanding {chain}); nothing is written for it\n  hint: look for routes that delegate to the same child from many rules, or raise --max-entries")]
-    TooManyEntries {
-        gateway: ObjectKey,
-        limit: usize,
-        chain: String,
-    },
-}
-
-/// Picks the Gateway to resolve: the one asked for, or the only one.
-pub fn select_gateway(
-    inputs: &Inputs,
-    wanted: Option<&ObjectKey>,
-) -> Result<ObjectKey, ResolveError> {
-    let available = || {
-        inputs
-            .gateways
-            .keys()
-            .map(ObjectKey::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match wanted {
-        Some(key) if inputs.gateways.contains_key(key) => Ok(key.clone()),
-        Some(_) if inputs.gateways.is_empty() => Err(ResolveError::NoGateway),
-        Some(key) => Err(ResolveError::GatewayNotFound {
-            wanted: key.clone(),
-            available: available(),
-        }),
-        None => {
-            let mut keys = inputs.gateways.keys();
-            match (keys.next(), keys.next()) {
-                (None, _) => Err(ResolveError::NoGateway),
-                (Some(only), None) => Ok(only.clone()),
-                _ => Err(ResolveError::GatewayRequired {
-                    count: inputs.gateways.len(),
-                    available: available(),
-                }),
-            }
-        }
-    }
-}
-
 /// One Gateway, resolved.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub resolution: GatewayResolution,
     /// Attachment and fold findings (reading findings are in `Inputs`).
     pub diagnostics: Vec<Diagnostic>,
-}
-
-/// The Gateway's attachments in document order, and what attaching found.
-pub(crate) struct Prepared<'a> {
-    pub gateway: &'a Gateway,
-    pub attachments: Vec<Attachment<'a>>,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-pub(crate) fn prepare<'a>(
-    inputs: &'a Inputs,
-    gateway: &ObjectKey,
-) -> Result<Prepared<'a>, ResolveError> {
-    let Some(gw) = inputs.gateways.get(gateway) else {
-        return Err(select_gateway(inputs, Some(gateway))
-            .err()
-            .unwrap_or(ResolveError::NoGateway));
-    };
-    let mut diagnostics = Vec::new();
-    if !inputs.classes.contains_key(&gw.class) {
-        diagnostics.push(
-            Diagnostic::note(format!(
-                "GatewayClass {} is not in the input; no GatewayClass-level policy applies",
-                gw.class
-            ))
-            .at(&gw.meta.origin)
-            .on(format!("Gateway {}", gw.key))
-            .field("spec.gatewayClassName"),
-        );
-    }
-    let mut attachments = attach(inputs, gw, &mut diagnostics)?;
-    // Document order (see `resolve`).
-    attachments.sort_by_cached_key(|a| {
-        let (route, rule) = a.leaf().map(|(r, rule)| (r, rule.index)).unzip();
-        (
-            a.listener.name.clone(),
-            route.and_then(|r| r.meta.created.clone()),
-            route.map(|r| r.key.clone()),
-            rule,
-        )
-    });
-    Ok(Prepared {
-        gateway: gw,
-        attachments,
-        diagnostics,
-    })
 }
 
 /// Resolves one Gateway. Entries are sorted by listener name, then route
@@ -221,18 +122,6 @@ pub fn resolve_for(
     })
 }
 
-/// Every level folded for one attachment, keeping all losses.
-pub(crate) fn fold_full<'a>(
-    inputs: &'a Inputs,
-    gw: &Gateway,
-    att: &Attachment<'a>,
-) -> RuleFold<'a> {
-    let mut fold = RuleFold::new(inputs);
-    fold.lower(att);
-    fold.upper(gw, att.listener);
-    fold
-}
-
 /// The explanation of every rule of `route` (leaf route of the entry) that
 /// the Gateway serves, in document order.
 pub fn explain_route(
@@ -295,7 +184,6 @@ pub fn entry_names(inputs: &Inputs, gateway: &ObjectKey) -> Result<Vec<String>, 
         .collect())
 }
 
-/// backendRequest may not exceed a non-zero request timeout.
 /// `explain`'s line for a backendRef with filters of its own: what they do
 /// and that they apply to that backend's requests only.
 fn backend_filters_note(target: &crate::topology::BackendTarget) -> Option<String> {
@@ -332,37 +220,6 @@ fn backend_filters_note(target: &crate::topology::BackendTarget) -> Option<Strin
         target.name,
         changes.join("; ")
     ))
-}
-
-pub(crate) fn clamp(folded: &mut Folded) -> Option<String> {
-    let request = match folded
-        .fields
-        .get(&FieldKey::RequestTimeout)
-        .map(|e| &e.value)
-    {
-        Some(FieldValue::Millis(ms)) if *ms > 0 => *ms,
-        _ => return None,
-    };
-    let backend = folded.fields.get_mut(&FieldKey::BackendRequestTimeout)?;
-    match backend.value {
-        FieldValue::Millis(ms) if ms > request => {
-            backend.value = FieldValue::Millis(request);
-            Some(format!("timeouts.backendRequest {ms}ms exceeds timeouts.request {request}ms; clamped to {request}ms"))
-        }
-        _ => None,
-    }
-}
-
-pub(crate) fn clamp_warning(note: &str, att: &Attachment<'_>, name: &str) -> Diagnostic {
-    let (route, rule) = match att.leaf() {
-        Some((route, rule)) => (route, rule),
-        None => return Diagnostic::warning(note.to_string()),
-    };
-    Diagnostic::warning(format!("{note} (entry {name})"))
-        .at(&route.meta.origin)
-        .on(format!("HTTPRoute {}", route.key))
-        .field(format!("spec.rules[{}]", rule.index))
-        .hint("set backendRequest no larger than request")
 }
 
 /// Folds every level per rule without sharing the upper levels: the

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::duration;
+use crate::field::document::policy_name;
 use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
 
 // The `#[schemars]` attributes below state the rules the validation in this
@@ -55,7 +56,7 @@ pub struct RawRetry {
     #[schemars(with = "Option<String>", regex(pattern = duration::PATTERN))]
     pub backoff: Option<String>,
     /// Envoy retry triggers.
-    #[schemars(transform = crate::schema::retry_triggers)]
+    #[schemars(transform = crate::schema::rules::retry_triggers)]
     pub retry_on: Option<Vec<String>>,
 }
 
@@ -63,7 +64,7 @@ pub struct RawRetry {
 // that differ only in case are caught by `header_modifier` alone.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(extend("x-kubernetes-validations" = [crate::schema::operation_count_rule()]))]
+#[schemars(extend("x-kubernetes-validations" = [crate::schema::rules::operation_count_rule()]))]
 pub struct RawHeaderModifier {
     /// Headers to set, replacing any value the message has.
     #[serde(default)]
@@ -83,7 +84,7 @@ pub struct RawHeaderModifier {
     #[serde(default)]
     #[schemars(
         length(max = safety::MAX_HEADER_OPERATIONS),
-        transform = crate::schema::header_name_items,
+        transform = crate::schema::rules::header_name_items,
         extend("x-kubernetes-list-type" = "set")
     )]
     pub remove: Vec<String>,
@@ -92,9 +93,9 @@ pub struct RawHeaderModifier {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHeader {
-    #[schemars(schema_with = "crate::schema::header_name")]
+    #[schemars(schema_with = "crate::schema::rules::header_name")]
     pub name: String,
-    #[schemars(schema_with = "crate::schema::header_value")]
+    #[schemars(schema_with = "crate::schema::rules::header_value")]
     pub value: String,
 }
 
@@ -144,14 +145,11 @@ pub const RETRY_TRIGGERS: &[&str] = &[
 
 /// Validates timeouts into `out`; `path` is where they sit (e.g. `spec.defaults.timeouts`).
 pub fn timeouts(raw: &RawTimeouts, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
-    for (text, name, key) in [
-        (&raw.request, "request", FieldKey::RequestTimeout),
-        (
-            &raw.backend_request,
-            "backendRequest",
-            FieldKey::BackendRequestTimeout,
-        ),
+    for (text, key) in [
+        (&raw.request, FieldKey::RequestTimeout),
+        (&raw.backend_request, FieldKey::BackendRequestTimeout),
     ] {
+        let name = policy_name(&key);
         if let Some(text) = text {
             match duration_field(text, &format!("{path}.{name}"), problems) {
                 Some(ms) => {
@@ -164,13 +162,14 @@ pub fn timeouts(raw: &RawTimeouts, path: &str, out: &mut FieldMap, problems: &mu
 }
 
 pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
+    let at = |key: FieldKey| format!("{path}.{}", policy_name(&key));
     if let Some(attempts) = raw.attempts {
         match u32::try_from(attempts) {
             Ok(n) if n <= safety::MAX_RETRY_ATTEMPTS => {
                 out.insert(FieldKey::RetryAttempts, FieldValue::Count(n));
             }
             Ok(_) => problems.push(Problem {
-                field: format!("{path}.attempts"),
+                field: at(FieldKey::RetryAttempts),
                 message: format!(
                     "{attempts} retries is over the limit of {}",
                     safety::MAX_RETRY_ATTEMPTS
@@ -180,7 +179,7 @@ pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<
                     .into(),
             }),
             Err(_) => problems.push(Problem {
-                field: format!("{path}.attempts"),
+                field: at(FieldKey::RetryAttempts),
                 message: format!("{attempts} is not a valid number of retries"),
                 hint: "use an integer from 0 to 10 (0 disables retries)".into(),
             }),
@@ -192,7 +191,7 @@ pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<
             match u16::try_from(*code) {
                 Ok(c) if (400..=599).contains(&c) => valid.push(c),
                 _ => problems.push(Problem {
-                    field: format!("{path}.codes[{i}]"),
+                    field: format!("{}[{i}]", at(FieldKey::RetryCodes)),
                     message: format!("{code} is not a retriable HTTP status code"),
                     hint: "use a code from 400 to 599, e.g. 503".into(),
                 }),
@@ -203,7 +202,7 @@ pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<
         }
     }
     if let Some(text) = &raw.backoff {
-        if let Some(ms) = duration_field(text, &format!("{path}.backoff"), problems) {
+        if let Some(ms) = duration_field(text, &at(FieldKey::RetryBackoff), problems) {
             out.insert(FieldKey::RetryBackoff, FieldValue::Millis(ms));
         }
     }
@@ -213,7 +212,7 @@ pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<
             if !RETRY_TRIGGERS.contains(&trigger.as_str()) {
                 bad = true;
                 problems.push(Problem {
-                    field: format!("{path}.retryOn[{i}]"),
+                    field: format!("{}[{i}]", at(FieldKey::RetryOn)),
                     message: format!("{trigger:?} is not an Envoy retry trigger"),
                     hint: format!("use one of {}", RETRY_TRIGGERS.join(", ")),
                 });
@@ -371,12 +370,30 @@ fn operation_count(raw: &RawHeaderModifier, path: &str, problems: &mut Vec<Probl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::document::SCALARS;
 
     fn parse(json: serde_json::Value) -> (FieldMap, Vec<Problem>) {
         let raw: RawSettings = serde_json::from_value(json).unwrap();
         let mut problems = Vec::new();
         let map = settings(&raw, "spec.defaults", &mut problems);
         (map, problems)
+    }
+
+    #[test]
+    fn every_scalar_of_the_table_is_read_from_a_policy() {
+        // A new row in crate::field::document's table fails here until the
+        // settings read it (and this input sets it).
+        let (map, problems) = parse(serde_json::json!({
+            "timeouts": {"request": "10s", "backendRequest": "1s"},
+            "retry": {"attempts": 3, "codes": [503], "backoff": "100ms", "retryOn": ["reset"]}
+        }));
+        assert!(problems.is_empty(), "{problems:?}");
+        for key in SCALARS {
+            assert!(
+                map.contains_key(key),
+                "{key} is in the table but no policy field reads it"
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::fold::{Granularity, Op};
+use crate::model::meta::{Granularity, Op};
 use crate::model::{Priority, Target};
 use crate::topology::ObjectKey;
 

@@ -93,12 +93,8 @@ impl Host for NoHost {
     fn header(&self, _: HeaderMap, _: &str) -> Option<Vec<u8>> {
         None
     }
-    fn headers(&self, _: HeaderMap) -> Vec<(String, Vec<u8>)> {
-        Vec::new()
-    }
     fn set_header(&mut self, _: HeaderMap, _: &str, _: Option<&str>) {}
     fn add_header(&mut self, _: HeaderMap, _: &str, _: &str) {}
-    fn set_headers(&mut self, _: HeaderMap, _: &[(String, Vec<u8>)]) {}
     fn log_enabled(&self, _: LogLevel) -> bool {
         false
     }
@@ -129,17 +125,13 @@ impl Case {
     fn new(routes: usize) -> Result<Case, Failure> {
         let config = CompiledConfig::from_bytes(&document(routes))?;
         let last = route_name(routes - 1);
-        let headers = vec![
-            (":authority".to_string(), HOSTNAME.as_bytes().to_vec()),
-            (
-                ":path".to_string(),
-                format!("/{last}/items?page=2").into_bytes(),
-            ),
-            (":method".to_string(), b"GET".to_vec()),
-        ];
         Ok(Case {
             config,
-            facts: RequestFacts::from_headers(&headers),
+            facts: RequestFacts::from_parts(
+                Some(HOSTNAME.to_string()),
+                Some(format!("/{last}/items?page=2")),
+                Some("GET".to_string()),
+            ),
             expected: format!("http/bench/{last}/0"),
         })
     }

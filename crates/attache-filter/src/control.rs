@@ -15,12 +15,8 @@ pub const PER_TRY_TIMEOUT_MS: &str = "x-envoy-upstream-rq-per-try-timeout-ms";
 
 /// Every `x-envoy-*` request header that Envoy 1.40 acts on for a client it
 /// trusts, and that Envoy does not itself set before this filter runs.
-/// Envoy strips most of these only from requests it considers external
-/// (`ConnectionManagerUtility::cleanInternalHeaders` in
-/// source/common/http/conn_manager_utility.cc), which depends on trust
-/// settings (`use_remote_address`, `internal_address_config`; loopback
-/// clients are internal by default); the filter does not rely on those.
-/// docs/filter.md lists each with what Envoy does with it.
+/// docs/filter.md lists each with what Envoy does with it, and why the
+/// filter need not remove most of them itself for external clients.
 pub const CLIENT_CONTROL_HEADERS: [&str; 15] = [
     // The router's retry policy (source/common/router/retry_state_impl.cc).
     MAX_RETRIES,
@@ -46,6 +42,23 @@ pub const CLIENT_CONTROL_HEADERS: [&str; 15] = [
     // Tracing: forces sampling in every Envoy on the way, and renames spans
     // (conn_manager_utility.cc mutateTracingRequestHeader; the decorator).
     "x-envoy-force-trace",
+    "x-envoy-decorator-operation",
+];
+
+/// Set by Envoy's connection manager on a request it takes for internal,
+/// and only then: `ConnectionManagerUtility::mutateRequestHeaders`
+/// (source/common/http/conn_manager_utility.cc) removes any client value
+/// first, then either sets it (internal) or calls `cleanInternalHeaders`,
+/// which removes the other twelve control headers (external).
+pub const ENVOY_INTERNAL: &str = "x-envoy-internal";
+
+/// The control headers `cleanInternalHeaders` leaves in place for an
+/// external request: the router honours the stream duration, the
+/// ORIGINAL_DST cluster the destination host, and the decorator header is
+/// removed only when the connection manager uses the remote address.
+pub const NOT_STRIPPED_BY_ENVOY: [&str; 3] = [
+    "x-envoy-upstream-stream-duration-ms",
+    "x-envoy-original-dst-host",
     "x-envoy-decorator-operation",
 ];
 
@@ -95,6 +108,14 @@ pub fn retry_ops(retry: &Retry) -> Vec<HeaderOp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_headers_envoy_leaves_are_control_headers() {
+        for name in NOT_STRIPPED_BY_ENVOY {
+            assert!(CLIENT_CONTROL_HEADERS.contains(&name), "{name}");
+        }
+        assert!(!CLIENT_CONTROL_HEADERS.contains(&ENVOY_INTERNAL));
+    }
 
     #[test]
     fn timeouts_render_milliseconds_and_zero_stays_zero() {

@@ -79,18 +79,14 @@ impl Counter {
 pub trait Host {
     /// A host property such as `["xds", "route_name"]`.
     fn property(&self, path: &[&str]) -> Option<Vec<u8>>;
+    /// The first value of `name`. The filter has no call that copies a
+    /// whole header map: Envoy answers that through the module's `malloc`,
+    /// one copy per header (docs/filter.md, "The request path").
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>>;
-    /// Every header of `map` as (name, value) pairs, in one call: cheaper
-    /// than asking for many names one by one when most are absent.
-    fn headers(&self, map: HeaderMap) -> Vec<(String, Vec<u8>)>;
     /// Replaces every value of `name`; `None` removes the header.
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>);
     /// Appends one more value of `name`, keeping existing ones.
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str);
-    /// Replaces the whole of `map` with `pairs`, in one call. Envoy's
-    /// `setHeaderMapPairs` removes every header, pseudo-headers included,
-    /// then adds each pair in order, so `pairs` must be the complete map.
-    fn set_headers(&mut self, map: HeaderMap, pairs: &[(String, Vec<u8>)]);
     /// Whether a message at `level` would be written: lets callers skip
     /// formatting on the request path.
     fn log_enabled(&self, level: LogLevel) -> bool;

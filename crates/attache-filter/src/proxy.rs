@@ -104,10 +104,6 @@ impl Host for ProxyHost {
             .flatten()
     }
 
-    fn headers(&self, map: HeaderMap) -> Vec<(String, Vec<u8>)> {
-        hostcalls::get_map_bytes(map_type(map)).unwrap_or_default()
-    }
-
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
         // A refused write leaves the request as it was; there is nobody to
         // report it to on the request path beyond Envoy's own logs.
@@ -116,14 +112,6 @@ impl Host for ProxyHost {
 
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
         let _ = hostcalls::add_map_value_bytes(map_type(map), name, value.as_bytes());
-    }
-
-    fn set_headers(&mut self, map: HeaderMap, pairs: &[(String, Vec<u8>)]) {
-        let pairs = pairs
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.as_slice()))
-            .collect();
-        let _ = hostcalls::set_map_bytes(map_type(map), pairs);
     }
 
     fn log_enabled(&self, level: LogLevel) -> bool {

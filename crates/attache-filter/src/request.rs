@@ -1,8 +1,8 @@
 //! The parts of a request that fallback matching looks at, read once from
-//! the host. A pseudo-header that is absent or not UTF-8 is `None` and simply
+//! the host, one header read each. A pseudo-header that is absent or not UTF-8 is `None` and simply
 //! matches nothing that needs it.
 
-use crate::ops::Pairs;
+use crate::host::{HeaderMap, Host};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
@@ -17,15 +17,22 @@ pub struct RequestFacts {
 }
 
 impl RequestFacts {
-    /// From the stream's one copy of the request headers (no host call).
-    pub fn from_headers(headers: &Pairs) -> Self {
+    /// `:authority`, `:path` and `:method`: three header reads.
+    pub fn from_host(host: &impl Host) -> Self {
         let text = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _)| n == name)
-                .and_then(|(_, bytes)| String::from_utf8(bytes.clone()).ok())
+            host.header(HeaderMap::Request, name)
+                .and_then(|bytes| String::from_utf8(bytes).ok())
         };
-        let (path, query) = match text(":path") {
+        Self::from_parts(text(":authority"), text(":path"), text(":method"))
+    }
+
+    /// From the pseudo-headers' values as sent (`:path` with its query).
+    pub fn from_parts(
+        authority: Option<String>,
+        full_path: Option<String>,
+        method: Option<String>,
+    ) -> Self {
+        let (path, query) = match full_path {
             Some(full) => {
                 let (path, query) = split_path(&full);
                 (Some(path.to_string()), query.map(str::to_string))
@@ -33,10 +40,10 @@ impl RequestFacts {
             None => (None, None),
         };
         RequestFacts {
-            host: text(":authority").map(|a| normalise_authority(&a)),
+            host: authority.map(|a| normalise_authority(&a)),
             path,
             query,
-            method: text(":method"),
+            method,
         }
     }
 

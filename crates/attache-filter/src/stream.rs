@@ -1,17 +1,24 @@
 //! What happens to one request and its response.
 //!
-//! Request headers, with at most three host calls: the `xds.route_name`
-//! property, one copy of the header map, and one write of the whole new map
-//! when anything changed. The `destination.port` property only where the
-//! listener must be told apart: for an Istio route name shared by listeners
-//! with different settings, and for fallback matching over listeners with
-//! different ports (docs/filter.md):
-//! 1. find the route: `xds.route_name` and one hash lookup, else fallback
-//!    matching on the copied map;
-//! 2. strip client-supplied router control headers from the copy (unless the
-//!    document trusts them), on every request, matched or not;
-//! 3. apply the route's header changes, then its control headers, to the
-//!    copy, and write it back once.
+//! Request headers, one host call per header read or written and never a
+//! copy of the whole map (docs/filter.md, "The request path"):
+//! 1. strip client-supplied router control headers (unless the document
+//!    trusts them), on every request, matched or not. Envoy's connection
+//!    manager already removed most of them unless it took the client for
+//!    internal, which it then marks with `x-envoy-internal` (a header no
+//!    client can forge: Envoy removes it first). So: one read of
+//!    `x-envoy-internal`, one read of each header Envoy never strips, and a
+//!    remove only for a header that is there (`crate::control`);
+//! 2. find the route: the `xds.route_name` property and one hash lookup,
+//!    else fallback matching on `:authority`, `:path`, `:method` and only the
+//!    headers its matches name, each read once. `destination.port` only
+//!    where the listener must be told apart: for an Istio route name shared
+//!    by listeners with different settings, and for fallback matching over
+//!    listeners with different ports;
+//! 3. apply the route's header changes, then its control headers, one
+//!    replace/add/remove call each. A request with nothing to strip and a
+//!    route without request changes writes nothing, so Envoy keeps its
+//!    cached route (any request-header write clears it).
 //!
 //! Response headers: the remembered route's response header changes, one
 //! single-header write each; no host call at all for a route without any.
@@ -19,9 +26,9 @@
 use std::rc::Rc;
 
 use crate::config::CompiledConfig;
-use crate::control::CLIENT_CONTROL_HEADERS;
+use crate::control::{CLIENT_CONTROL_HEADERS, ENVOY_INTERNAL, NOT_STRIPPED_BY_ENVOY};
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::ops::{self, Pairs};
+use crate::ops;
 use crate::request::RequestFacts;
 use crate::route::CompiledRoute;
 
@@ -52,26 +59,18 @@ impl Stream {
 
     pub fn on_request_headers(&mut self, host: &mut impl Host) {
         let config = self.config.clone();
-        let strip = !config
+        let trusted = config
             .as_ref()
             .is_some_and(|c| c.trust_client_control_headers);
+        if !trusted {
+            strip_client_control_headers(host);
+        }
         let by_name = config.as_ref().and_then(|c| route_by_name(host, c));
         let fallback = config.as_ref().filter(|c| !c.fallback().is_empty());
-        let needs_copy = strip
-            || by_name.as_ref().is_some_and(|r| !r.request_ops.is_empty())
-            || (by_name.is_none() && fallback.is_some());
-        if !needs_copy {
-            // Trusted document and a route with nothing to write, or no
-            // route at all: the request passes with one host call.
-            self.finish_match(host, by_name, config.is_some(), "route name");
-            return;
-        }
-        let mut headers = host.headers(HeaderMap::Request);
-        let mut changed = strip && strip_client_control_headers(host, &mut headers);
         let (route, how) = match (by_name, fallback) {
             (Some(route), _) => (Some(route), "route name"),
             (None, Some(config)) => {
-                let facts = RequestFacts::from_headers(&headers);
+                let facts = RequestFacts::from_host(host);
                 // Listener-aware only where the document's listeners have
                 // different ports: otherwise the port is not read.
                 let table = config.fallback();
@@ -85,10 +84,7 @@ impl Stream {
             (None, None) => (None, ""),
         };
         if let Some(route) = &route {
-            changed |= ops::apply(&mut headers, &route.request_ops);
-        }
-        if changed {
-            host.set_headers(HeaderMap::Request, &headers);
+            ops::apply_each(host, HeaderMap::Request, &route.request_ops);
         }
         self.finish_match(host, route, config.is_some(), how);
     }
@@ -174,12 +170,24 @@ fn destination_port(host: &impl Host) -> Option<u16> {
 
 const DESTINATION_PORT_PROPERTY: [&str; 2] = ["destination", "port"];
 
-/// Removes client control headers from the copy; returns whether any was
-/// there. Envoy hands names over lower-cased, as the constants are.
-fn strip_client_control_headers(host: &mut impl Host, headers: &mut Pairs) -> bool {
-    let before = headers.len();
-    headers.retain(|(name, _)| !CLIENT_CONTROL_HEADERS.contains(&name.as_str()));
-    let stripped = headers.len() != before;
+/// Removes the client's control headers that Envoy left in place: all of
+/// them for a request Envoy took for internal (`x-envoy-internal` present),
+/// else only those Envoy never strips. A header is removed only if it is
+/// there: a remove is a write, and every request-header write makes Envoy
+/// match the route again. Returns whether any was there.
+fn strip_client_control_headers(host: &mut impl Host) -> bool {
+    let internal = host.header(HeaderMap::Request, ENVOY_INTERNAL).is_some();
+    let names: &[&str] = match internal {
+        true => &CLIENT_CONTROL_HEADERS,
+        false => &NOT_STRIPPED_BY_ENVOY,
+    };
+    let mut stripped = false;
+    for name in names {
+        if host.header(HeaderMap::Request, name).is_some() {
+            host.set_header(HeaderMap::Request, name, None);
+            stripped = true;
+        }
+    }
     if stripped {
         host.increment(Counter::ClientControlHeadersStripped);
     }

@@ -15,16 +15,12 @@ pub struct FakeHost {
     pub logs: RefCell<Vec<(LogLevel, String)>>,
     /// Lowest level that is written, as Envoy's log level would be.
     pub level: LogLevel,
-    /// How many times a whole header map was copied out.
-    pub snapshots: RefCell<usize>,
     /// How many times a single header was looked up by name.
     pub lookups: RefCell<usize>,
     /// How many property reads were made.
     pub property_reads: RefCell<usize>,
     /// How many single-header writes (set, remove, add) were made.
     pub header_writes: usize,
-    /// How many whole header maps were written back.
-    pub map_writes: usize,
     /// The fake clock, in nanoseconds, and how far each reading moves it.
     pub clock: Cell<u64>,
     pub clock_step: u64,
@@ -41,11 +37,9 @@ impl Default for FakeHost {
             counters: HashMap::new(),
             logs: RefCell::new(Vec::new()),
             level: LogLevel::Trace,
-            snapshots: RefCell::new(0),
             lookups: RefCell::new(0),
             property_reads: RefCell::new(0),
             header_writes: 0,
-            map_writes: 0,
             clock: Cell::new(0),
             clock_step: 0,
             memory: None,
@@ -93,15 +87,21 @@ impl FakeHost {
     }
 
     /// Every host call the stream made, by kind: (property reads, header
-    /// lookups, map snapshots, single-header writes, whole-map writes).
-    pub fn calls(&self) -> (usize, usize, usize, usize, usize) {
+    /// reads, header writes). The host has no whole-map call to count.
+    pub fn calls(&self) -> (usize, usize, usize) {
         (
             *self.property_reads.borrow(),
             *self.lookups.borrow(),
-            *self.snapshots.borrow(),
             self.header_writes,
-            self.map_writes,
         )
+    }
+
+    /// As Envoy hands the request to the filter for a client it takes for
+    /// internal: marked with `x-envoy-internal` and nothing stripped.
+    pub fn internal(mut self) -> Self {
+        self.request
+            .push(("x-envoy-internal".into(), b"true".to_vec()));
+        self
     }
 
     fn map(&self, map: HeaderMap) -> &Vec<(String, Vec<u8>)> {
@@ -155,11 +155,6 @@ impl Host for FakeHost {
             .map(|(_, v)| v.clone())
     }
 
-    fn headers(&self, map: HeaderMap) -> Vec<(String, Vec<u8>)> {
-        *self.snapshots.borrow_mut() += 1;
-        self.map(map).clone()
-    }
-
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
         self.header_writes += 1;
         let entries = self.map_mut(map);
@@ -173,11 +168,6 @@ impl Host for FakeHost {
         self.header_writes += 1;
         self.map_mut(map)
             .push((name.to_string(), value.as_bytes().to_vec()));
-    }
-
-    fn set_headers(&mut self, map: HeaderMap, pairs: &[(String, Vec<u8>)]) {
-        self.map_writes += 1;
-        *self.map_mut(map) = pairs.to_vec();
     }
 
     fn log_enabled(&self, level: LogLevel) -> bool {

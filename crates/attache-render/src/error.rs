@@ -20,7 +20,7 @@ pub enum RenderError {
     #[error("Gateway {gateway} has no HTTP listener to render; Attaché renders listeners with protocol HTTP")]
     NoHttpListener { gateway: String },
     #[error(transparent)]
-    XdsCheck(#[from] crate::xds::XdsCheckError),
+    XdsCheck(#[from] XdsCheckError),
     #[error("cannot encode the schema-1 document as JSON: {0}")]
     Document(#[from] serde_json::Error),
 }
@@ -37,4 +37,27 @@ pub struct PortClash {
     pub first_protocol: String,
     pub second: String,
     pub second_protocol: String,
+}
+
+/// A shape Envoy would refuse in the xDS files (`crate::xds::check`); here,
+/// beside `RenderError`, so that errors stay below the writers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XdsCheckError {
+    #[error("route {route} (listener {listener}) sends to cluster {cluster}, which the CDS file would not hold")]
+    DanglingCluster {
+        listener: String,
+        route: String,
+        cluster: String,
+    },
+    #[error("listener {listener}: two virtual hosts claim domain {domain}; Envoy refuses such a route configuration")]
+    DuplicateDomain { listener: String, domain: String },
+    #[error("route {route} (listener {listener}): regex {regex:?} does not parse: {reason}\n  hint: Envoy uses RE2 syntax; fix the HTTPRoute's RegularExpression match")]
+    BadRegex {
+        listener: String,
+        route: String,
+        regex: String,
+        reason: String,
+    },
+    #[error("listener name {name:?} cannot be a file name under the xDS directory: {reason}\n  hint: name Gateway listeners as Gateway API does (lower-case letters, digits, '-' and '.')")]
+    UnsafeFileName { name: String, reason: &'static str },
 }

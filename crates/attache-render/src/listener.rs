@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 
 use crate::resources::PortListener;
 use crate::wasm::{FILTER_NAME, WASM_TYPE_URL};
-use crate::xds::config_source;
 
 const HCM_TYPE_URL: &str =
     "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -91,4 +90,18 @@ fn ecds_filter(filter: FilterSource<'_>) -> Value {
     }
     discovery.insert("type_urls".into(), json!([WASM_TYPE_URL]));
     json!({"name": FILTER_NAME, "config_discovery": discovery})
+}
+
+/// `path_config_source` for `path`, watching the file's directory: Envoy
+/// applies a new file when one is renamed into that directory.
+pub fn config_source(path: &str) -> Value {
+    let directory = match path.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((directory, _)) => directory.to_string(),
+        None => ".".to_string(),
+    };
+    json!({
+        "path_config_source": {"path": path, "watched_directory": {"path": directory}},
+        "resource_api_version": "V3"
+    })
 }

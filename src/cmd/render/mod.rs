@@ -5,14 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
-use attache_core::DataPlane;
-use attache_core::{Resolved, Severity};
-use attache_render::backends::{AddressBook, Overrides};
+use attache_core::Resolved;
 use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
-use attache_render::manifests::Manifests;
-use attache_render::resources::ListenerOptions;
 use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
 
@@ -20,9 +15,11 @@ mod wasmplugin;
 
 pub use wasmplugin::WasmPluginArgs;
 
+pub use super::load::ListenerArgs;
+use super::load::{encode_for, load_and_resolve, load_and_resolve_for, write_file, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
-use crate::output::{pretty_json, print_stdout, report, write_atomically};
+use crate::output::{pretty_json, print_stdout, write_atomically};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -69,47 +66,6 @@ pub struct Selection {
     /// The Gateway; may be left out when the input has exactly one.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
     pub gateway: Option<ObjectKey>,
-}
-
-/// Where the Gateway's listeners bind and where its backends are: what the
-/// static bootstrap, `render xds` and `watch --xds-dir` need to render
-/// listeners and clusters.
-#[derive(Debug, clap::Args)]
-pub struct ListenerArgs {
-    /// Address of a backend Service: NS/NAME=HOST:PORT, or *=HOST:PORT for
-    /// every backend without its own. Beats Service/EndpointSlice manifests. Repeatable.
-    #[arg(long = "backend", value_name = "NS/NAME=HOST:PORT")]
-    pub backends: Vec<String>,
-    /// Serve a Gateway listener on another local port: LISTENER=PORT. Repeatable.
-    #[arg(long = "listener-port", value_name = "LISTENER=PORT", value_parser = parse_listener_port)]
-    pub listener_ports: Vec<(String, u16)>,
-    /// Local address the listeners bind.
-    #[arg(long, value_name = "ADDRESS", default_value = "0.0.0.0")]
-    pub listen_address: String,
-}
-
-impl ListenerArgs {
-    pub fn options(&self) -> ListenerOptions {
-        ListenerOptions {
-            listen_address: self.listen_address.clone(),
-            listener_ports: self.listener_ports.iter().cloned().collect(),
-        }
-    }
-
-    /// The `--backend` overrides over the input's Service and EndpointSlice
-    /// manifests.
-    pub fn address_book(&self, docs: &[SourceDoc]) -> Result<AddressBook, CliError> {
-        let mut overrides = Overrides::default();
-        for given in &self.backends {
-            overrides
-                .add(given)
-                .map_err(attache_render::RenderError::from)?;
-        }
-        Ok(AddressBook {
-            overrides,
-            manifests: Manifests::index(docs),
-        })
-    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -264,84 +220,11 @@ fn print_notes(notes: &[String]) {
     }
 }
 
-/// Writes `text` atomically, creating the file's directory first.
-pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Write {
-            path: dir.display().to_string(),
-            source,
-        })?;
-    }
-    write_atomically(path, text.as_bytes())
-}
-
-/// What was read and resolved, and how many error diagnostics came with it.
-pub struct Loaded {
-    pub docs: Vec<SourceDoc>,
-    pub resolved: Resolved,
-    pub errors: usize,
-}
-
-/// Reads, parses and resolves; prints the diagnostics to stderr (they do
-/// not stop a render: one bad policy must not take the others down).
-pub fn load_and_resolve(
-    input: &InputArgs,
-    gateway: Option<&ObjectKey>,
-    limits: crate::input::ReadLimits,
-) -> Result<Loaded, CliError> {
-    load_and_resolve_for(input, gateway, limits, DataPlane::Envoy)
-}
-
-/// [`load_and_resolve`] for a data plane that applies some fields itself
-/// (Istio: each rule's own header filters; crates/attache-core/src/data_plane.rs).
-pub fn load_and_resolve_for(
-    input: &InputArgs,
-    gateway: Option<&ObjectKey>,
-    limits: crate::input::ReadLimits,
-    data_plane: DataPlane,
-) -> Result<Loaded, CliError> {
-    let docs = input.read(limits)?;
-    let inputs = input.parse(&docs);
-    let gateway = match attache_core::select_gateway(&inputs, gateway) {
-        Ok(gateway) => gateway,
-        Err(err) => {
-            // An invalid Gateway is dropped by the parser: say why before
-            // saying there is none.
-            report(&inputs, &[]);
-            return Err(err.into());
-        }
-    };
-    let resolved = attache_core::resolve_for(&inputs, &gateway, data_plane)?;
-    report(&inputs, &resolved.diagnostics);
-    let errors = inputs
-        .diagnostics
-        .iter()
-        .chain(&resolved.diagnostics)
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    Ok(Loaded {
-        docs,
-        resolved,
-        errors,
-    })
-}
-
 pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
     Ok(
         attache_render::ecds::discovery_response(&resolved.resolution.document, wasm)
             .map_err(attache_render::RenderError::from)?,
     )
-}
-
-/// The text Envoy reads at `path`: it picks the parser by extension, so a
-/// `.json` file gets JSON and anything else YAML.
-pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError> {
-    let json = path.and_then(Path::extension).is_some_and(|e| e == "json");
-    if json {
-        pretty_json(value)
-    } else {
-        serde_yaml_ng::to_string(value).map_err(|source| CliError::Yaml { source })
-    }
 }
 
 pub(super) fn emit(value: &Value, output: Option<&Path>) -> Result<ExitCode, CliError> {
@@ -351,51 +234,4 @@ pub(super) fn emit(value: &Value, output: Option<&Path>) -> Result<ExitCode, Cli
         None => print_stdout(&text)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `LISTENER=PORT`.
-fn parse_listener_port(text: &str) -> Result<(String, u16), String> {
-    let invalid = || format!("{text:?} is not LISTENER=PORT with a port 1-65535 (e.g. http=8080)");
-    let (listener, port) = text.split_once('=').ok_or_else(invalid)?;
-    let port = port
-        .parse::<u16>()
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(invalid)?;
-    if listener.is_empty() {
-        return Err(invalid());
-    }
-    Ok((listener.to_string(), port))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn listener_ports_parse_and_bad_ones_show_the_form() {
-        assert_eq!(
-            parse_listener_port("http=8080"),
-            Ok(("http".to_string(), 8080))
-        );
-        for bad in ["http", "=80", "http=0", "http=70000", "http=x"] {
-            assert!(
-                parse_listener_port(bad)
-                    .unwrap_err()
-                    .contains("LISTENER=PORT"),
-                "{bad}"
-            );
-        }
-    }
-
-    #[test]
-    fn json_files_get_json_and_everything_else_yaml() {
-        let value = serde_json::json!({"a": {"b": [1, "two"]}});
-        let json = encode_for(&value, Some(Path::new("x/ecds.json"))).unwrap();
-        assert_eq!(serde_json::from_str::<Value>(&json).unwrap(), value);
-        let yaml = encode_for(&value, Some(Path::new("x/ecds.yaml"))).unwrap();
-        assert!(yaml.starts_with("a:\n"), "{yaml}");
-        assert_eq!(serde_yaml_ng::from_str::<Value>(&yaml).unwrap(), value);
-        assert_eq!(encode_for(&value, None).unwrap(), yaml);
-    }
 }

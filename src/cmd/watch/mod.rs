@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use attache_core::topology::ObjectKey;
 use attache_render::xds::{self, Step, XdsLayout, XdsOptions};
 
+use super::load::{load_and_resolve, ListenerArgs, Loaded};
 use super::parse_key;
-use super::render::{load_and_resolve, ListenerArgs, Loaded};
 use super::{CliError, InputArgs};
 use crate::input::ReadLimits;
 use crate::output::pretty_json;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::envoy_admin::Subscription;
 use super::generation::stamp_generation;
-use crate::cmd::render::{encode_for, write_file};
+use crate::cmd::load::{encode_for, write_file};
 use crate::cmd::CliError;
 use crate::output::pretty_json;
 

@@ -13,8 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::contract::{Document, HeaderChanges, RouteEntry};
-use crate::field::{Direction, FieldKey, FieldValue, Group};
+use crate::contract::{Document, RouteEntry};
+use crate::field::document::read_back;
+use crate::field::{FieldKey, FieldValue, Group};
 use crate::status::StatusReport;
 
 mod policies;
@@ -275,35 +276,12 @@ fn field_changes(old: &RouteEntry, new: &RouteEntry) -> Vec<FieldChange> {
     changes
 }
 
-/// The entry's leaves: the inverse of how the resolver writes an entry.
+/// The entry's leaves: the inverse of how the resolver writes an entry
+/// (`crate::field::document`, the one table of where each setting sits).
 fn flatten(entry: &RouteEntry) -> BTreeMap<Leaf, Shown> {
-    let t = entry.timeouts.clone().unwrap_or_default();
-    let r = entry.retry.clone().unwrap_or_default();
-    let settings = [
-        (
-            FieldKey::RequestTimeout,
-            t.request_ms.map(FieldValue::Millis),
-        ),
-        (
-            FieldKey::BackendRequestTimeout,
-            t.backend_request_ms.map(FieldValue::Millis),
-        ),
-        (FieldKey::RetryAttempts, r.attempts.map(FieldValue::Count)),
-        (FieldKey::RetryCodes, r.codes.map(FieldValue::Codes)),
-        (FieldKey::RetryBackoff, r.backoff_ms.map(FieldValue::Millis)),
-        (FieldKey::RetryOn, r.retry_on.map(FieldValue::Words)),
-    ];
-    let mut out: BTreeMap<Leaf, Shown> = settings
-        .into_iter()
-        .filter_map(|(key, value)| Some((Leaf::Setting(key), Shown::Setting(value?))))
-        .collect();
-    for (direction, changes) in [
-        (Direction::Request, &entry.request_headers),
-        (Direction::Response, &entry.response_headers),
-    ] {
-        if let Some(changes) = changes {
-            headers(direction, changes, &mut out);
-        }
+    let mut out: BTreeMap<Leaf, Shown> = BTreeMap::new();
+    for (key, value) in read_back(entry) {
+        out.insert(Leaf::Setting(key), Shown::Setting(value));
     }
     if !entry.hostnames.is_empty() {
         let text = format!("[{}]", entry.hostnames.join(", "));
@@ -315,30 +293,6 @@ fn flatten(entry: &RouteEntry) -> BTreeMap<Leaf, Shown> {
         out.insert(Leaf::Matches, Shown::Routing(json.to_string(), json));
     }
     out
-}
-
-fn headers(direction: Direction, changes: &HeaderChanges, out: &mut BTreeMap<Leaf, Shown>) {
-    let mut put = |key: FieldKey, value: FieldValue| {
-        out.insert(Leaf::Setting(key), Shown::Setting(value));
-    };
-    for h in &changes.set {
-        put(
-            FieldKey::HeaderSet(direction, h.name.clone()),
-            FieldValue::Text(h.value.clone()),
-        );
-    }
-    for h in &changes.add {
-        put(
-            FieldKey::HeaderAdd(direction, h.name.clone()),
-            FieldValue::Text(h.value.clone()),
-        );
-    }
-    if !changes.remove.is_empty() {
-        put(
-            FieldKey::HeaderRemove(direction),
-            FieldValue::Words(changes.remove.clone()),
-        );
-    }
 }
 
 /// What a change means for traffic. A timeout that is absent or 0 is no

@@ -8,9 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::ChangeKind;
-use crate::model::Target;
+use crate::model::policy::TargetKind;
 use crate::status::{AncestorRef, Condition, PolicyStatus, StatusReport};
-use crate::topology::ObjectKey;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -158,19 +157,13 @@ fn policy_name(p: &PolicyStatus) -> String {
 /// The target named as the status messages name it (`Target`'s display);
 /// a kind the resolver does not attach to is named as written.
 fn target_name(a: &AncestorRef) -> String {
-    let key = |ns: &String| ObjectKey {
-        namespace: ns.clone(),
-        name: a.name.clone(),
-    };
     let section = a.section_name.clone();
-    let target = match (a.kind.as_str(), &a.namespace) {
-        ("GatewayClass", _) => Target::GatewayClass(a.name.clone()),
-        ("Namespace", _) => Target::Namespace(a.name.clone()),
-        ("Gateway", Some(ns)) => Target::Gateway(key(ns), section),
-        ("HTTPRoute", Some(ns)) => Target::Route(key(ns), section),
-        _ => return format!("{} {}", a.kind, a.name),
-    };
-    target.to_string()
+    match TargetKind::named(&a.kind)
+        .and_then(|kind| kind.target(a.namespace.as_deref(), &a.name, section))
+    {
+        Some(target) => target.to_string(),
+        None => format!("{} {}", a.kind, a.name),
+    }
 }
 
 /// The `Accepted` condition's reason and message.

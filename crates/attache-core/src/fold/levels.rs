@@ -8,8 +8,9 @@ use crate::attach::Attachment;
 use crate::field::{FieldMap, Group};
 use crate::fold::peer_gate::{Gate, Part, Replaced};
 use crate::fold::{Folded, Op};
+use crate::model::kinds::upper_targets;
+use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
-use crate::parse::Inputs;
 use crate::supplier::{Role, Source, Supplier};
 
 /// The fold of one route rule in progress: its levels in order, with who
@@ -154,10 +155,9 @@ impl<'a> RuleFold<'a> {
 
     /// Listener, Gateway, Namespace of the Gateway, GatewayClass.
     pub fn upper(&mut self, gw: &Gateway, listener: &Listener) {
-        self.level(Target::Gateway(gw.key.clone(), Some(listener.name.clone())));
-        self.level(Target::Gateway(gw.key.clone(), None));
-        self.level(Target::Namespace(gw.key.namespace.clone()));
-        self.level(Target::GatewayClass(gw.class.clone()));
+        for target in upper_targets(gw, listener) {
+            self.level(target);
+        }
     }
 }
 

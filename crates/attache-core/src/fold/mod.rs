@@ -14,28 +14,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::field::{FieldKey, FieldMap, FieldValue, Group};
+use crate::supplier::{Source, Supplier};
 
 pub(crate) mod levels;
 pub(crate) mod peer_gate;
 pub(crate) mod shared;
 
-/// fill = prefer child (set only what is unset); replace = prefer parent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Op {
-    Fill,
-    Replace,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Granularity {
-    /// Top-level fields (`timeouts`, `retry`, each header modifier) are atomic.
-    Shallow,
-    /// Leaf by leaf; header set/add entries by name.
-    Field,
-    /// As field, but header values of the same name are joined with ","
-    /// (preferred first) and `remove` lists are unioned.
-    Deep,
-}
+pub use crate::model::meta::{Granularity, Op};
 
 /// An effective value and who supplied it (several after a deep join,
 /// preferred first). Suppliers are indices the caller assigns.
@@ -252,6 +237,21 @@ fn with(suppliers: &[usize], supplier: usize, front: bool) -> Vec<usize> {
         out.push(supplier);
     }
     out
+}
+
+/// The `Conflicted` rule (docs/status.md): the loser lost a field to a
+/// policy at the same level, folding with the same operation, that set a
+/// different value. One definition for both the shared and the full fold.
+pub(crate) fn is_conflict(
+    loser: &Supplier,
+    winner: &Supplier,
+    maps: &[&FieldMap],
+    loss: &Loss,
+) -> bool {
+    let same_level = winner.level == loser.level && matches!(winner.source, Source::Policy { .. });
+    let same_op = winner.role.op() == loser.role.op();
+    let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
+    same_level && same_op && differs
 }
 
 #[cfg(test)]

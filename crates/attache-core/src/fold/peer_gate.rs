@@ -9,8 +9,9 @@
 //! state carried level to level: open until the first
 //! BackendTrafficPolicy, then merging or closed.
 
-use crate::model::{PolicyKind, Target};
-use crate::parse::Inputs;
+use crate::model::peers::peer;
+use crate::model::Inputs;
+use crate::model::Target;
 
 /// Where the walk up the levels stands.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -63,7 +64,7 @@ impl Gate {
             let Some(p) = inputs.policies.get(index) else {
                 continue;
             };
-            if p.kind != PolicyKind::BackendTrafficPolicy {
+            if !peer(p.kind).is_some_and(|q| q.replaces_whole) {
                 continue;
             }
             let by = match (&*self, &top) {

@@ -17,10 +17,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Gate;
-use crate::fold::{Effective, Folded};
+use crate::fold::{is_conflict, Effective, Folded};
+use crate::model::Inputs;
 use crate::model::{Gateway, Listener, Target};
-use crate::parse::Inputs;
-use crate::status::counting::is_conflict;
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 

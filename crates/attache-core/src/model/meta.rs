@@ -4,8 +4,29 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::fold::{Granularity, Op};
 use crate::source::Origin;
+
+// How a contribution folds (docs/semantics.md, "The fold"): the model
+// owns the words, since a policy's priority annotation and mergeType name
+// them; `crate::fold` re-exports them and does the folding.
+
+/// fill = prefer child (set only what is unset); replace = prefer parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Op {
+    Fill,
+    Replace,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Granularity {
+    /// Top-level fields (`timeouts`, `retry`, each header modifier) are atomic.
+    Shallow,
+    /// Leaf by leaf; header set/add entries by name.
+    Field,
+    /// As field, but header values of the same name are joined with ","
+    /// (preferred first) and `remove` lists are unioned.
+    Deep,
+}
 
 /// Annotation keys for the plain-settings merge mode, project domain first.
 pub const PRIORITY_KEYS: [&str; 2] = [

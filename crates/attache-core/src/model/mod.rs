@@ -3,6 +3,8 @@
 //! [`crate::source::SourceDoc`]s into these.
 
 pub mod gateway;
+pub mod inputs;
+pub mod kinds;
 pub mod meta;
 pub mod peers;
 pub mod policy;
@@ -11,6 +13,7 @@ pub mod route;
 pub use gateway::{
     AllowedRoutes, Gateway, GatewayClass, LabelSelector, Listener, Namespace, NamespaceFrom,
 };
+pub use inputs::Inputs;
 pub use meta::{Meta, Priority};
 pub use policy::{Policy, PolicyKind, Target, TargetRef};
 pub use route::{HttpRoute, ParentRef, Rule};

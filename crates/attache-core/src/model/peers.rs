@@ -46,25 +46,77 @@ pub const BACKEND_TRAFFIC_POLICY: &[Mapping] = &[
     m("retry.perRetry.backOff.baseInterval", "retry.backoff"),
 ];
 
-/// The peer's fields that are read but are not settings: what the policy
-/// targets and, for Envoy Gateway, how it merges.
+/// What sets one peer kind apart, as data: the reader (`parse/peers.rs`)
+/// and the fold (`fold/peer_gate.rs`) read these fields, never the kind.
+#[derive(Debug)]
+pub struct Peer {
+    pub kind: PolicyKind,
+    /// The project, as messages name it.
+    pub project: &'static str,
+    /// The settings table.
+    pub mappings: &'static [Mapping],
+    /// Fields read that are not settings: what the policy targets and how
+    /// it merges.
+    pub read: &'static [&'static str],
+    /// `spec.mergeType` is read (Envoy Gateway); elsewhere it is unmapped.
+    pub merge_type: bool,
+    /// The most specific policy of the kind replaces the less specific ones
+    /// whole, one per target (Envoy Gateway's precedence, fold/peer_gate.rs).
+    pub replaces_whole: bool,
+    /// What the API server stores in `retry.numRetries` when it is absent.
+    pub stored_num_retries: Option<u64>,
+    /// `targetSelectors[].sectionName` exists (kgateway).
+    pub selector_section_name: bool,
+    /// `targetSelectors[].namespaces` exists (Envoy Gateway; not enforced).
+    pub selector_namespaces: bool,
+    /// The group a selector without one selects (None: group is required).
+    pub selector_default_group: Option<&'static str>,
+}
+
+/// Envoy Gateway's API server stores 2 in every BackendTrafficPolicy that
+/// has a `retry`: that is the object Envoy Gateway merges and enforces.
+const ENVOY_GATEWAY_NUM_RETRIES: u64 = 2;
+
+pub const PEERS: &[Peer] = &[
+    Peer {
+        kind: PolicyKind::TrafficPolicy,
+        project: "kgateway",
+        mappings: TRAFFIC_POLICY,
+        read: &["targetRefs", "targetSelectors"],
+        merge_type: false,
+        replaces_whole: false,
+        stored_num_retries: None,
+        selector_section_name: true,
+        selector_namespaces: false,
+        selector_default_group: None,
+    },
+    Peer {
+        kind: PolicyKind::BackendTrafficPolicy,
+        project: "Envoy Gateway",
+        mappings: BACKEND_TRAFFIC_POLICY,
+        read: &["targetRef", "targetRefs", "targetSelectors", "mergeType"],
+        merge_type: true,
+        replaces_whole: true,
+        stored_num_retries: Some(ENVOY_GATEWAY_NUM_RETRIES),
+        selector_section_name: false,
+        selector_namespaces: true,
+        selector_default_group: Some(super::route::GATEWAY_GROUP),
+    },
+];
+
+/// The row of a peer kind; None for the project's own kinds.
+pub fn peer(kind: PolicyKind) -> Option<&'static Peer> {
+    PEERS.iter().find(|p| p.kind == kind)
+}
+
+/// The peer's fields that are read but are not settings.
 pub fn read_fields(kind: PolicyKind) -> &'static [&'static str] {
-    match kind {
-        PolicyKind::TrafficPolicy => &["targetRefs", "targetSelectors"],
-        PolicyKind::BackendTrafficPolicy => {
-            &["targetRef", "targetRefs", "targetSelectors", "mergeType"]
-        }
-        PolicyKind::RoutePolicy | PolicyKind::ClusterRoutePolicy => &[],
-    }
+    peer(kind).map_or(&[], |p| p.read)
 }
 
 /// The settings table of a peer kind (empty for the project's own kinds).
 pub fn mappings(kind: PolicyKind) -> &'static [Mapping] {
-    match kind {
-        PolicyKind::TrafficPolicy => TRAFFIC_POLICY,
-        PolicyKind::BackendTrafficPolicy => BACKEND_TRAFFIC_POLICY,
-        PolicyKind::RoutePolicy | PolicyKind::ClusterRoutePolicy => &[],
-    }
+    peer(kind).map_or(&[], |p| p.mappings)
 }
 
 /// Whether `path` (dotted, under `spec`) is read: a mapped field or one of

@@ -266,8 +266,8 @@ pub struct RawPolicy {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(
-    transform = crate::schema::add_stanza_aliases,
-    extend("x-kubernetes-validations" = crate::schema::spec_rules())
+    transform = crate::schema::rules::add_stanza_aliases,
+    extend("x-kubernetes-validations" = crate::schema::rules::spec_rules())
 )]
 pub struct RawPolicySpec {
     /// One object the policy attaches to (read together with targetRefs).

@@ -11,6 +11,7 @@ use crate::contract::{HttpRouteMatch, PathMatch, PathMatchType};
 use crate::diagnostic::Diagnostic;
 use crate::field::{Direction, FieldMap};
 use crate::model::gateway::{RawFrom, RawGateway, RawGatewayClass, RawNamespace};
+use crate::model::kinds::{route_kind, HTTP_ROUTE};
 use crate::model::meta::{is_timestamp, RawMeta, PRIORITY_KEYS, PRIORITY_VALUES, WEIGHT_KEYS};
 use crate::model::policy::{
     RawPolicy, RawPolicySpec, RawTargetRef, Scope, SpecShape, TargetKind, KINDS, POLICY_GROUP,
@@ -26,6 +27,8 @@ use crate::settings::{self, Problem};
 use crate::source::{Origin, SourceDoc};
 use crate::topology::{BackendTarget, ObjectKey};
 
+pub use crate::model::Inputs;
+
 mod gateway;
 mod peers;
 mod policy;
@@ -36,55 +39,6 @@ use gateway::{read_class, read_gateway, read_namespace};
 use policy::read_policy;
 use route::read_route;
 use targets::resolve_targets;
-
-/// Everything the resolver read, validated and indexed.
-#[derive(Debug, Clone, Default)]
-pub struct Inputs {
-    pub classes: BTreeMap<String, GatewayClass>,
-    pub namespaces: BTreeMap<String, Namespace>,
-    pub gateways: BTreeMap<ObjectKey, Gateway>,
-    pub routes: BTreeMap<ObjectKey, HttpRoute>,
-    /// Sorted by kind, namespace, name; invalid ones included.
-    pub policies: Vec<Policy>,
-    /// Valid policies by the target they attach to, in precedence order.
-    pub by_target: BTreeMap<Target, Vec<usize>>,
-    /// Everything noticed while reading, in input order.
-    pub diagnostics: Vec<Diagnostic>,
-    /// Bounds on what resolving one Gateway may cost; the CLI sets them
-    /// from its flags after parsing.
-    pub limits: crate::limits::Limits,
-    /// Reading-time index of `policies` for duplicate detection (stale
-    /// after the final sort, which is why it is private).
-    policy_ids: std::collections::HashMap<(PolicyKind, Option<String>, String), usize>,
-    /// `apiVersion kind` not read, with count and first origin.
-    skipped: BTreeMap<String, (usize, Origin)>,
-}
-
-impl Inputs {
-    /// The priority annotation of a target object (default when the object
-    /// has no manifest, e.g. a Namespace only implied by its contents).
-    pub fn priority_of(&self, target: &Target) -> Priority {
-        match target {
-            Target::GatewayClass(name) => self.classes.get(name).map(|c| c.meta.priority),
-            Target::Namespace(name) => self.namespaces.get(name).map(|n| n.meta.priority),
-            Target::Gateway(key, _) => self.gateways.get(key).map(|g| g.meta.priority),
-            Target::Route(key, _) => self.routes.get(key).map(|r| r.meta.priority),
-        }
-        .unwrap_or_default()
-    }
-
-    /// Labels of a namespace as a selector sees them: the manifest's labels
-    /// plus `kubernetes.io/metadata.name`, which Kubernetes always sets.
-    pub fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
-        let mut labels = self
-            .namespaces
-            .get(name)
-            .map(|n| n.meta.labels.clone())
-            .unwrap_or_default();
-        labels.insert("kubernetes.io/metadata.name".into(), name.to_string());
-        labels
-    }
-}
 
 /// Reads every document. Never fails: problems are in `Inputs::diagnostics`.
 pub fn parse(docs: &[SourceDoc]) -> Inputs {
@@ -110,15 +64,13 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
     };
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     match (group, kind) {
-        (GATEWAY_GROUP, "GatewayClass" | "Gateway" | "HTTPRoute")
-            if matches!(version, "v1" | "v1beta1") =>
-        {
+        (GATEWAY_GROUP, "GatewayClass" | "Gateway") if matches!(version, "v1" | "v1beta1") => {
             match kind {
                 "GatewayClass" => read_class(doc, inputs),
-                "Gateway" => read_gateway(doc, inputs),
-                _ => read_route(doc, inputs),
+                _ => read_gateway(doc, inputs),
             }
         }
+        _ if route_kind(group, kind, version).is_some() => read_route(doc, inputs),
         ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
         _ if PolicyKind::find(group, kind).is_some() => {
             let Some(policy_kind) = PolicyKind::find(group, kind) else {

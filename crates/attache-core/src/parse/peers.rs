@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use super::policy::{finish, keep_unreadable, numbered, read_targets, start};
 use super::*;
 use crate::model::gateway::LabelSelector;
-use crate::model::peers::{fields_below, is_read, leads_to_read, mappings, their_field};
+use crate::model::peers::{
+    fields_below, is_read, leads_to_read, mappings, peer, their_field, Peer,
+};
 use crate::model::policy::{MergeType, TargetSelector};
 use crate::settings::RawSettings;
 
@@ -64,7 +66,7 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
     policy.plain = settings_of(kind, &spec, &mut problems);
     // kgateway has no mergeType: on a TrafficPolicy it is an unmapped
     // field, noted by `unread`, not a value to check.
-    if kind == PolicyKind::BackendTrafficPolicy {
+    if peer(kind).is_some_and(|p| p.merge_type) {
         policy.merge_type = merge_type(&spec, &mut problems);
     }
     let before = problems.len();
@@ -156,9 +158,17 @@ fn unread(
 /// `targetRef` (its spec has `targetRefs` only), so kgateway never attaches
 /// through it; every other unread field is one Envoy does not get from us.
 fn not_enforced(kind: PolicyKind, path: &str) -> String {
-    if kind == PolicyKind::TrafficPolicy && path == "targetRef" {
-        return "not a TrafficPolicy field (kgateway reads targetRefs, a list); nothing is attached through it"
-            .into();
+    // A peer that reads targetRefs but not the singular targetRef.
+    let plural_only = |p: &&Peer| p.read.contains(&"targetRefs") && !p.read.contains(&"targetRef");
+    if let Some(p) = peer(kind)
+        .filter(plural_only)
+        .filter(|_| path == "targetRef")
+    {
+        return format!(
+            "not a {} field ({} reads targetRefs, a list); nothing is attached through it",
+            kind.info().name,
+            p.project
+        );
     }
     "Attaché does not enforce this field: it reads it and puts nothing of it into Envoy (the policy's mapped fields still apply)"
         .into()
@@ -202,28 +212,26 @@ fn listed(
 
 /// Envoy Gateway's CRD defaults `retry.numRetries` to 2
 /// (`+kubebuilder:default=2` in its api/v1alpha1/retry_types.go), so the API
-/// server stores 2 in every BackendTrafficPolicy that has a `retry`: that is
-/// the object Envoy Gateway merges and enforces. A manifest read before it
-/// reached a cluster may lack it; Attaché reads it as stored, and says so.
-const ENVOY_GATEWAY_NUM_RETRIES: u64 = 2;
-
+/// server stores 2 in every BackendTrafficPolicy that has a `retry`
+/// (`Peer::stored_num_retries`). A manifest read before it reached a cluster
+/// may lack it; Attaché reads it as stored, and says so.
+///
 /// Fills in what the API server would have stored; returns the field it
 /// filled, with a note to tell the reader.
 fn stored_defaults(kind: PolicyKind, spec: &mut Map<String, Value>) -> Option<(String, String)> {
-    if kind != PolicyKind::BackendTrafficPolicy {
-        return None;
-    }
+    let peer = peer(kind)?;
+    let n = peer.stored_num_retries?;
     let Some(Value::Object(retry)) = spec.get_mut("retry") else {
         return None;
     };
     if !retry.get("numRetries").is_none_or(Value::is_null) {
         return None;
     }
-    retry.insert("numRetries".into(), ENVOY_GATEWAY_NUM_RETRIES.into());
-    let n = ENVOY_GATEWAY_NUM_RETRIES;
+    retry.insert("numRetries".into(), n.into());
+    let project = peer.project;
     Some((
         "spec.retry.numRetries".into(),
-        format!("absent: Envoy Gateway's API server stores its default, {n}, in every retry; Attaché applies {n} retries as Envoy Gateway would"),
+        format!("absent: {project}'s API server stores its default, {n}, in every retry; Attaché applies {n} retries as {project} would"),
     ))
 }
 
@@ -326,10 +334,11 @@ fn selector(
         }
     };
     let group = selector_fields(kind, &raw, &path, problems, notes)?;
-    let kind = match (group.as_str(), raw.kind.as_str()) {
-        (GATEWAY_GROUP, "Gateway") => TargetKind::Gateway,
-        (GATEWAY_GROUP, "HTTPRoute") => TargetKind::HttpRoute,
-        (_, other) => {
+    // Selectors select in the policy's namespace: namespaced kinds only.
+    let kind = match TargetKind::find(&group, &raw.kind).filter(|k| k.info().namespaced) {
+        Some(kind) => kind,
+        None => {
+            let other = raw.kind.as_str();
             let message = format!(
                 "{path} selects {other} objects, which Attaché does not serve; not enforced"
             );
@@ -359,41 +368,42 @@ fn selector_fields(
     problems: &mut Vec<Problem>,
     notes: &mut Vec<(String, String)>,
 ) -> Option<String> {
-    let eg = kind == PolicyKind::BackendTrafficPolicy;
+    let peer = peer(kind)?;
+    let project = peer.project;
     let problem = |field: &str, message: &str, hint: &str| Problem {
         field: format!("{path}{field}"),
         message: message.into(),
         hint: hint.into(),
     };
-    if eg && raw.section_name.is_some() {
+    if !peer.selector_section_name && raw.section_name.is_some() {
         problems.push(problem(
             ".sectionName",
-            "Envoy Gateway's targetSelectors have no sectionName",
+            &format!("{project}'s targetSelectors have no sectionName"),
             "use targetRefs with sectionName to reach one listener or rule",
         ));
         return None;
     }
-    if !eg && raw.namespaces.is_some() {
+    if !peer.selector_namespaces && raw.namespaces.is_some() {
         problems.push(problem(
             ".namespaces",
-            "kgateway's targetSelectors have no namespaces: they select in the policy's namespace",
+            &format!("{project}'s targetSelectors have no namespaces: they select in the policy's namespace"),
             "remove namespaces",
         ));
         return None;
     }
-    if eg && raw.namespaces.as_ref().is_some_and(|v| !v.is_null()) {
+    if peer.selector_namespaces && raw.namespaces.as_ref().is_some_and(|v| !v.is_null()) {
         notes.push((
             format!("{path}.namespaces"),
             "not enforced by Attaché: it selects only in the policy's own namespace".into(),
         ));
     }
-    match (&raw.group, eg) {
+    match (&raw.group, peer.selector_default_group) {
         (Some(group), _) => Some(group.clone()),
-        (None, true) => Some(GATEWAY_GROUP.into()),
-        (None, false) => {
+        (None, Some(group)) => Some(group.into()),
+        (None, None) => {
             problems.push(problem(
                 ".group",
-                "group is required in kgateway's targetSelectors",
+                &format!("group is required in {project}'s targetSelectors"),
                 "add group: gateway.networking.k8s.io",
             ));
             None

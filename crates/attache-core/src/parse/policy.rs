@@ -262,11 +262,8 @@ fn namespaced_target(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Ta
         message,
         hint: hint.to_string(),
     };
-    let wanted = if r.kind == "Gateway" {
-        TargetKind::Gateway
-    } else {
-        TargetKind::HttpRoute
-    };
+    // Called for the namespaced kinds only (`target_of`).
+    let wanted = TargetKind::find(GATEWAY_GROUP, &r.kind).unwrap_or(TargetKind::HttpRoute);
     let (true, Some(ns)) = (
         info.targets.contains(&wanted),
         policy.meta.namespace.clone(),
@@ -289,15 +286,15 @@ fn namespaced_target(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Ta
             ));
         }
     }
-    let key = ObjectKey {
-        namespace: ns,
-        name: r.name.clone(),
-    };
-    Ok(if r.kind == "Gateway" {
-        Target::Gateway(key, r.section_name.clone())
-    } else {
-        Target::Route(key, r.section_name.clone())
-    })
+    wanted
+        .target(Some(&ns), &r.name, r.section_name.clone())
+        .ok_or_else(|| {
+            problem(
+                ".kind",
+                format!("{} cannot be targeted", r.kind),
+                "target a Gateway or an HTTPRoute",
+            )
+        })
 }
 
 fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Problem> {
@@ -352,7 +349,7 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
             }
             Ok(Target::Namespace(r.name.clone()))
         }
-        "Gateway" | "HTTPRoute" => {
+        kind if TargetKind::named(kind).is_some_and(|k| k.info().namespaced) => {
             expect_group(GATEWAY_GROUP)?;
             namespaced_target(policy, r, path)
         }

@@ -3,14 +3,14 @@
 use super::*;
 
 pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
-    let raw: RawHttpRoute = match typed(doc, "HTTPRoute") {
+    let raw: RawHttpRoute = match typed(doc, HTTP_ROUTE.name) {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(
         raw.metadata,
         &doc.origin,
-        "HTTPRoute",
+        HTTP_ROUTE.name,
         true,
         &mut inputs.diagnostics,
     ) else {
@@ -230,7 +230,7 @@ fn read_backend_refs(
             path: &path,
         };
         match (group.as_str(), kind.as_str()) {
-            (GATEWAY_GROUP, "HTTPRoute") => {
+            (group, kind) if HTTP_ROUTE.is(group, kind) => {
                 if !b.filters.is_empty() {
                     notes.push(
                         Diagnostic::warning(
@@ -252,7 +252,8 @@ fn read_backend_refs(
                 // one filter per direction, other types noted.
                 let mut fields = FieldMap::new();
                 read_filters(&b.filters, &here, &mut fields, problems, notes);
-                let (request_headers, response_headers) = crate::entry::header_changes(&fields);
+                let (request_headers, response_headers) =
+                    crate::field::document::header_changes(&fields);
                 backends.push(BackendTarget {
                     namespace,
                     name: b.name,

@@ -85,12 +85,22 @@ fn select_targets(inputs: &mut Inputs) {
                 TargetKind::Gateway => gateways
                     .values()
                     .filter(|g| g.key.namespace == ns && hit(&g.meta.labels))
-                    .map(|g| ("Gateway", Target::Gateway(g.key.clone(), section.clone())))
+                    .map(|g| {
+                        (
+                            TargetKind::Gateway.info().name,
+                            Target::Gateway(g.key.clone(), section.clone()),
+                        )
+                    })
                     .collect(),
                 _ => routes
                     .values()
                     .filter(|r| r.key.namespace == ns && hit(&r.meta.labels))
-                    .map(|r| ("HTTPRoute", Target::Route(r.key.clone(), section.clone())))
+                    .map(|r| {
+                        (
+                            TargetKind::HttpRoute.info().name,
+                            Target::Route(r.key.clone(), section.clone()),
+                        )
+                    })
                     .collect(),
             };
             for (kind, target) in targets {

@@ -1,20 +1,23 @@
 //! What each policy did, counted for its status: per (policy, target), the
 //! entries it reached, the fields it set and lost, who won them, and whether
-//! it lost on precedence alone (`is_conflict`, the one definition of the
-//! Conflicted rule, docs/status.md). The listener-and-up levels are counted
+//! it lost on precedence alone (`crate::fold::is_conflict`, the one definition
+//! of the Conflicted rule, docs/status.md). The listener-and-up levels are counted
 //! once per listener through the shared fold, so status stays linear.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostic::Diagnostic;
+use crate::error::ResolveError;
 use crate::field::{FieldKey, FieldMap};
 use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
-use crate::fold::{Folded, Loss};
+use crate::fold::{is_conflict, Folded, Loss};
+use crate::model::kinds::{upper_targets, UpperLevel, UPPER_LEVELS};
+use crate::model::peers::PEERS;
+use crate::model::Inputs;
 use crate::model::Target;
-use crate::parse::Inputs;
-use crate::resolve::{clamp, clamp_warning, fold_full, prepare, ResolveError};
+use crate::prepare::{clamp, clamp_warning, fold_full, prepare};
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 
@@ -80,12 +83,7 @@ pub(crate) fn contributions(
         if rules == 0 {
             continue;
         }
-        for target in [
-            Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
-            Target::Gateway(gw.key.clone(), None),
-            Target::Namespace(gw.key.namespace.clone()),
-            Target::GatewayClass(gw.class.clone()),
-        ] {
+        for target in upper_targets(gw, listener) {
             for &index in inputs
                 .by_target
                 .get(&target)
@@ -133,10 +131,17 @@ fn record_replaced(
 ) {
     let mut gate = lower.gate.clone();
     let mut replaced = lower.replaced.clone();
-    for target in [
-        Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
-        Target::Gateway(gw.key.clone(), None),
-    ] {
+    // The upper levels a kind that replaces whole may target.
+    let gated = |level: &&UpperLevel| {
+        PEERS
+            .iter()
+            .any(|p| p.replaces_whole && p.kind.info().targets.contains(&level.kind()))
+    };
+    for target in UPPER_LEVELS
+        .iter()
+        .filter(gated)
+        .map(|level| level.target(gw, listener))
+    {
         if let Some(ranked) = inputs.by_target.get(&target) {
             gate.step(inputs, &target, ranked, &mut replaced);
         }
@@ -261,21 +266,6 @@ pub fn contributions_shared(
     gateway: &ObjectKey,
 ) -> Result<StatsByTarget, ResolveError> {
     contributions(inputs, gateway).map(|(stats, _)| stats)
-}
-
-/// The `Conflicted` rule (docs/status.md): the loser lost a field to a
-/// policy at the same level, folding with the same operation, that set a
-/// different value. One definition for both the shared and the full fold.
-pub(crate) fn is_conflict(
-    loser: &Supplier,
-    winner: &Supplier,
-    maps: &[&FieldMap],
-    loss: &Loss,
-) -> bool {
-    let same_level = winner.level == loser.level && matches!(winner.source, Source::Policy { .. });
-    let same_op = winner.role.op() == loser.role.op();
-    let differs = maps.get(loss.winner).and_then(|m| m.get(&loss.field)) != Some(&loss.value);
-    same_level && same_op && differs
 }
 
 fn record_stats(

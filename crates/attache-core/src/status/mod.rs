@@ -15,8 +15,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
+use crate::model::policy::TargetKind;
+use crate::model::Inputs;
 use crate::model::{Policy, Target, TargetRef};
-use crate::parse::Inputs;
 use counting::{contributions, ContributionStats};
 
 pub(crate) mod counting;
@@ -200,8 +201,8 @@ fn ancestor_ref(policy: &Policy, tr: &TargetRef) -> AncestorRef {
         group: tr.group.clone(),
         kind: tr.kind.clone(),
         name: tr.name.clone(),
-        namespace: match tr.kind.as_str() {
-            "Gateway" | "HTTPRoute" => policy.meta.namespace.clone(),
+        namespace: match TargetKind::named(&tr.kind) {
+            Some(kind) if kind.info().namespaced => policy.meta.namespace.clone(),
             _ => None,
         },
         section_name: tr.section_name.clone(),

@@ -158,36 +158,60 @@ fn attempts_without_triggers_only_caps_retries() {
     assert!(host.request_values("x-envoy-retry-on").is_empty());
 }
 
-// Host calls per request: the request path reads the route name property and
-// the header map once each and writes the whole new map once; the response
-// path writes one header per change and nothing for a route without any.
+// Host calls per request: the route name property, one read of
+// `x-envoy-internal` and of each of the three control headers Envoy never
+// strips, then one single-header write per change; never a copy of the
+// whole map. The response path writes one header per change and nothing
+// for a route without any.
+
+/// The strip's reads on a request from an external client: `x-envoy-internal`
+/// and `control::NOT_STRIPPED_BY_ENVOY`.
+const STRIP_READS: usize = 4;
 
 #[test]
-fn a_matched_request_costs_one_property_read_one_copy_and_one_map_write() {
-    let mut host = FakeHost::request("h", "/", &[("x-b", "gone"), ("x-envoy-max-retries", "9")])
+fn a_matched_request_costs_one_property_read_the_strip_reads_and_one_write_per_change() {
+    // As Envoy hands over an external request: it already removed the
+    // client's x-envoy-max-retries (e2e control_headers.rs proves it).
+    let mut host = FakeHost::request("h", "/", &[("x-b", "gone"), ("x-a", "client")])
         .with_route_name("http/shop/checkout/0");
     let mut stream = request(&checkout(), &mut host);
-    // (property reads, header lookups, map copies, single writes, map writes)
-    assert_eq!(host.calls(), (1, 0, 1, 0, 1));
+    // (property reads, header reads, header writes): remove x-b, set x-a,
+    // add x-tag, two timeouts, three retry headers.
+    assert_eq!(host.calls(), (1, STRIP_READS, 8));
     assert!(host.request_values("x-b").is_empty());
+    assert_eq!(host.request_values("x-a"), vec!["1"]);
     assert_eq!(host.request_values("x-envoy-max-retries"), vec!["3"]);
-    // Pseudo-headers survive the whole-map write (Envoy removes every
-    // header before adding the pairs back).
     assert_eq!(host.request_values(":path"), vec!["/"]);
     assert_eq!(host.request_values(":authority"), vec!["h"]);
     stream.on_response_headers(&mut host);
     // remove server, set cache-control, add x-served-by: three single writes.
-    assert_eq!(host.calls(), (1, 0, 1, 3, 1));
+    assert_eq!(host.calls(), (1, STRIP_READS, 11));
 }
 
 #[test]
 fn nothing_to_change_means_no_write() {
+    // No write at all: Envoy keeps the route it cached, no re-match.
     let c = compile(&doc(json!([entry("r", json!({"responseHeaders": {}}))])));
     let mut host = FakeHost::request("h", "/", &[("x-keep", "1")]).with_route_name("r");
     let mut stream = request(&c, &mut host);
-    assert_eq!(host.calls(), (1, 0, 1, 0, 0));
+    assert_eq!(host.calls(), (1, STRIP_READS, 0));
     stream.on_response_headers(&mut host);
-    assert_eq!(host.calls(), (1, 0, 1, 0, 0));
+    assert_eq!(host.calls(), (1, STRIP_READS, 0));
+    assert_eq!(host.request_values("x-keep"), vec!["1"]);
+}
+
+#[test]
+fn an_internal_request_reads_every_control_header_and_removes_those_sent() {
+    let c = compile(&doc(json!([entry("r", json!({}))])));
+    let mut host = FakeHost::request("h", "/", &[("x-envoy-retry-on", "5xx")])
+        .with_route_name("r")
+        .internal();
+    request(&c, &mut host);
+    assert_eq!(
+        host.calls(),
+        (1, 1 + crate::control::CLIENT_CONTROL_HEADERS.len(), 1)
+    );
+    assert!(host.request_values("x-envoy-retry-on").is_empty());
 }
 
 #[test]
@@ -197,12 +221,12 @@ fn trusted_document_and_a_route_without_request_changes_cost_one_property_read()
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     let mut stream = request(&compile(&d), &mut host);
     stream.on_response_headers(&mut host);
-    assert_eq!(host.calls(), (1, 0, 0, 0, 0));
+    assert_eq!(host.calls(), (1, 0, 0));
     assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
 }
 
 #[test]
-fn fallback_matching_reads_the_path_from_the_one_copy() {
+fn fallback_matching_reads_the_three_pseudo_headers_one_by_one() {
     let c = compile(&doc(json!([entry(
         "r",
         json!({"matches": [{"path": {"type": "Exact", "value": "/a"}}],
@@ -211,6 +235,20 @@ fn fallback_matching_reads_the_path_from_the_one_copy() {
     let mut host = FakeHost::request("h", "/a", &[]).with_route_name("unknown");
     let stream = request(&c, &mut host);
     assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
-    assert_eq!(host.calls(), (1, 0, 1, 0, 1));
+    assert_eq!(host.calls(), (1, STRIP_READS + 3, 1));
     assert_eq!(host.request_values("x-a"), vec!["1"]);
+}
+
+#[test]
+fn fallback_matching_reads_a_header_only_where_a_match_names_it() {
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({"matches": [{"path": {"type": "Exact", "value": "/a"},
+                            "headers": [{"name": "x-v", "value": "2"}]}]})
+    )])));
+    let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]);
+    let stream = request(&c, &mut host);
+    assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
+    // The route name property is asked for and absent.
+    assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0));
 }

@@ -113,7 +113,7 @@ proptest! {
     #[test]
     fn the_index_finds_what_the_scan_finds(document in table(), (host, port) in request()) {
         let config = compile(&document);
-        let facts = RequestFacts::from_headers(&host.request);
+        let facts = RequestFacts::from_host(&host);
         let table = config.fallback();
         let indexed = table.find(&facts, port, &host).map(|r| r.name.clone());
         let scanned = table.find_by_scan(&facts, port, &host).map(|r| r.name.clone());

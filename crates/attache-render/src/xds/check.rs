@@ -11,27 +11,7 @@
 use serde_json::Value;
 
 use super::XdsState;
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum XdsCheckError {
-    #[error("route {route} (listener {listener}) sends to cluster {cluster}, which the CDS file would not hold")]
-    DanglingCluster {
-        listener: String,
-        route: String,
-        cluster: String,
-    },
-    #[error("listener {listener}: two virtual hosts claim domain {domain}; Envoy refuses such a route configuration")]
-    DuplicateDomain { listener: String, domain: String },
-    #[error("route {route} (listener {listener}): regex {regex:?} does not parse: {reason}\n  hint: Envoy uses RE2 syntax; fix the HTTPRoute's RegularExpression match")]
-    BadRegex {
-        listener: String,
-        route: String,
-        regex: String,
-        reason: String,
-    },
-    #[error("listener name {name:?} cannot be a file name under the xDS directory: {reason}\n  hint: name Gateway listeners as Gateway API does (lower-case letters, digits, '-' and '.')")]
-    UnsafeFileName { name: String, reason: &'static str },
-}
+use crate::error::XdsCheckError;
 
 /// Every route configuration of `state` against its clusters.
 pub fn check(state: &XdsState) -> Result<(), XdsCheckError> {

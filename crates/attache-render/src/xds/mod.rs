@@ -27,7 +27,9 @@ use crate::error::RenderError;
 use crate::listener::{listener, FilterSource, Routes, LISTENER_TYPE_URL};
 use crate::resources::{gateway_resources, ListenerOptions};
 
-pub use check::{check, XdsCheckError};
+pub use crate::error::XdsCheckError;
+pub use crate::listener::config_source;
+pub use check::check;
 pub use plan::{transition, Step};
 
 pub const ROUTE_CONFIGURATION_TYPE_URL: &str =
@@ -85,20 +87,6 @@ pub fn file_component(name: &str) -> Result<&str, XdsCheckError> {
     Err(XdsCheckError::UnsafeFileName {
         name: name.to_string(),
         reason,
-    })
-}
-
-/// `path_config_source` for `path`, watching the file's directory: Envoy
-/// applies a new file when one is renamed into that directory.
-pub fn config_source(path: &str) -> Value {
-    let directory = match path.rsplit_once('/') {
-        Some(("", _)) => "/".to_string(),
-        Some((directory, _)) => directory.to_string(),
-        None => ".".to_string(),
-    };
-    json!({
-        "path_config_source": {"path": path, "watched_directory": {"path": directory}},
-        "resource_api_version": "V3"
     })
 }
 

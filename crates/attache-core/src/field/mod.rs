@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub(crate) mod document;
+
 /// Request or response header changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Direction {
@@ -63,16 +65,15 @@ impl fmt::Display for FieldKey {
             Direction::Request => "requestHeaders",
             Direction::Response => "responseHeaders",
         };
+        if let Some(path) = document::scalar_path(self) {
+            return f.write_str(path);
+        }
         match self {
-            FieldKey::RequestTimeout => f.write_str("timeouts.requestMs"),
-            FieldKey::BackendRequestTimeout => f.write_str("timeouts.backendRequestMs"),
-            FieldKey::RetryAttempts => f.write_str("retry.attempts"),
-            FieldKey::RetryCodes => f.write_str("retry.codes"),
-            FieldKey::RetryBackoff => f.write_str("retry.backoffMs"),
-            FieldKey::RetryOn => f.write_str("retry.retryOn"),
             FieldKey::HeaderSet(d, name) => write!(f, "{}.set.{name}", dir(d)),
             FieldKey::HeaderAdd(d, name) => write!(f, "{}.add.{name}", dir(d)),
             FieldKey::HeaderRemove(d) => write!(f, "{}.remove", dir(d)),
+            // Scalars: their path is the table's (`document::scalar_path`).
+            _ => Ok(()),
         }
     }
 }

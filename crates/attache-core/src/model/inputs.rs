@@ -1,0 +1,61 @@
+//! Everything the resolver read, validated and indexed: what parse writes
+//! and attach, fold, status and resolve read. It sits in the model so that
+//! every layer above can name it without reaching into `parse`.
+
+use std::collections::BTreeMap;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{
+    Gateway, GatewayClass, HttpRoute, Namespace, Policy, PolicyKind, Priority, Target,
+};
+use crate::source::Origin;
+use crate::topology::ObjectKey;
+
+/// Everything the resolver read, validated and indexed.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub classes: BTreeMap<String, GatewayClass>,
+    pub namespaces: BTreeMap<String, Namespace>,
+    pub gateways: BTreeMap<ObjectKey, Gateway>,
+    pub routes: BTreeMap<ObjectKey, HttpRoute>,
+    /// Sorted by kind, namespace, name; invalid ones included.
+    pub policies: Vec<Policy>,
+    /// Valid policies by the target they attach to, in precedence order.
+    pub by_target: BTreeMap<Target, Vec<usize>>,
+    /// Everything noticed while reading, in input order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Bounds on what resolving one Gateway may cost; the CLI sets them
+    /// from its flags after parsing.
+    pub limits: crate::limits::Limits,
+    /// Reading-time index of `policies` for duplicate detection (stale
+    /// after the final sort, which is why it is private).
+    pub(crate) policy_ids: std::collections::HashMap<(PolicyKind, Option<String>, String), usize>,
+    /// `apiVersion kind` not read, with count and first origin.
+    pub(crate) skipped: BTreeMap<String, (usize, Origin)>,
+}
+
+impl Inputs {
+    /// The priority annotation of a target object (default when the object
+    /// has no manifest, e.g. a Namespace only implied by its contents).
+    pub fn priority_of(&self, target: &Target) -> Priority {
+        match target {
+            Target::GatewayClass(name) => self.classes.get(name).map(|c| c.meta.priority),
+            Target::Namespace(name) => self.namespaces.get(name).map(|n| n.meta.priority),
+            Target::Gateway(key, _) => self.gateways.get(key).map(|g| g.meta.priority),
+            Target::Route(key, _) => self.routes.get(key).map(|r| r.meta.priority),
+        }
+        .unwrap_or_default()
+    }
+
+    /// Labels of a namespace as a selector sees them: the manifest's labels
+    /// plus `kubernetes.io/metadata.name`, which Kubernetes always sets.
+    pub fn namespace_labels(&self, name: &str) -> BTreeMap<String, String> {
+        let mut labels = self
+            .namespaces
+            .get(name)
+            .map(|n| n.meta.labels.clone())
+            .unwrap_or_default();
+        labels.insert("kubernetes.io/metadata.name".into(), name.to_string());
+        labels
+    }
+}

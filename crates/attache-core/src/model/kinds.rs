@@ -1,0 +1,221 @@
+//! The kinds of object around a policy, as tables beside [`super::policy::KINDS`]:
+//! the route kinds the resolver reads ([`ROUTE_KINDS`]), the kinds a
+//! targetRef may name ([`TARGET_KINDS`]) and the levels above a route rule
+//! ([`UPPER_LEVELS`]). The parser, attach, the fold, status and the CRD
+//! schemas read these rows instead of testing kind names, so a new kind
+//! (GRPCRoute, ListenerSet) is a new row and the code that must handle it
+//! is found by the compiler (ARCHITECTURE.md, "Add a route kind", "Add a
+//! level").
+
+use super::gateway::{Gateway, Listener};
+use super::policy::{Target, TargetKind};
+use super::route::GATEWAY_GROUP;
+use crate::topology::ObjectKey;
+
+/// One route kind the resolver reads.
+#[derive(Debug)]
+pub struct RouteKindInfo {
+    pub group: &'static str,
+    pub name: &'static str,
+    /// Versions read.
+    pub versions: &'static [&'static str],
+    /// Listener protocols that admit the kind when `allowedRoutes.kinds`
+    /// is not set (Gateway API's defaults).
+    pub protocols: &'static [&'static str],
+}
+
+impl RouteKindInfo {
+    /// Whether a (group, kind) reference names this kind.
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        group == self.group && kind == self.name
+    }
+}
+
+/// Every route kind read. An entry is one rule of one of these.
+pub const ROUTE_KINDS: &[RouteKindInfo] = &[HTTP_ROUTE];
+
+/// HTTPRoute: the route kind every entry comes from today.
+pub const HTTP_ROUTE: RouteKindInfo = RouteKindInfo {
+    group: GATEWAY_GROUP,
+    name: "HTTPRoute",
+    versions: &["v1", "v1beta1"],
+    protocols: &["HTTP", "HTTPS"],
+};
+
+/// The route kind a document's group, kind and version name, if read.
+pub fn route_kind(group: &str, kind: &str, version: &str) -> Option<&'static RouteKindInfo> {
+    ROUTE_KINDS
+        .iter()
+        .find(|r| r.is(group, kind) && r.versions.contains(&version))
+}
+
+/// One kind a targetRef may name.
+#[derive(Debug)]
+pub struct TargetKindInfo {
+    pub kind: TargetKind,
+    pub group: &'static str,
+    pub name: &'static str,
+    /// Lives in a namespace: a policy may target it only in its own.
+    pub namespaced: bool,
+    /// A `sectionName` may name a part of it (a listener, a rule).
+    pub sections: bool,
+}
+
+pub const TARGET_KINDS: &[TargetKindInfo] = &[
+    TargetKindInfo {
+        kind: TargetKind::GatewayClass,
+        group: GATEWAY_GROUP,
+        name: "GatewayClass",
+        namespaced: false,
+        sections: false,
+    },
+    TargetKindInfo {
+        kind: TargetKind::Namespace,
+        group: "",
+        name: "Namespace",
+        namespaced: false,
+        sections: false,
+    },
+    TargetKindInfo {
+        kind: TargetKind::Gateway,
+        group: GATEWAY_GROUP,
+        name: "Gateway",
+        namespaced: true,
+        sections: true,
+    },
+    TargetKindInfo {
+        kind: TargetKind::HttpRoute,
+        group: HTTP_ROUTE.group,
+        name: HTTP_ROUTE.name,
+        namespaced: true,
+        sections: true,
+    },
+];
+
+impl TargetKind {
+    /// This kind's row.
+    pub fn info(self) -> &'static TargetKindInfo {
+        // One row per variant (a test checks it); the fallback is never taken.
+        TARGET_KINDS
+            .iter()
+            .find(|t| t.kind == self)
+            .unwrap_or(&TARGET_KINDS[0])
+    }
+
+    /// The kind a (group, kind) names, if a policy may target it.
+    pub fn find(group: &str, name: &str) -> Option<TargetKind> {
+        TARGET_KINDS
+            .iter()
+            .find(|t| t.group == group && t.name == name)
+            .map(|t| t.kind)
+    }
+
+    /// The kind named `name` in any group (status's ancestor refs carry the
+    /// kind's name as written).
+    pub fn named(name: &str) -> Option<TargetKind> {
+        TARGET_KINDS.iter().find(|t| t.name == name).map(|t| t.kind)
+    }
+
+    /// The target a reference of this kind names. A namespaced kind needs
+    /// the namespace; None without one.
+    pub fn target(
+        self,
+        namespace: Option<&str>,
+        name: &str,
+        section: Option<String>,
+    ) -> Option<Target> {
+        let key = |ns: &str| ObjectKey {
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        };
+        Some(match self {
+            TargetKind::GatewayClass => Target::GatewayClass(name.to_string()),
+            TargetKind::Namespace => Target::Namespace(name.to_string()),
+            TargetKind::Gateway => Target::Gateway(key(namespace?), section),
+            TargetKind::HttpRoute => Target::Route(key(namespace?), section),
+        })
+    }
+}
+
+/// A level above a route rule (docs/semantics.md, "The levels of one route
+/// rule"). The route levels (rule, route, delegating parents) come from the
+/// attachment's chain; these come from the Gateway and its listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpperLevel {
+    Listener,
+    Gateway,
+    Namespace,
+    GatewayClass,
+}
+
+/// The upper levels, most specific first: the order the fold folds them in
+/// and status counts them in. A ListenerSet would be a row between
+/// `Listener` and `Gateway`.
+pub const UPPER_LEVELS: &[UpperLevel] = &[
+    UpperLevel::Listener,
+    UpperLevel::Gateway,
+    UpperLevel::Namespace,
+    UpperLevel::GatewayClass,
+];
+
+impl UpperLevel {
+    /// The kind a policy targets to sit at this level.
+    pub fn kind(self) -> TargetKind {
+        match self {
+            UpperLevel::Listener | UpperLevel::Gateway => TargetKind::Gateway,
+            UpperLevel::Namespace => TargetKind::Namespace,
+            UpperLevel::GatewayClass => TargetKind::GatewayClass,
+        }
+    }
+
+    /// This level's target for a rule served by `listener` of `gw`.
+    pub fn target(self, gw: &Gateway, listener: &Listener) -> Target {
+        match self {
+            UpperLevel::Listener => Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
+            UpperLevel::Gateway => Target::Gateway(gw.key.clone(), None),
+            UpperLevel::Namespace => Target::Namespace(gw.key.namespace.clone()),
+            UpperLevel::GatewayClass => Target::GatewayClass(gw.class.clone()),
+        }
+    }
+}
+
+/// The upper levels' targets for one listener, most specific first.
+pub fn upper_targets<'a>(
+    gw: &'a Gateway,
+    listener: &'a Listener,
+) -> impl Iterator<Item = Target> + 'a {
+    UPPER_LEVELS
+        .iter()
+        .map(move |level| level.target(gw, listener))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_target_kind_has_one_row_and_is_found_by_its_name() {
+        for kind in [
+            TargetKind::GatewayClass,
+            TargetKind::Namespace,
+            TargetKind::Gateway,
+            TargetKind::HttpRoute,
+        ] {
+            assert_eq!(TARGET_KINDS.iter().filter(|t| t.kind == kind).count(), 1);
+            let info = kind.info();
+            assert_eq!(TargetKind::find(info.group, info.name), Some(kind));
+        }
+        assert_eq!(TargetKind::find("", "HTTPRoute"), None);
+    }
+
+    #[test]
+    fn a_namespaced_target_needs_its_namespace() {
+        assert_eq!(TargetKind::Gateway.target(None, "edge", None), None);
+        assert_eq!(
+            TargetKind::Namespace.target(None, "shop", None),
+            Some(Target::Namespace("shop".into()))
+        );
+        assert!(route_kind(GATEWAY_GROUP, "HTTPRoute", "v1").is_some());
+        assert!(route_kind(GATEWAY_GROUP, "HTTPRoute", "v1alpha2").is_none());
+    }
+}
