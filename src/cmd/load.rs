@@ -68,11 +68,13 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
     write_atomically(path, text.as_bytes())
 }
 
-/// What was read and resolved, and how many error diagnostics came with it.
+/// What was read and resolved, and how many error diagnostics (and errors
+/// and warnings, for `--strict`) came with it.
 pub struct Loaded {
     pub docs: Vec<SourceDoc>,
     pub resolved: Resolved,
     pub errors: usize,
+    pub problems: usize,
 }
 
 /// Reads, parses and resolves; prints the diagnostics to stderr (they do
@@ -105,7 +107,7 @@ pub fn load_and_resolve_for(
         }
     };
     let resolved = attache_core::resolve_for(&inputs, &gateway, data_plane)?;
-    report(&inputs, &resolved.diagnostics);
+    let problems = report(&inputs, &resolved.diagnostics);
     let errors = inputs
         .diagnostics
         .iter()
@@ -116,6 +118,7 @@ pub fn load_and_resolve_for(
         docs,
         resolved,
         errors,
+        problems,
     })
 }
 

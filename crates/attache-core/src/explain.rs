@@ -115,12 +115,7 @@ fn at_level(s: &Supplier) -> String {
 /// Why a contribution lost, without repeating what the line already says
 /// (the loser, its role and level are printed before it).
 fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier) -> String {
-    let group = match field.group() {
-        crate::field::Group::Timeouts => "timeouts",
-        crate::field::Group::Retry => "retry",
-        crate::field::Group::Headers(crate::field::Direction::Request) => "requestHeaderModifier",
-        crate::field::Group::Headers(crate::field::Direction::Response) => "responseHeaderModifier",
-    };
+    let group = crate::written::group_name(field.group());
     let same_level = winner.level == loser.level;
     let w = winner.who();
     let role = winner.role;

@@ -2,15 +2,17 @@
 //! and the value in the API's format (`timeouts.request: 15s`,
 //! `retry.numRetries: 2` for a BackendTrafficPolicy), so that what `attache
 //! explain` prints can be found in the user's YAML with grep. The project's
-//! path is the `RawSettings` shape (settings.rs; the test below checks each
-//! one against that reader), and a peer's path comes from its table in
-//! model/peers.rs, the same table that reads its documents.
+//! path is the `RawSettings` shape, its leaf names from the settings table
+//! (field/document.rs; the test below reads each path back through
+//! settings.rs), and a peer's path comes from its table in model/peers.rs,
+//! the same table that reads its documents.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::field::{Direction, FieldKey, FieldValue};
+use crate::field::document::policy_name;
+use crate::field::{Direction, FieldKey, FieldValue, Group};
 use crate::model::peers::their_field;
 use crate::model::PolicyKind;
 
@@ -32,24 +34,27 @@ impl Written {
     }
 }
 
+/// The name of a group in a policy's settings (`RawSettings`'s fields).
+pub(crate) fn group_name(group: Group) -> &'static str {
+    match group {
+        Group::Timeouts => "timeouts",
+        Group::Retry => "retry",
+        Group::Headers(Direction::Request) => "requestHeaderModifier",
+        Group::Headers(Direction::Response) => "responseHeaderModifier",
+    }
+}
+
 /// The path of `key` in the `RawSettings` shape (`timeouts.request`,
 /// `requestHeaderModifier.set[x-a]`; a header entry is named by its name,
-/// the key of Gateway API's list-map).
+/// the key of Gateway API's list-map): the group, then the leaf's name from
+/// the settings table (field/document.rs).
 fn raw_path(key: &FieldKey) -> String {
-    let modifier = |d: &Direction| match d {
-        Direction::Request => "requestHeaderModifier",
-        Direction::Response => "responseHeaderModifier",
-    };
+    let (group, leaf) = (group_name(key.group()), policy_name(key));
     match key {
-        FieldKey::RequestTimeout => "timeouts.request".into(),
-        FieldKey::BackendRequestTimeout => "timeouts.backendRequest".into(),
-        FieldKey::RetryAttempts => "retry.attempts".into(),
-        FieldKey::RetryCodes => "retry.codes".into(),
-        FieldKey::RetryBackoff => "retry.backoff".into(),
-        FieldKey::RetryOn => "retry.retryOn".into(),
-        FieldKey::HeaderSet(d, name) => format!("{}.set[{name}]", modifier(d)),
-        FieldKey::HeaderAdd(d, name) => format!("{}.add[{name}]", modifier(d)),
-        FieldKey::HeaderRemove(d) => format!("{}.remove", modifier(d)),
+        FieldKey::HeaderSet(_, name) | FieldKey::HeaderAdd(_, name) => {
+            format!("{group}.{leaf}[{name}]")
+        }
+        _ => format!("{group}.{leaf}"),
     }
 }
 
