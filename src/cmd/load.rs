@@ -1,4 +1,5 @@
-//! What `render` and `watch` share: reading and resolving the input
+//! What `render`, `watch`, `resolve`, `explain` and `graph` share: reading
+//! and resolving the input
 //! (`load_and_resolve`), the listener and backend flags (`ListenerArgs`),
 //! and writing what Envoy reads (`encode_for`, `write_file`). Its own module
 //! so that `watch` does not reach into `render`.
@@ -72,6 +73,7 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
 /// and warnings, for `--strict`) came with it.
 pub struct Loaded {
     pub docs: Vec<SourceDoc>,
+    pub inputs: attache_core::Inputs,
     pub resolved: Resolved,
     pub errors: usize,
     pub problems: usize,
@@ -116,6 +118,7 @@ pub fn load_and_resolve_for(
         .count();
     Ok(Loaded {
         docs,
+        inputs,
         resolved,
         errors,
         problems,

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use attache_core::topology::ObjectKey;
 
+use super::load::{load_and_resolve, Loaded};
 use super::{parse_key, CliError, InputArgs};
-use crate::output::{pretty_json, print_stdout, report, write_atomically};
+use crate::output::{pretty_json, print_stdout, write_atomically};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -32,10 +33,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = args.input.load(Default::default())?;
-    let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
-    let resolved = attache_core::resolve(&inputs, &gateway)?;
-    let problems = report(&inputs, &resolved.diagnostics);
+    let Loaded {
+        resolved, problems, ..
+    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
     args.strict.check(problems, 0, "")?;
     let json = pretty_json(&resolved.resolution.document)?;
     match &args.output {

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use attache_core::explain::Explanation;
 use attache_core::topology::ObjectKey;
 
+use super::load::{load_and_resolve, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
-use crate::output::{pretty_json, print_stdout, report};
+use crate::output::{pretty_json, print_stdout};
 
 mod table;
 
@@ -56,10 +57,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = args.input.load(Default::default())?;
-    let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
-    let resolved = attache_core::resolve(&inputs, &gateway)?;
-    let problems = report(&inputs, &resolved.diagnostics);
+    let Loaded {
+        inputs,
+        resolved,
+        problems,
+        ..
+    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
+    let gateway = resolved.resolution.gateway.clone();
     let explained = attache_core::explain_route(&inputs, &gateway, &args.route)?;
     let chosen: Vec<&Explanation> = explained
         .iter()

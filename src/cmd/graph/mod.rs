@@ -11,9 +11,10 @@ use attache_core::model::{Policy, Target};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
 
+use super::load::{load_and_resolve, Loaded};
 use super::strict::Strict;
 use super::{parse_key, CliError, InputArgs};
-use crate::output::{print_stdout, report};
+use crate::output::print_stdout;
 use model::{EdgeKind, Graph, Level, NodeKind};
 
 mod dot;
@@ -63,10 +64,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = args.input.load(Default::default())?;
-    let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
-    let resolved = attache_core::resolve(&inputs, &gateway)?;
-    let problems = report(&inputs, &resolved.diagnostics);
+    let Loaded {
+        inputs,
+        resolved,
+        problems,
+        ..
+    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
+    let gateway = resolved.resolution.gateway.clone();
     args.strict.check(problems, 0, "nothing drawn")?;
     let mut routes: Vec<ObjectKey> = Vec::new();
     for e in &resolved.resolution.document.routes {

@@ -244,6 +244,7 @@ fn prepare(
         resolved,
         errors,
         problems,
+        ..
     } = load_and_resolve(
         &args.input,
         args.gateway.as_ref(),
