@@ -41,12 +41,8 @@ cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --examp
 # variants attache-name-s/o2/o3), built as scripts/setup.sh builds the shipped one:
 # `cargo rustc --crate-type cdylib`, without which Cargo skips LTO (the crate is also an rlib).
 builds=()
-for build in s o2 o3 s-dp; do
-    features=()
-    # s-dp: opt-level s without the schema-1 parse (variant attache-name-s-dp).
-    [[ $build == s-dp ]] && features=(--features data-plane-only)
-    cargo rustc --profile "wasm-$build" --target wasm32-wasip1 -p attache-filter "${features[@]}" \
-        --crate-type cdylib >&2
+for build in s o2 o3; do
+    cargo rustc --profile "wasm-$build" --target wasm32-wasip1 -p attache-filter --crate-type cdylib >&2
     builds+=(--attache-wasm-build "$build=$target_dir/wasm32-wasip1/wasm-$build/attache_filter.wasm")
 done
 

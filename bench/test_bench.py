@@ -210,12 +210,41 @@ class DataPlaneVariant(unittest.TestCase):
             "@type": "type.googleapis.com/google.protobuf.StringValue", "value": '{"schemaVersion":2}'}}}}]}
         self.assertEqual(documents.extract_configuration(response), '{"schemaVersion":2}')
 
-    def test_only_the_data_plane_build_gets_the_data_plane_document(self):
-        flagged = [v.key for v in variants.ALL if v.extra.get("data_plane")]
-        self.assertEqual(flagged, ["attache-name-s-dp"])
-        v = next(v for v in variants.ALL if v.key == "attache-name-s-dp")
-        self.assertEqual(envoy_configs.wasm_key(v), "attache-s-dp")
-        self.assertEqual(v.routes, 10)
+    def test_the_filter_gets_the_data_plane_encoding_of_each_document(self):
+        doc = documents.built_here(3)
+        encoded = documents.data_plane(doc)
+        self.assertEqual(encoded["schemaVersion"], 2)
+        # One policy and one hostname: one profile, one group, every route in order.
+        self.assertEqual(len(encoded["profiles"]), 1)
+        self.assertEqual([r["name"] for g in encoded["groups"] for r in g["routes"]],
+                         [r["name"] for r in doc["routes"]])
+        profile = encoded["profiles"][0]
+        self.assertEqual(profile["retry"], doc["routes"][0]["retry"])
+        name, value = profile["requestHeaders"]["set"][0]
+        first = doc["routes"][0]["requestHeaders"]["set"][0]
+        self.assertEqual((encoded["strings"][name], encoded["strings"][value]),
+                         (first["name"], first["value"]))
+        # The marker makes the target's settings a profile of their own, in a group of its own.
+        marked = documents.data_plane(config_load._marked(documents.built_here(10), 5, True))
+        self.assertEqual(len(marked["profiles"]), 2)
+        target = policy.entry_name(policy.target_index(10))
+        self.assertEqual([[r["name"] for r in g["routes"]] for g in marked["groups"]][1:], [[target]])
+        self.assertEqual(marked["groups"][1]["profile"], 1)
+
+    def test_no_variant_asks_for_a_schema_1_build(self):
+        self.assertNotIn("s-dp", variants.OPT_LEVEL_PROFILES)
+        v = next(v for v in variants.ALL if v.key == "attache-name-s")
+        self.assertEqual(envoy_configs.wasm_key(v), "attache-s")
+
+    @unittest.skipUnless(os.environ.get("ATTACHE_BIN"), "set ATTACHE_BIN to compare with the generator")
+    def test_the_encoding_equals_what_attache_render_ecds_writes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            source = documents.DocumentSource(Path(os.environ["ATTACHE_BIN"]), work)
+            resolved = source.document(12)
+            rendered = documents.data_plane_text(Path(os.environ["ATTACHE_BIN"]), work, 12)
+        self.assertEqual(source.notes[12], "attache resolve")
+        self.assertEqual(documents.data_plane(resolved), json.loads(rendered))
 
 
 class FilterLoadLog(unittest.TestCase):

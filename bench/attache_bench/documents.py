@@ -187,6 +187,66 @@ def for_variant(document: dict, extra: dict) -> dict:
     return doc
 
 
+def data_plane(document: dict) -> dict:
+    """A schema-1 document in the data-plane encoding (schema 2), the only one the filter
+    reads: what `DataPlaneDocument::encode` (crates/attache-contract/src/data_plane.rs)
+    writes, mirrored here so that the bench can reshape schema-1 documents (design A/Bs,
+    load markers) and hand the filter their encoding. test_bench.py checks it against
+    `attache render ecds`."""
+    strings: list[str] = []
+    index: dict[str, int] = {}
+
+    def intern(text: str) -> int:
+        if text not in index:
+            index[text] = len(strings)
+            strings.append(text)
+        return index[text]
+
+    def changes(c: dict) -> dict:
+        out = {"set": [[intern(h["name"]), intern(h["value"])] for h in c.get("set", [])],
+               "add": [[intern(h["name"]), intern(h["value"])] for h in c.get("add", [])],
+               "remove": [intern(n) for n in c.get("remove", [])]}
+        return {k: v for k, v in out.items() if v}
+
+    profiles: list[dict] = []
+    profile_index: dict[str, int] = {}
+    groups: list[dict] = []
+    for entry in document["routes"]:
+        profile = {k: entry[k] for k in ("timeouts", "retry") if entry.get(k) is not None}
+        for key in ("requestHeaders", "responseHeaders"):
+            if entry.get(key) is not None:
+                profile[key] = changes(entry[key])
+        number = None
+        if profile:
+            key = json.dumps(profile, sort_keys=True)
+            if key not in profile_index:
+                profile_index[key] = len(profiles)
+                profiles.append(profile)
+            number = profile_index[key]
+        route = {"name": entry["name"]}
+        if entry.get("matches"):
+            route["matches"] = entry["matches"]
+        hostnames = entry.get("hostnames", [])
+        last = groups[-1] if groups else None
+        if last is not None and last.get("profile") == number and last.get("hostnames", []) == hostnames:
+            last["routes"].append(route)
+            continue
+        group = {} if number is None else {"profile": number}
+        if hostnames:
+            group["hostnames"] = hostnames
+        group["routes"] = [route]
+        groups.append(group)
+    out = {"schemaVersion": 2, "gateway": document["gateway"]}
+    if document.get("options"):
+        out["options"] = document["options"]
+    if strings:
+        out["strings"] = strings
+    if profiles:
+        out["profiles"] = profiles
+    out["groups"] = groups
+    return out
+
+
 class RenderError(Exception):
     """`attache render` could not produce what a variant needs."""
 

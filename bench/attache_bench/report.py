@@ -151,14 +151,13 @@ def _targets(results: dict) -> list[str]:
                        f"(Envoy RSS minus the probe's given the same bytes, per VM); target < "
                        f"{VM_MIB_MAX} MiB: {_met(per_vm < VM_MIB_MAX)}.")
         out.extend(_filter_log_lines(load.get("filter_log_rendered_10k") or []))
-        out.append(f"- For comparison, the schema-1 document `attache resolve` writes for people and tools "
-                   f"({load['document_10k_bytes'] / 1e6:.1f} MB JSON; the filter still reads it): filter work "
+        out.append(f"- For comparison, the same data-plane encoding in an ECDS JSON file the bench writes "
+                   f"({load['document_10k_bytes'] / 1e6:.2f} MB of configuration): filter work "
                    f"{load['filter_ms_10k']:.0f} ms (served {med['attache_10k']:.0f} ms, floor "
-                   f"{med['probe_10k']:.0f} ms); without `sources` ({load['document_10k_no_sources_bytes'] / 1e6:.1f} MB) "
-                   f"{load['filter_ms_10k_no_sources']:.0f} ms.")
+                   f"{med['probe_10k']:.0f} ms).")
         if rss.get("attache") and rss.get("probe") and vms.get("attache"):
             per_vm = (rss["attache"] - rss["probe"]) / 1024 / vms["attache"]
-            out.append(f"  Memory per VM after the schema-1 loads: {per_vm:.1f} MiB.")
+            out.append(f"  Memory per VM after those loads: {per_vm:.1f} MiB.")
     size = results["meta"]["wasm_bytes"].get("attache")
     if size:
         out.append(f"- attache .wasm: {size / 1024:.0f} KiB ({size} bytes); target < {WASM_BYTES_MAX} bytes: "
@@ -184,8 +183,7 @@ def _issue_24_lines(results: dict) -> list[str]:
         if one:
             out.append(f"  Beside it, one virtual host of 10,000 routes (the rendered table): {one[0]:.2f}x "
                        f"(rounds {one[1]:.2f}-{one[2]:.2f}x).")
-    for key, label in (("attache-name-s", "s"), ("attache-name-o2", "2"), ("attache-name-o3", "3"),
-                       ("attache-name-s-dp", "s, reading only the data-plane encoding,")):
+    for key, label in (("attache-name-s", "s"), ("attache-name-o2", "2"), ("attache-name-o3", "3")):
         r = paired_ratio(results, key, "attache-name")
         if r:
             out.append(f"- Opt-level A/B: the filter at opt-level {label} vs as shipped (by route name, 10 routes): "
@@ -261,12 +259,10 @@ def markdown(results: dict) -> str:
     load = results.get("config_load")
     if load:
         names = {
-            "attache_10": "attache, 10 routes",
-            "attache_10k": "attache, 10,000 routes",
-            "attache_10k_no_sources": "attache, 10,000 routes, no `sources`",
+            "attache_10": "attache, 10 routes (data-plane encoding, JSON file)",
+            "attache_10k": "attache, 10,000 routes (data-plane encoding, JSON file)",
             "probe_10": "probe (floor), same bytes as 10 routes",
             "probe_10k": "probe (floor), same bytes as 10,000 routes",
-            "probe_10k_no_sources": "probe (floor), same bytes as 10,000 routes without `sources`",
             "rendered_10k": "attache, 10,000 routes, data-plane document as `attache render ecds` writes it (YAML)",
             "rendered_probe_10k": "probe (floor), same configuration string as the rendered 10,000 routes",
         }

@@ -34,18 +34,14 @@ ALL = [
     # What exporting fewer callbacks saves: an empty filter exporting only the ABI
     # version, malloc and the two header callbacks, against the SDK's empty filter.
     Variant("empty-wasm-raw", "empty Wasm, minimal raw exports", "empty-wasm", extra={"wasm": "raw"}),
-    # The filter built at other opt-levels (Cargo profiles wasm-s, wasm-o2, wasm-o3).
+    # The filter built at other opt-levels (Cargo profiles wasm-s, wasm-o2, wasm-o3). Since
+    # the filter reads only the data-plane encoding, s fits the 400,000-byte budget too.
     Variant("attache-name-s", "attache, by route name (10 routes), opt-level s", "attache",
             routes=10, extra={"wasm": "s"}),
     Variant("attache-name-o2", "attache, by route name (10 routes), opt-level 2", "attache",
             routes=10, extra={"wasm": "o2"}),
     Variant("attache-name-o3", "attache, by route name (10 routes), opt-level 3", "attache",
             routes=10, extra={"wasm": "o3"}),
-    # The candidate: a filter that reads only the data-plane encoding fits the budget at
-    # opt-level s (feature data-plane-only, profile wasm-s-dp), given the document
-    # `attache render ecds` writes.
-    Variant("attache-name-s-dp", "attache, by route name (10 routes), s, data-plane only", "attache",
-            routes=10, extra={"wasm": "s-dp", "data_plane": True}),
     # Design A/Bs where the project renders the Envoy config (bench/findings.md).
     Variant("attache-native-strip", "attache + native control-header strip (10 routes)", "attache",
             routes=10, extra={"native_strip": True, "trust": True}),
@@ -79,7 +75,7 @@ PROFILE = [
 QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback"]
 
 # Opt-level builds: variant build key -> Cargo profile (root Cargo.toml).
-OPT_LEVEL_PROFILES = {"s": "wasm-s", "o2": "wasm-o2", "o3": "wasm-o3", "s-dp": "wasm-s-dp"}
+OPT_LEVEL_PROFILES = {"s": "wasm-s", "o2": "wasm-o2", "o3": "wasm-o3"}
 
 
 def select(keys: list[str] | None, profile: bool = False) -> list[Variant]:

@@ -7,9 +7,12 @@
 use std::rc::Rc;
 
 use attache_filter::testing::FakeHost;
+use attache_contract::{DataPlaneDocument, Document};
 use attache_filter::{CompiledConfig, HeaderMap, Stream};
 use libfuzzer_sys::fuzz_target;
 
+/// Written in schema 1, the way people read policies, and handed to the
+/// filter encoded as `attache render` does (the filter reads only that).
 const DOCUMENT: &str = r#"{"schemaVersion": 1, "gateway": "infra/edge", "routes": [
  {"name": "exact", "listener": "http", "routeNamespace": "a", "routeName": "r", "rule": "0",
   "hostnames": ["shop.example.com", "*.example.com"],
@@ -56,10 +59,16 @@ fn split(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
 
 thread_local! {
     /// Compiled once: the target is the request path, not configuration.
-    static CONFIGS: Option<Vec<Rc<CompiledConfig>>> = [DOCUMENT, ISTIO_DOCUMENT]
+    static CONFIGS: Option<Vec<Rc<CompiledConfig>>> = [encoded(DOCUMENT), Some(ISTIO_DOCUMENT.into())]
         .iter()
-        .map(|d| CompiledConfig::from_bytes(d.as_bytes()).ok().map(Rc::new))
+        .map(|d| CompiledConfig::from_bytes(d.as_ref()?.as_bytes()).ok().map(Rc::new))
         .collect();
+}
+
+/// A schema-1 document in the data-plane encoding.
+fn encoded(resolved: &str) -> Option<String> {
+    let document: Document = serde_json::from_str(resolved).ok()?;
+    serde_json::to_string(&DataPlaneDocument::encode(&document)).ok()
 }
 
 fuzz_target!(|bytes: &[u8]| {

@@ -16,12 +16,12 @@ use crate::timeouts::{basics, SLACK};
 
 const REFUSED_WITHIN: Duration = Duration::from_secs(15);
 
-/// The schema-1 document inside the stack's ECDS file.
+/// The stack's filter document, decoded to schema 1 to edit it the way
+/// people read it; [`push_refused`] encodes it back.
 fn current_document(stack: &Stack) -> Value {
     let text = std::fs::read_to_string(&stack.ecds).unwrap();
     let ecds: Value = serde_yaml_ng::from_str(&text).unwrap();
     let found = find_configuration(&ecds).expect("a filter configuration in the ECDS file");
-    // The data-plane encoding, edited here as schema 1 (which the filter also reads).
     let carried: attache_contract::DataPlaneDocument = serde_json::from_str(found).unwrap();
     serde_json::to_value(carried.decode().unwrap()).unwrap()
 }
@@ -38,11 +38,17 @@ fn find_configuration(value: &Value) -> Option<&str> {
     }
 }
 
-/// Writes `document` into the ECDS file in one rename and waits until Envoy
-/// reports that the filter refused it.
+/// Writes the schema-1 `document`, in the data-plane encoding the filter
+/// reads (as `attache render` writes it), into the ECDS file in one rename
+/// and waits until Envoy reports that the filter refused it.
 fn push_refused(stack: &Stack, original_ecds: &str, document: &Value, what: &str) {
+    let resolved: attache_contract::Document = serde_json::from_value(document.clone()).unwrap();
+    let encoded = attache_contract::DataPlaneDocument::encode(&resolved);
     let mut ecds: Value = serde_yaml_ng::from_str(original_ecds).unwrap();
-    assert!(replace_configuration(&mut ecds, &document.to_string()));
+    assert!(replace_configuration(
+        &mut ecds,
+        &serde_json::to_string(&encoded).unwrap()
+    ));
     let failed_before = stack.envoy.stat(CONFIG_FAIL);
     let tmp = stack.dir().join("hostile.tmp");
     std::fs::write(&tmp, serde_json::to_string(&ecds).unwrap()).unwrap();

@@ -197,13 +197,15 @@ fn broken_document_in_the_ecds_file_is_refused_and_the_old_one_keeps_serving() {
     let stack = Stack::start(&fixture);
     assert_eq!(generation_seen(&stack).as_deref(), Some("one"));
 
-    // Same ECDS file, but the filter's configuration is not a schema-1
-    // document. Envoy hands it to the filter, which must refuse it.
+    // Same ECDS file, but the filter's configuration is a well-formed
+    // schema-1 document (`attache resolve`'s, for people and tools), which
+    // the filter does not read: Envoy hands it over, the filter refuses it
+    // with a hint, and the last good document keeps serving.
     let text = std::fs::read_to_string(&stack.ecds).unwrap();
     let mut ecds: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
     let replaced = replace_configuration(
         &mut ecds,
-        "{\"schemaVersion\": 1, \"routes\": \"not a list\"}",
+        "{\"schemaVersion\": 1, \"gateway\": \"infra/edge\", \"routes\": []}",
     );
     assert!(replaced, "no filter configuration found in {text}");
     let failed_before = stack.envoy.stat(CONFIG_FAIL);
@@ -223,6 +225,12 @@ fn broken_document_in_the_ecds_file_is_refused_and_the_old_one_keeps_serving() {
     for _ in 0..20 {
         assert_eq!(generation_seen(&stack).as_deref(), Some("one"));
     }
+    let log = stack.envoy.log_tail();
+    assert!(
+        log.contains("schemaVersion 1 (`attache resolve`'s document) is not read by the filter")
+            && log.contains("`attache render ecds`"),
+        "no refusal line with the hint in Envoy's log:\n{log}"
+    );
 }
 
 /// Envoy's counter of refused ECDS updates for the filter named `attache`.

@@ -3,8 +3,9 @@
 //!
 //!     cargo run --release -p attache-filter --example load_time -- DOC.json [ROUNDS]
 //!
-//! DOC.json is a plugin configuration (schema 1 or the data-plane encoding),
-//! e.g. the `configuration` string of a file `attache render ecds` wrote.
+//! DOC.json is a plugin configuration in the data-plane encoding (the only
+//! one the filter reads), e.g. the `configuration` string of a file
+//! `attache render ecds` wrote.
 //! Prints the median of ROUNDS (default 15) of each step, in ms. Native code
 //! is not V8: the bench's configuration-load series measure the filter in
 //! Envoy; this splits where the time goes.
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use attache_filter::config::CompiledConfig;
-use attache_filter::document::{parse_any, Parsed};
+use attache_filter::document;
 
 /// Counts live heap bytes and their high-water mark: the Wasm VM's linear
 /// memory grows to the peak of a load and never shrinks, so the peak is
@@ -59,13 +60,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..rounds.max(1) {
         PEAK.store(LIVE.load(Relaxed), Relaxed);
         let started = Instant::now();
-        let parsed = parse_any(&bytes)?;
+        let parsed = document::parse(&bytes)?;
         parse.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let config = match &parsed {
-            Parsed::DataPlane(doc) => CompiledConfig::compile_data_plane(doc)?,
-            Parsed::Resolved(doc) => CompiledConfig::compile(doc)?,
-        };
+        let config = CompiledConfig::compile_data_plane(&parsed)?;
         compile.push(started.elapsed().as_secs_f64() * 1e3);
         drop(parsed);
         kept = LIVE.load(Relaxed) - base;

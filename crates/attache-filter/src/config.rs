@@ -7,9 +7,9 @@ use std::rc::Rc;
 
 use attache_contract::data_plane::BadIndex;
 use attache_contract::precedence::MatchPrecedence;
-use attache_contract::{DataPlaneDocument, Document, HttpRouteMatch, SCHEMA_VERSION};
+use attache_contract::{DataPlaneDocument, HttpRouteMatch};
 
-use crate::document::{self, Parsed};
+use crate::document;
 use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::names::{RouteNames, RouteNamesBuilder};
@@ -26,7 +26,7 @@ pub struct CompiledConfig {
     fallback: FallbackTable,
 }
 
-/// What the compile loop needs of one entry, whichever encoding it came in.
+/// What the compile loop needs of one entry.
 struct EntryView<'a> {
     name: &'a str,
     /// Where the entry sits, for errors; spelled out only when one occurs.
@@ -36,29 +36,23 @@ struct EntryView<'a> {
     route: Rc<CompiledRoute>,
 }
 
-/// The JSON path of an entry (`$.routes[3]`, `$.groups[0].routes[7]`), kept
-/// as indices and formatted only for an error (formatting it for each of
-/// 10,000 entries cost about 0.4 ms of a 9 ms native compile).
+/// The JSON path of an entry (`$.groups[0].routes[7]`), kept as indices
+/// and formatted only for an error (formatting it for each of 10,000 entries
+/// cost about 0.4 ms of a 9 ms native compile).
 #[derive(Debug, Clone, Copy)]
-enum EntryAt {
-    Route(usize),
-    Group(usize, usize),
-}
+struct EntryAt(usize, usize);
 
 impl std::fmt::Display for EntryAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EntryAt::Route(i) => write!(f, "$.routes[{i}]"),
-            EntryAt::Group(g, j) => write!(f, "$.groups[{g}].routes[{j}]"),
-        }
+        write!(f, "$.groups[{}].routes[{}]", self.0, self.1)
     }
 }
 
 impl CompiledConfig {
-    /// Parses, validates and compiles plugin configuration bytes, in either
-    /// encoding (docs/contract.md).
+    /// Parses, validates and compiles plugin configuration bytes: the
+    /// data-plane encoding (docs/contract.md).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ConfigError> {
-        Self::from_parsed(document::parse_any(bytes)?)
+        Self::compile_data_plane(&document::parse(bytes)?)
     }
 
     /// The same, taking the bytes, which are dropped as soon as they are
@@ -66,44 +60,9 @@ impl CompiledConfig {
     /// them, and a VM's memory, which keeps its high-water mark, is spared
     /// the whole configuration once (about 1 MB at 10,000 routes).
     pub fn from_owned_bytes(bytes: Vec<u8>) -> Result<Self, ConfigError> {
-        let parsed = document::parse_any(&bytes)?;
+        let parsed = document::parse(&bytes)?;
         drop(bytes);
-        Self::from_parsed(parsed)
-    }
-
-    fn from_parsed(parsed: Parsed) -> Result<Self, ConfigError> {
-        match parsed {
-            Parsed::Resolved(doc) => Self::compile(&doc),
-            Parsed::DataPlane(doc) => Self::compile_data_plane(&doc),
-        }
-    }
-
-    /// Schema 1: every entry's settings validated and compiled on its own.
-    pub fn compile(doc: &Document) -> Result<Self, ConfigError> {
-        if doc.schema_version != SCHEMA_VERSION {
-            return Err(ConfigError::invalid(
-                "$.schemaVersion",
-                Problem::SchemaVersion(doc.schema_version),
-            ));
-        }
-        let candidates = doc
-            .routes
-            .iter()
-            .map(|e| candidates_of(&e.hostnames, &e.matches))
-            .sum();
-        let entries = doc.routes.iter().enumerate().map(|(i, entry)| {
-            let at = EntryAt::Route(i);
-            validate_settings(entry).map_err(|e| located(&at, e))?;
-            Ok(EntryView {
-                name: &entry.name,
-                at,
-                hostnames: &entry.hostnames,
-                matches: &entry.matches,
-                route: Rc::new(CompiledRoute::render(entry)),
-            })
-        });
-        let sizes = (doc.routes.len(), candidates);
-        Self::index(&doc.gateway, &doc.options, sizes, entries)
+        Self::compile_data_plane(&parsed)
     }
 
     /// The data-plane encoding: each profile validated and compiled once;
@@ -152,7 +111,7 @@ impl CompiledConfig {
             group.routes.iter().enumerate().map(move |(j, entry)| {
                 Ok(EntryView {
                     name: &entry.name,
-                    at: EntryAt::Group(g, j),
+                    at: EntryAt(g, j),
                     hostnames: &group.hostnames,
                     matches: &entry.matches,
                     route: Rc::new(template.named(&entry.name)),
@@ -163,8 +122,7 @@ impl CompiledConfig {
         Self::index(&doc.gateway, &doc.options, (routes, candidates), entries)
     }
 
-    /// The one loop both encodings share: names checked, the name index and
-    /// the fallback table built.
+    /// Names checked, the name index and the fallback table built.
     fn index<'a>(
         gateway: &str,
         options: &attache_contract::Options,
@@ -172,7 +130,7 @@ impl CompiledConfig {
         entries: impl Iterator<Item = Result<EntryView<'a>, ConfigError>>,
     ) -> Result<Self, ConfigError> {
         let mut names = RouteNamesBuilder::new(options, entries_len);
-        let mut first_index: HashMap<&str, usize> = HashMap::with_capacity(entries_len);
+        let mut first_index: HashMap<&str, EntryAt> = HashMap::with_capacity(entries_len);
         let mut fallback = FallbackTable::with_capacity(candidates);
         let mut hosts = HostCache::default();
         let mut count = 0;
@@ -185,15 +143,17 @@ impl CompiledConfig {
             if let Some(&first) = first_index.get(entry.name) {
                 let problem = Problem::DuplicateRoute {
                     name: entry.name.to_string(),
-                    first,
+                    first: first.to_string(),
                 };
                 return Err(located(&entry.at, ("name".into(), problem)));
             }
-            first_index.insert(entry.name, i);
+            first_index.insert(entry.name, entry.at);
             let port = names.port_of(entry.name);
+            // Hostnames belong to the group: an error names the group's field.
+            let group = format_args!("$.groups[{}]", entry.at.0);
             let patterns = hosts
                 .patterns(entry.hostnames)
-                .map_err(|e| located(&entry.at, e))?;
+                .map_err(|e| located(&group, e))?;
             add_candidates(&mut fallback, port, patterns, entry.matches, &entry.route)
                 .map_err(|e| located(&entry.at, e))?;
             names.add(entry.route, port);

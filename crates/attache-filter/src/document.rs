@@ -1,52 +1,52 @@
-//! Reading the plugin configuration bytes into the contract's `Document`.
+//! Reading the plugin configuration bytes into the contract's data-plane
+//! document (schema 2, what `attache render` and `attache watch` write).
 //!
-//! The bytes are the schema-1 JSON, either verbatim (a StringValue/BytesValue
+//! The filter reads only that encoding: schema 1 (`attache resolve`) is for
+//! people and tools, and not linking its parse keeps the `.wasm` about 27 KB
+//! smaller (docs/filter.md). A schema-1 document is refused with a hint.
+//!
+//! The bytes are the JSON, either verbatim (a StringValue/BytesValue
 //! configuration, or a JSON string holding it) or as Istio produces it from a
 //! `WasmPlugin.pluginConfig` struct. Protobuf `Struct` numbers are doubles, so
 //! `10000` may arrive as `10000.0` or `1e4`; integer fields accept integral
 //! doubles (see [`crate::integral_floats`]).
 
-use attache_contract::{DataPlaneDocument, Document, DATA_PLANE_SCHEMA_VERSION};
+use attache_contract::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION, SCHEMA_VERSION};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use crate::error::ConfigError;
+use crate::error::{ConfigError, Problem};
 use crate::integral_floats::IntegralFloats;
 
-/// The two encodings the filter reads: schema 1 (`attache resolve`) and the
-/// compact data-plane encoding (`attache render`, `attache watch`).
-#[derive(Debug)]
-pub enum Parsed {
-    Resolved(Document),
-    DataPlane(DataPlaneDocument),
-}
-
-/// Only the version, to choose the type for the real pass; the rest of the
-/// text is skipped without allocating. A float, so that Istio's `2.0` reads
-/// too; plain serde_json, since errors are reported by the real pass.
+/// Only the version, to refuse another schema before the real pass; the
+/// rest of the text is skipped without allocating. A float, so that Istio's
+/// `2.0` reads too; plain serde_json, since errors are reported by the real
+/// pass. Absent or not a number: the real pass names what is wrong.
 #[derive(Deserialize)]
 struct Version {
     #[serde(rename = "schemaVersion", default)]
-    schema_version: f64,
+    schema_version: Option<f64>,
 }
 
-/// Parses either encoding, chosen by `schemaVersion` (2: data plane,
-/// anything else: schema 1, whose compile step names a wrong version).
-pub fn parse_any(bytes: &[u8]) -> Result<Parsed, ConfigError> {
+/// Parses the data-plane encoding; a document of another `schemaVersion`
+/// (schema 1 above all) is refused before its body is read.
+pub fn parse(bytes: &[u8]) -> Result<DataPlaneDocument, ConfigError> {
     let text = unwrap_string(bytes)?;
     let bytes = text.as_deref().map_or(bytes, str::as_bytes);
-    let version = serde_json::from_slice::<Version>(bytes).map_or(0.0, |v| v.schema_version);
-    if version == f64::from(DATA_PLANE_SCHEMA_VERSION) {
-        parse_typed(bytes).map(Parsed::DataPlane)
-    } else if cfg!(feature = "data-plane-only") {
-        // The schema-1 parse is not linked at all in this build: what
-        // dropping schema 1 from the filter would save (bench/findings.md).
-        Err(ConfigError::invalid(
+    let version = serde_json::from_slice::<Version>(bytes)
+        .ok()
+        .and_then(|v| v.schema_version);
+    match version {
+        Some(v) if v == f64::from(SCHEMA_VERSION) => Err(ConfigError::invalid(
             "$.schemaVersion",
-            crate::error::Problem::SchemaVersion(version as u32),
-        ))
-    } else {
-        parse_typed(bytes).map(Parsed::Resolved)
+            Problem::ResolvedSchema,
+        )),
+        Some(v) if v != f64::from(DATA_PLANE_SCHEMA_VERSION) => Err(ConfigError::invalid(
+            "$.schemaVersion",
+            // Saturating: a version of 1e30 or -1 still reads as unsupported.
+            Problem::SchemaVersion(v as u32),
+        )),
+        _ => parse_typed(bytes),
     }
 }
 
@@ -59,13 +59,6 @@ fn unwrap_string(bytes: &[u8]) -> Result<Option<String>, ConfigError> {
         return serde_json::from_slice(bytes).map(Some).map_err(not_json);
     }
     Ok(None)
-}
-
-/// Parses and shapes a schema-1 configuration; value checks happen in
-/// `compile`. One typed pass over the bytes (no intermediate JSON tree).
-pub fn parse(bytes: &[u8]) -> Result<Document, ConfigError> {
-    let text = unwrap_string(bytes)?;
-    parse_typed(text.as_deref().map_or(bytes, str::as_bytes))
 }
 
 fn parse_typed<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ConfigError> {
@@ -120,21 +113,22 @@ mod tests {
     #[test]
     fn istio_struct_numbers_are_read_as_integers() {
         let d = parse(
-            br#"{"schemaVersion":1.0,"gateway":"g","routes":[{"name":"r","listener":"l",
-               "routeNamespace":"n","routeName":"r","rule":"0",
-               "timeouts":{"requestMs":1e4},"retry":{"attempts":2.0,"codes":[503.0]}}]}"#,
+            br#"{"schemaVersion":2.0,"gateway":"g","profiles":[
+               {"timeouts":{"requestMs":1e4},"retry":{"attempts":2.0,"codes":[503.0]}}],
+               "groups":[{"profile":0.0,"routes":[{"name":"r"}]}]}"#,
         )
         .unwrap();
-        let route = &d.routes[0];
-        assert_eq!(route.timeouts.as_ref().unwrap().request_ms, Some(10_000));
-        let retry = route.retry.as_ref().unwrap();
+        let profile = &d.profiles[0];
+        assert_eq!(profile.timeouts.as_ref().unwrap().request_ms, Some(10_000));
+        let retry = profile.retry.as_ref().unwrap();
         assert_eq!(retry.attempts, Some(2));
         assert_eq!(retry.codes.as_deref(), Some(&[503][..]));
+        assert_eq!(d.groups[0].profile, Some(0));
     }
 
     #[test]
     fn a_fractional_integer_field_names_its_path_without_text_position() {
-        let e = parse(br#"{"schemaVersion":1,"gateway":"g","routes":[],"options":{"trustClientControlHeaders":1.5}}"#)
+        let e = parse(br#"{"schemaVersion":2,"gateway":"g","groups":[],"options":{"trustClientControlHeaders":1.5}}"#)
             .unwrap_err();
         match e {
             ConfigError::Shape { path, reason } => {
@@ -151,7 +145,7 @@ mod tests {
 
     #[test]
     fn double_encoded_documents_are_unwrapped_once() {
-        let inner = r#"{"schemaVersion":1,"gateway":"g","routes":[]}"#;
+        let inner = r#"{"schemaVersion":2,"gateway":"g","groups":[]}"#;
         let outer = serde_json::to_string(inner).unwrap();
         assert_eq!(parse(outer.as_bytes()).unwrap().gateway, "g");
         let twice = serde_json::to_string(&outer).unwrap();
@@ -162,8 +156,23 @@ mod tests {
     }
 
     #[test]
+    fn schema_1_and_unknown_versions_are_refused_before_the_body_is_read() {
+        // The body is not even a schema-1 one: the version alone decides.
+        let e = parse(br#"{"schemaVersion":1,"routes":"not read"}"#).unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::invalid("$.schemaVersion", Problem::ResolvedSchema)
+        );
+        let e = parse(br#"{"schemaVersion":-4,"groups":"not read"}"#).unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::invalid("$.schemaVersion", Problem::SchemaVersion(0))
+        );
+    }
+
+    #[test]
     fn trailing_garbage_is_not_json() {
-        let e = parse(br#"{"schemaVersion":1,"gateway":"g","routes":[]} x"#).unwrap_err();
+        let e = parse(br#"{"schemaVersion":2,"gateway":"g","groups":[]} x"#).unwrap_err();
         assert!(matches!(e, ConfigError::NotJson { line: 1, .. }), "{e:?}");
     }
 
@@ -174,7 +183,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_carry_line_and_column() {
-        match parse(b"{\n  \"schemaVersion\": 1,,\n}") {
+        match parse(b"{\n  \"schemaVersion\": 2,,\n}") {
             Err(ConfigError::NotJson { line, .. }) => assert_eq!(line, 2),
             other => panic!("unexpected {other:?}"),
         }

@@ -6,7 +6,7 @@ use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("configuration is empty: expected a schema-1 JSON document")]
+    #[error("configuration is empty: expected a data-plane JSON document (schemaVersion 2; `attache render ecds` writes one)")]
     Empty,
     #[error("configuration is not JSON (line {line}, column {column}): {reason}")]
     NotJson {
@@ -40,8 +40,12 @@ impl ConfigError {
 /// A value that parses but cannot be enforced.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum Problem {
-    #[error("schemaVersion {0} is not supported: this filter reads schemaVersion 1 and the data-plane schemaVersion 2")]
+    #[error("schemaVersion {0} is not supported: this filter reads only the data-plane schemaVersion 2 (`attache render ecds` writes it)")]
     SchemaVersion(u32),
+    /// Schema 1 is what `attache resolve` writes for people and tools; the
+    /// filter reads only its data-plane encoding.
+    #[error("schemaVersion 1 (`attache resolve`'s document) is not read by the filter: hand it the data-plane schemaVersion 2 document that `attache render ecds` (or `attache watch`) writes from the same policies")]
+    ResolvedSchema,
     #[error("status code {0} cannot be retried: expected 400-599")]
     StatusCode(u16),
     #[error("{0:?} is not a valid HTTP header name: expected letters, digits and !#$%&'*+-.^_`|~")]
@@ -64,8 +68,8 @@ pub enum Problem {
     Hostname(String),
     #[error("regular expression does not compile: {0}")]
     Regex(String),
-    #[error("route name {name:?} is already used by routes[{first}]; names must be unique")]
-    DuplicateRoute { name: String, first: usize },
+    #[error("route name {name:?} is already used by {first}; names must be unique")]
+    DuplicateRoute { name: String, first: String },
     #[error("route name is empty")]
     EmptyRouteName,
     #[error("index {index} is past the end of {table} ({len} entries)")]

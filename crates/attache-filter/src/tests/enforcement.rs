@@ -96,18 +96,15 @@ fn a_header_change_naming_a_control_header_is_refused_not_merely_outranked() {
     // Before the safety rules the control header was written after the
     // header change and won; now such a document never compiles, so no
     // ordering subtlety can let a policy steer the router.
-    let e = compile_err(
-        &doc(json!([entry(
-            "r",
-            json!({
+    let e = encoded_err(&doc(json!([entry(
+        "r",
+        json!({
         "timeouts": {"requestMs": 500},
         "requestHeaders": {"set": [{"name": "x-envoy-upstream-rq-timeout-ms", "value": "99999"}]}})
-        )]))
-        .to_string(),
-    );
+    )])));
     assert_eq!(
         e,
-        "$.routes[0].requestHeaders.set[0].name: \"x-envoy-upstream-rq-timeout-ms\" is an Envoy router control header; router control is only through the typed timeouts and retry"
+        "$.profiles[0].requestHeaders.set[0].name: \"x-envoy-upstream-rq-timeout-ms\" is an Envoy router control header; router control is only through the typed timeouts and retry"
     );
 }
 

@@ -14,13 +14,15 @@ mod stripping;
 
 use std::rc::Rc;
 
+use attache_contract::DataPlaneDocument;
 use serde_json::{json, Value};
 
 use crate::config::CompiledConfig;
 use crate::stream::Stream;
 use crate::testing::FakeHost;
 
-/// A schema-1 document around `routes`.
+/// A schema-1 document around `routes`: the fixtures are written the way
+/// people read policies; [`compile`] encodes them as `attache render` does.
 pub fn doc(routes: Value) -> Value {
     json!({"schemaVersion": 1, "gateway": "infra/edge", "routes": routes})
 }
@@ -37,10 +39,31 @@ pub fn entry(name: &str, extra: Value) -> Value {
     e
 }
 
-pub fn compile(document: &Value) -> Rc<CompiledConfig> {
-    Rc::new(CompiledConfig::from_bytes(document.to_string().as_bytes()).unwrap())
+/// The bytes the filter is handed for `document`: a schema-1 fixture is
+/// encoded through the contract's data-plane encoder (what `attache render`
+/// writes); any other document goes over as it is.
+pub fn filter_bytes(document: &Value) -> Vec<u8> {
+    if document["schemaVersion"] == json!(attache_contract::SCHEMA_VERSION) {
+        let resolved: attache_contract::Document =
+            serde_json::from_value(document.clone()).expect("a well-formed schema-1 fixture");
+        serde_json::to_vec(&DataPlaneDocument::encode(&resolved)).unwrap()
+    } else {
+        document.to_string().into_bytes()
+    }
 }
 
+pub fn compile(document: &Value) -> Rc<CompiledConfig> {
+    Rc::new(CompiledConfig::from_bytes(&filter_bytes(document)).unwrap())
+}
+
+/// The refusal of a schema-1 fixture, once encoded (see [`filter_bytes`]).
+pub fn encoded_err(document: &Value) -> String {
+    CompiledConfig::from_bytes(&filter_bytes(document))
+        .unwrap_err()
+        .to_string()
+}
+
+/// The refusal of `document` handed over as it is.
 pub fn compile_err(document: &str) -> String {
     CompiledConfig::from_bytes(document.as_bytes())
         .unwrap_err()

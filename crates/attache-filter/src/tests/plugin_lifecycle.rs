@@ -5,9 +5,10 @@ use crate::host::{Counter, LogLevel};
 use crate::plugin::{fingerprint, Generations, Plugin};
 
 fn good(ms: u64) -> Vec<u8> {
-    doc(json!([entry("r", json!({"timeouts": {"requestMs": ms}}))]))
-        .to_string()
-        .into_bytes()
+    filter_bytes(&doc(json!([entry(
+        "r",
+        json!({"timeouts": {"requestMs": ms}})
+    )])))
 }
 
 fn timeout_seen(plugin: &Plugin) -> Vec<String> {
@@ -74,8 +75,11 @@ fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     let mut plugin = Plugin::default();
     let mut host = FakeHost::default();
     assert!(plugin.configure(&mut host, &generations, good(100)));
-    let bad = doc(json!([entry("r", json!({"retry": {"codes": [200]}}))])).to_string();
-    assert!(!plugin.configure(&mut host, &generations, bad.as_bytes().to_vec()));
+    let bad = filter_bytes(&doc(json!([entry(
+        "r",
+        json!({"retry": {"codes": [200]}})
+    )])));
+    assert!(!plugin.configure(&mut host, &generations, bad.clone()));
     assert_eq!(plugin.generation(), 1);
     assert_eq!(timeout_seen(&plugin), vec!["100"]);
     assert_eq!(host.count(Counter::ConfigsRejected), 1);
@@ -88,10 +92,39 @@ fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     assert_eq!(
         errors[0].1,
         format!(
-            "attache: configuration (fingerprint {:08x}) rejected (last accepted in this VM: generation 1): $.routes[0].retry.codes[0]: status code 200 cannot be retried: expected 400-599",
-            fingerprint(bad.as_bytes())
+            "attache: configuration (fingerprint {:08x}) rejected (last accepted in this VM: generation 1): $.profiles[0].retry.codes[0]: status code 200 cannot be retried: expected 400-599",
+            fingerprint(&bad)
         )
     );
+}
+
+/// Schema 1 (`attache resolve`'s document) handed to the filter: one error
+/// line naming the problem and the command to use, and the last good
+/// document keeps serving.
+#[test]
+fn a_schema_1_update_is_refused_with_a_hint_and_the_last_good_keeps_serving() {
+    let generations = Generations::new();
+    let mut plugin = Plugin::default();
+    let mut host = FakeHost::default();
+    assert!(plugin.configure(&mut host, &generations, good(100)));
+    let resolved = doc(json!([entry("r", json!({"timeouts": {"requestMs": 200}}))]));
+    let bytes = resolved.to_string().into_bytes();
+    assert!(!plugin.configure(&mut host, &generations, bytes));
+    assert_eq!(plugin.generation(), 1);
+    assert_eq!(timeout_seen(&plugin), vec!["100"]);
+    assert_eq!(host.count(Counter::ConfigsRejected), 1);
+    let errors: Vec<_> = host
+        .log_lines()
+        .into_iter()
+        .filter(|(l, _)| *l == LogLevel::Error)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let line = &errors[0].1;
+    assert!(
+        line.contains("$.schemaVersion: schemaVersion 1 (`attache resolve`'s document) is not read by the filter"),
+        "{line}"
+    );
+    assert!(line.contains("`attache render ecds`"), "{line}");
 }
 
 #[test]
