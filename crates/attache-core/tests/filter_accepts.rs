@@ -137,7 +137,9 @@ proptest! {
         let gw = select_gateway(&inputs, None).unwrap();
         for resolved in [resolve(&inputs, &gw), resolve_for(&inputs, &gw, DataPlane::Istio)] {
             let document = resolved.unwrap().resolution.document;
-            let bytes = serde_json::to_vec(&document).unwrap();
+            // What render and watch hand the filter: the data-plane encoding.
+            let encoded = attache_core::contract::DataPlaneDocument::encode(&document);
+            let bytes = serde_json::to_vec(&encoded).unwrap();
             let loaded = CompiledConfig::from_bytes(&bytes);
             prop_assert!(loaded.is_ok(), "{:?}\n{yaml}", loaded.err());
         }
