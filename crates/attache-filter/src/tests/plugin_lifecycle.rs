@@ -194,3 +194,36 @@ fn request_logs_respect_the_host_log_level() {
         )]
     );
 }
+
+/// Routes are compiled as the parsed document is consumed; a document
+/// refused half-way (its first routes already compiled) is dropped whole:
+/// the last good one keeps serving, and no route of the refused one is
+/// ever found.
+#[test]
+fn a_document_refused_half_way_never_serves_its_first_routes() {
+    let generations = Generations::new();
+    let mut plugin = Plugin::default();
+    let mut host = FakeHost::default();
+    assert!(plugin.configure(&mut host, &generations, good(100)));
+    let mut routes = vec![
+        entry("r", json!({"timeouts": {"requestMs": 200}})),
+        entry("only-in-refused", json!({"timeouts": {"requestMs": 300}})),
+    ];
+    routes.extend((0..50).map(|i| entry(&format!("fine-{i}"), json!({}))));
+    routes.push(entry(
+        "bad",
+        json!({"matches": [{"path": {"type": "RegularExpression", "value": "/a("}}]}),
+    ));
+    let refused = filter_bytes(&doc(serde_json::Value::Array(routes)));
+    assert!(!plugin.configure(&mut host, &generations, refused));
+    assert_eq!(plugin.generation(), 1);
+    assert_eq!(timeout_seen(&plugin), vec!["100"]);
+    let config = plugin.current().unwrap();
+    assert!(config.route_named("only-in-refused").is_none());
+    assert_eq!(config.route_count(), 1);
+    let error = &host.log_lines()[1].1;
+    assert!(
+        error.contains(".matches[0].path.value: regular expression"),
+        "{error}"
+    );
+}
