@@ -23,6 +23,19 @@ if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/nul
   fi
 fi
 
+# Graphviz renders `attache graph` in tests/cli_graph.rs; tmux is the real
+# terminal of tests/cli_terminal.rs. Installed the same way: missing, those
+# tests skip outside CI and fail under CI=true.
+if ! command -v dot >/dev/null 2>&1 || ! command -v tmux >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+    say "installing graphviz and tmux (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz tmux >/dev/null \
+      || die "apt-get could not install graphviz and tmux"
+  else
+    say "graphviz (dot) or tmux is missing and apt-get is not usable here: their tests will skip (they fail under CI=true)"
+  fi
+fi
+
 if cargo fmt --version >/dev/null 2>&1; then
   say "cargo fmt --check"
   cargo fmt --all -- --check

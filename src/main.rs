@@ -17,6 +17,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         // The reader went away (`attache resolve | head`): nothing to say.
         Err(cmd::CliError::ClosedPipe) => ExitCode::SUCCESS,
+        Err(err @ cmd::CliError::Strict(_)) => {
+            eprintln!("error: {err}");
+            ExitCode::from(cmd::strict::STRICT_FAILURE)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(1)

@@ -150,12 +150,10 @@ fn a_delegated_child_moved_to_another_parent_route() {
         "shop/orders",
     ]);
     let explained = text(&explained.stdout);
-    let row = explained
-        .lines()
-        .find(|l| l.trim_start().starts_with("timeouts.requestMs"))
-        .unwrap();
     assert!(
-        row.contains("5000ms") && row.ends_with(storefront_policy),
+        explained.contains(&format!(
+            "  timeouts.request: 5s\n    from {storefront_policy}\n"
+        )),
         "{explained}"
     );
 }
@@ -433,5 +431,51 @@ fn git_refuses_what_it_cannot_read_safely() {
     assert!(
         stderr.starts_with("error: HEAD~1:shop/00-cluster.yaml: is larger than 100 bytes"),
         "{stderr}"
+    );
+}
+
+/// `-o json` carries values in the API's types: durations as Gateway API
+/// durations, counts and codes as numbers, header values as strings.
+#[test]
+fn json_values_are_typed_as_the_api_writes_them() {
+    let new = edited(
+        "diff-json-types",
+        "10-gateway.yaml",
+        "      request: 15s\n",
+        "      request: 1m30s\n",
+    );
+    let new = {
+        let path = new.join("30-storefront.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(
+            &path,
+            text.replacen("codes: [502, 503]", "codes: [502, 503, 504]", 1),
+        )
+        .unwrap();
+        new
+    };
+    let (code, out) = diff(&new, &["-o", "json"]);
+    assert_eq!(code, 0);
+    let json = assert_valid(&out);
+    let fields: Vec<&serde_json::Value> = json["entriesChanged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["fields"].as_array().unwrap())
+        .collect();
+    let request = fields
+        .iter()
+        .find(|f| f["field"] == "timeouts.requestMs")
+        .unwrap();
+    assert_eq!(request["old"], serde_json::json!("15s"));
+    assert_eq!(request["new"], serde_json::json!("1m30s"));
+    let codes = fields.iter().find(|f| f["field"] == "retry.codes").unwrap();
+    assert_eq!(codes["old"], serde_json::json!([502, 503]));
+    assert_eq!(codes["new"], serde_json::json!([502, 503, 504]));
+    // The text output keeps its words.
+    let (_, text_out) = diff(&new, &[]);
+    assert!(
+        text_out.contains("timeouts.requestMs  15000ms -> 90000ms"),
+        "{text_out}"
     );
 }

@@ -9,9 +9,64 @@ fn shop() -> String {
     fixture("shop.yaml").display().to_string()
 }
 
+/// `attache explain` with COLUMNS set, as a shell on a terminal exports it.
+fn explain_at(columns: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_attache"))
+        .current_dir(support::workspace())
+        .env("COLUMNS", columns)
+        .arg("explain")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Fields and values as the policies write them, who set each, who lost and
+/// why, each name said once, wrapped at 80 columns.
 #[test]
-fn explain_table_shows_value_supplier_level_and_losers() {
-    let out = attache(&[
+fn explain_table_speaks_the_policies_words_wrapped_to_the_width() {
+    let out = explain_at(
+        "80",
+        &["-f", &shop(), "--route", "shop/api", "--rule", "checkout"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "\
+http/shop/api/checkout
+  listener http, HTTPRoute shop/api rule checkout, via HTTPRoute shop/storefront
+    rule api
+  timeouts.request: 2s
+    from RoutePolicy shop/checkout-fast (defaults @ HTTPRoute shop/api rule
+      checkout)
+    lost 30s from ClusterRoutePolicy class-defaults (defaults @ GatewayClass
+      attache): it fills only unset fields; already set by RoutePolicy
+      shop/checkout-fast at HTTPRoute shop/api rule checkout
+  timeouts.backendRequest: 2s
+    from RoutePolicy infra/edge-limits (overrides @ Gateway infra/edge)
+  retry.attempts: 3
+    from RoutePolicy shop/api-retries (defaults @ HTTPRoute shop/storefront rule
+      api)
+    lost 1 from ClusterRoutePolicy class-defaults (defaults @ GatewayClass
+      attache): it fills only unset fields; already set by RoutePolicy
+      shop/api-retries at HTTPRoute shop/storefront rule api
+  retry.codes: [502, 503]
+    from RoutePolicy shop/api-retries (defaults @ HTTPRoute shop/storefront rule
+      api)
+  retry.backoff: 100ms
+    from RoutePolicy shop/api-retries (defaults @ HTTPRoute shop/storefront rule
+      api)
+  retry.retryOn: [connect-failure, refused-stream, reset]
+    from ClusterRoutePolicy class-defaults (defaults @ GatewayClass attache)
+  requestHeaderModifier.set[x-checkout]: \"1\"
+    from HTTPRoute shop/api rule checkout (inline)
+  note: timeouts.backendRequest 5000ms exceeds timeouts.request 2000ms; clamped
+    to 2000ms
+  note: retry.retryOn: connect-failure, refused-stream and reset added: a retry
+    stanza in effect retries connection errors (Gateway API, GEP-1731)
+"
+    );
+    // Piped without COLUMNS: one line per fact, for grep.
+    let piped = attache(&[
         "explain",
         "-f",
         &shop(),
@@ -20,31 +75,54 @@ fn explain_table_shows_value_supplier_level_and_losers() {
         "--rule",
         "checkout",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let piped = text(&piped.stdout);
+    assert!(piped.lines().any(|l| l == "    lost 30s from ClusterRoutePolicy class-defaults (defaults @ GatewayClass attache): it fills only unset fields; already set by RoutePolicy shop/checkout-fast at HTTPRoute shop/api rule checkout"), "{piped}");
+}
+
+/// A rule's own value that wins is named once, not as "X at X (inline)".
+#[test]
+fn a_rule_that_set_a_value_itself_is_named_once() {
+    let out = explain_at(
+        "200",
+        &[
+            "-f",
+            "examples/shop",
+            "--route",
+            "shop/storefront",
+            "--rule",
+            "checkout",
+        ],
+    );
     let table = text(&out.stdout);
-    let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines[0], "http/shop/api/checkout");
-    assert_eq!(
-        lines[1],
-        "  listener http, HTTPRoute shop/api rule checkout, via HTTPRoute shop/storefront rule api"
-    );
     assert!(
-        lines[2].starts_with("  FIELD") && lines[2].contains("VALUE") && lines[2].contains("FROM"),
+        table.contains("already set by HTTPRoute shop/storefront rule checkout\n"),
         "{table}"
     );
-    let request = lines
-        .iter()
-        .position(|l| l.trim_start().starts_with("timeouts.requestMs"))
-        .unwrap();
     assert!(
-        lines[request].contains("2000ms")
-            && lines[request].ends_with(
-                "RoutePolicy shop/checkout-fast (defaults @ HTTPRoute shop/api rule checkout)"
-            ),
+        !table.contains("checkout at HTTPRoute shop/storefront rule checkout"),
         "{table}"
     );
-    assert!(lines[request + 1].contains("lost: 30000ms from ClusterRoutePolicy class-defaults (defaults @ GatewayClass attache)"), "{table}");
-    assert!(table.contains("note: timeouts.backendRequest 5000ms exceeds timeouts.request 2000ms; clamped to 2000ms"), "{table}");
+}
+
+/// A BackendTrafficPolicy's value reads as Envoy Gateway writes it.
+#[test]
+fn a_peer_policy_field_is_written_in_its_own_kind() {
+    let out = explain_at(
+        "200",
+        &[
+            "-f",
+            "examples/peers/envoy-gateway",
+            "--route",
+            "apps/orders",
+        ],
+    );
+    let table = text(&out.stdout);
+    assert!(
+        table.contains(
+            "  timeout.http.requestTimeout: 5s\n    from BackendTrafficPolicy apps/orders"
+        ),
+        "{table}"
+    );
 }
 
 #[test]

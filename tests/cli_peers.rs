@@ -45,7 +45,9 @@ fn the_examples_readme_shows_what_explain_prints() {
 fn explain_names_the_peer_kind_and_envoy_gateways_replacement() {
     let (orders, stderr) = explain("envoy-gateway", "apps/orders");
     assert!(
-        orders.contains("timeouts.requestMs  5000ms  BackendTrafficPolicy apps/orders (plain"),
+        orders.contains(
+            "  timeout.http.requestTimeout: 5s\n    from BackendTrafficPolicy apps/orders (plain"
+        ),
         "{orders}"
     );
     assert!(!orders.contains("retry."), "{orders}");
@@ -56,7 +58,7 @@ fn explain_names_the_peer_kind_and_envoy_gateways_replacement() {
     assert_eq!(notes.len(), 2, "{stderr}");
     assert!(
         notes[0]
-            .contains("BackendTrafficPolicy apps/gateway-wide: spec.circuitBreaker: not enforced"),
+            .contains("BackendTrafficPolicy apps/gateway-wide: spec.circuitBreaker: Attaché does not enforce this field"),
         "{stderr}"
     );
     assert!(

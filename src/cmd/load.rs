@@ -1,4 +1,5 @@
-//! What `render` and `watch` share: reading and resolving the input
+//! What `render`, `watch`, `resolve`, `explain` and `graph` share: reading
+//! and resolving the input
 //! (`load_and_resolve`), the listener and backend flags (`ListenerArgs`),
 //! and writing what Envoy reads (`encode_for`, `write_file`). Its own module
 //! so that `watch` does not reach into `render`.
@@ -68,11 +69,14 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
     write_atomically(path, text.as_bytes())
 }
 
-/// What was read and resolved, and how many error diagnostics came with it.
+/// What was read and resolved, and how many error diagnostics (and errors
+/// and warnings, for `--strict`) came with it.
 pub struct Loaded {
     pub docs: Vec<SourceDoc>,
+    pub inputs: attache_core::Inputs,
     pub resolved: Resolved,
     pub errors: usize,
+    pub problems: usize,
 }
 
 /// Reads, parses and resolves; prints the diagnostics to stderr (they do
@@ -105,7 +109,7 @@ pub fn load_and_resolve_for(
         }
     };
     let resolved = attache_core::resolve_for(&inputs, &gateway, data_plane)?;
-    report(&inputs, &resolved.diagnostics);
+    let problems = report(&inputs, &resolved.diagnostics);
     let errors = inputs
         .diagnostics
         .iter()
@@ -114,8 +118,10 @@ pub fn load_and_resolve_for(
         .count();
     Ok(Loaded {
         docs,
+        inputs,
         resolved,
         errors,
+        problems,
     })
 }
 

@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use attache_core::topology::ObjectKey;
 use clap::{Parser, Subcommand};
 
-/// Exit codes: 0 success, 1 error in the input or the environment, 2 usage
-/// (clap), 3 `--strict` found policy problems.
+/// Exit codes: [`strict::EXIT_CODES`], printed under `attache --help`.
 #[derive(Debug, Parser)]
 #[command(
     name = "attache",
     version,
     about = "Resolve Gateway API policy attachment (GEP-713/GEP-2649) into per-route settings for Envoy",
-    long_about = None
+    long_about = None,
+    after_help = strict::EXIT_CODES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -67,12 +67,25 @@ impl LimitArgs {
 }
 
 impl InputArgs {
-    /// Reads every input within the limits these flags set.
+    /// Reads every input within the limits these flags set. Input with no
+    /// document at all is an error of its own, not "no Gateway".
     pub fn read(
         &self,
         limits: crate::input::ReadLimits,
     ) -> Result<Vec<attache_core::source::SourceDoc>, CliError> {
-        self.limits.read(&self.files, limits)
+        let docs = self.limits.read(&self.files, limits)?;
+        if docs.is_empty() {
+            let paths: Vec<String> = self
+                .files
+                .iter()
+                .map(|p| match p.to_str() {
+                    Some("-") => "standard input".to_string(),
+                    _ => p.display().to_string(),
+                })
+                .collect();
+            return Err(CliError::EmptyInput(paths.join(", ")));
+        }
+        Ok(docs)
     }
 
     /// Parses what [`InputArgs::read`] read, with the resolver's limits set.
@@ -101,11 +114,17 @@ pub enum Command {
     Watch(watch::Args),
     /// Show what a change to policies or routes does to every route.
     Diff(diff::Args),
+    /// Draw the attachment tree of one Gateway (Graphviz DOT or Mermaid).
+    Graph(graph::Args),
     /// Print the RoutePolicy and ClusterRoutePolicy CustomResourceDefinitions.
     Crds(crds::Args),
     /// Package the filter for distribution (an OCI image for Istio).
     #[command(subcommand)]
     Package(package::Command),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completion(completion::CompletionArgs),
+    /// Print the man page, or write one per command with --out-dir.
+    Man(completion::ManArgs),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -116,8 +135,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Render(command) => render::run(command),
         Command::Watch(args) => watch::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Graph(args) => graph::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Package(command) => package::run(command),
+        Command::Completion(args) => completion::completion(args),
+        Command::Man(args) => completion::man(args),
     }
 }
 
@@ -128,6 +150,8 @@ pub enum CliError {
     Input(#[from] crate::input::InputError),
     #[error("{0}")]
     Usage(String),
+    #[error("the input is empty: no YAML or JSON document in {0}\n  hint: -f takes .yaml, .yml and .json files, directories of them (read recursively), or '-' for standard input")]
+    EmptyInput(String),
     #[error("{path}: cannot write: {source}")]
     Write {
         path: String,
@@ -143,6 +167,9 @@ pub enum CliError {
     InvalidInput(usize),
     #[error("{0}\n  hint: {1}")]
     Git(String, &'static str),
+    /// `--strict` found problems: exit 3 (`strict::STRICT_FAILURE`).
+    #[error("--strict: {0}")]
+    Strict(String),
     /// Standard output was closed by its reader; not reported, exit 0.
     #[error("standard output was closed")]
     ClosedPipe,
@@ -154,6 +181,42 @@ pub enum CliError {
         gateway: String,
         available: String,
     },
+}
+
+impl CliError {
+    /// `--route` (with `--rule`, `--listener`) named no entry of the
+    /// resolved Gateway: say which entries there are.
+    pub fn no_such_entry(
+        route: &ObjectKey,
+        rule: Option<&str>,
+        listener: Option<&str>,
+        gateway: &ObjectKey,
+        resolved: &attache_core::Resolved,
+    ) -> Self {
+        let mut wanted = format!("HTTPRoute {route}");
+        if let Some(rule) = rule {
+            wanted.push_str(&format!(" rule {rule}"));
+        }
+        if let Some(listener) = listener {
+            wanted.push_str(&format!(" on listener {listener}"));
+        }
+        let names: Vec<&str> = resolved
+            .resolution
+            .document
+            .routes
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        CliError::NoSuchEntry {
+            wanted,
+            gateway: gateway.to_string(),
+            available: if names.is_empty() {
+                "none".into()
+            } else {
+                names.join(", ")
+            },
+        }
+    }
 }
 
 /// A Gateway that cannot be resolved, with what to do about it.
@@ -180,12 +243,16 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
     }
 }
 
+pub mod completion;
 pub mod crds;
 pub mod diff;
 pub mod explain;
+pub mod graph;
 pub mod load;
 pub mod package;
 pub mod render;
 pub mod resolve;
 pub mod status;
+pub mod strict;
 pub mod watch;
+pub mod wrap;

@@ -5,11 +5,9 @@ use std::process::ExitCode;
 
 use attache_core::topology::ObjectKey;
 
+use super::load::{load_and_resolve, Loaded};
 use super::{parse_key, CliError, InputArgs};
-use crate::output::{pretty_json, print_stdout, report, write_atomically};
-
-/// Exit code of `--strict` when any policy (or other input) problem was found.
-pub const STRICT_FAILURE: u8 = 3;
+use crate::output::{pretty_json, print_stdout, write_atomically};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -30,21 +28,15 @@ pub struct Args {
     /// Write the document to FILE (atomically: temp file + rename) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Fail (exit 3) when any policy or object is invalid, targets nothing
-    /// that exists, or draws a warning.
-    #[arg(long)]
-    pub strict: bool,
+    #[command(flatten)]
+    pub strict: super::strict::Strict,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = args.input.load(Default::default())?;
-    let gateway = attache_core::select_gateway(&inputs, args.gateway.as_ref())?;
-    let resolved = attache_core::resolve(&inputs, &gateway)?;
-    let problems = report(&inputs, &resolved.diagnostics);
-    if args.strict && problems > 0 {
-        eprintln!("error: --strict: {problems} problem(s) above; nothing written");
-        return Ok(ExitCode::from(STRICT_FAILURE));
-    }
+    let Loaded {
+        resolved, problems, ..
+    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
+    args.strict.check(problems, 0, "")?;
     let json = pretty_json(&resolved.resolution.document)?;
     match &args.output {
         Some(path) => write_atomically(path, json.as_bytes())?,

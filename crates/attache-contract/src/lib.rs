@@ -17,6 +17,7 @@
 pub mod data_plane;
 pub mod entry_name;
 pub mod precedence;
+pub mod route_syntax;
 pub mod safety;
 
 pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};

@@ -13,6 +13,44 @@
 /// implementation; a larger count is a retry storm, not resilience).
 pub const MAX_RETRY_ATTEMPTS: u32 = 10;
 
+/// The status codes a retry may name (`retry.codes`): 4xx and 5xx.
+pub const RETRY_CODE_MIN: u16 = 400;
+pub const RETRY_CODE_MAX: u16 = 599;
+
+/// Whether `code` may be retried on.
+pub fn is_retriable_code(code: u16) -> bool {
+    (RETRY_CODE_MIN..=RETRY_CODE_MAX).contains(&code)
+}
+
+/// The Envoy `retry_on` triggers (HTTP and gRPC) a policy may name
+/// (`retry.retryOn`); the resolver refuses any other.
+pub const RETRY_TRIGGERS: &[&str] = &[
+    "5xx",
+    "gateway-error",
+    "reset",
+    "reset-before-request",
+    "connect-failure",
+    "envoy-ratelimited",
+    "retriable-4xx",
+    "refused-stream",
+    "retriable-status-codes",
+    "retriable-headers",
+    "http3-post-connect-failure",
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// Whether a document may carry `trigger` in `retryOn`: a token, since it
+/// travels in a comma-separated header. Deliberately wider than
+/// [`RETRY_TRIGGERS`]: the filter forwards a trigger a newer resolver knows
+/// (Envoy ignores one it does not), and every trigger of the list passes.
+pub fn is_retry_trigger(trigger: &str) -> bool {
+    is_token(trigger)
+}
+
 /// At most this many bytes in one header value.
 pub const MAX_HEADER_VALUE_BYTES: usize = 4096;
 

@@ -297,15 +297,21 @@ impl<'a> Walker<'a, '_, '_> {
             );
             return None;
         }
+        // A finding about the child, at one of its fields.
+        let on_child = |d: Diagnostic, at: &str| {
+            d.at(&child.meta.origin)
+                .on(format!("HTTPRoute {}", child.key))
+                .field(at)
+        };
         if !accepts_parent(child, route) {
             self.diags.push(
-                Diagnostic::warning(format!(
-                    "HTTPRoute {} delegates to it, but its parentRefs name other parent routes; not attached through it",
-                    route.key
-                ))
-                .at(&child.meta.origin)
-                .on(format!("HTTPRoute {}", child.key))
-                .field("spec.parentRefs")
+                on_child(
+                    Diagnostic::warning(format!(
+                        "HTTPRoute {} delegates to it, but its parentRefs name other parent routes; not attached through it",
+                        route.key
+                    )),
+                    "spec.parentRefs",
+                )
                 .hint(format!(
                     "add {{group: gateway.networking.k8s.io, kind: HTTPRoute, name: {}, namespace: {}}} to parentRefs",
                     route.key.name, route.key.namespace
@@ -314,15 +320,13 @@ impl<'a> Walker<'a, '_, '_> {
             return None;
         }
         let Some(child_hosts) = intersect_lists(hostnames, &child.hostnames) else {
-            self.diags.push(
+            self.diags.push(on_child(
                 Diagnostic::note(format!(
                     "no hostname in common with its delegating parent HTTPRoute {}; not attached through it",
                     route.key
-                ))
-                .at(&child.meta.origin)
-                .on(format!("HTTPRoute {}", child.key))
-                .field("spec.hostnames"),
-            );
+                )),
+                "spec.hostnames",
+            ));
             return None;
         };
         if self.too_deep(route, child, chain, &field, i) {

@@ -5,7 +5,9 @@ use serde::Serialize;
 
 use crate::field::FieldKey;
 use crate::fold::{Folded, LossReason};
-use crate::supplier::{Supplier, SupplierView};
+use crate::model::PolicyKind;
+use crate::supplier::{Source, Supplier, SupplierView};
+use crate::written::Written;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -32,6 +34,10 @@ pub struct ExplainedField {
     pub value: String,
     /// Preferred first; several only after a deep merge joined values.
     pub from: Vec<SupplierView>,
+    /// Path and value as the first supplier's kind writes them (for
+    /// people; the JSON keeps the schema-1 names above).
+    #[serde(skip)]
+    pub written: Written,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -42,18 +48,36 @@ pub struct LostContribution {
     pub source: SupplierView,
     pub beaten_by: SupplierView,
     pub why: String,
+    /// Path and value as the loser's kind writes them.
+    #[serde(skip)]
+    pub written: Written,
 }
 
-/// Builds the explanation of one folded entry.
-pub(crate) fn explain(folded: &Folded, suppliers: &[Supplier], head: Explanation) -> Explanation {
+/// Builds the explanation of one folded entry; `kind_of` names the kind of
+/// a policy (an index into `Inputs::policies`) so that each field is also
+/// given as that kind writes it.
+pub(crate) fn explain(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    head: Explanation,
+    kind_of: impl Fn(usize) -> Option<PolicyKind>,
+) -> Explanation {
     let view = |i: usize| suppliers.get(i).map(SupplierView::from);
+    let kind = |s: &Supplier| match &s.source {
+        Source::Policy { index, .. } => kind_of(*index),
+        Source::Inline { .. } => None,
+    };
     let fields = folded
         .fields
         .iter()
-        .map(|(key, e)| ExplainedField {
-            field: key.to_string(),
-            value: e.value.to_string(),
-            from: e.suppliers.iter().filter_map(|i| view(*i)).collect(),
+        .map(|(key, e)| {
+            let first = e.suppliers.first().and_then(|i| suppliers.get(*i));
+            ExplainedField {
+                field: key.to_string(),
+                value: e.value.to_string(),
+                from: e.suppliers.iter().filter_map(|i| view(*i)).collect(),
+                written: Written::new(key, &e.value, first.and_then(kind)),
+            }
         })
         .collect();
     let lost = folded
@@ -68,6 +92,7 @@ pub(crate) fn explain(folded: &Folded, suppliers: &[Supplier], head: Explanation
                 source: loser.into(),
                 beaten_by: winner.into(),
                 why: why(l.reason, &l.field, loser, winner),
+                written: Written::new(&l.field, &l.value, kind(loser)),
             })
         })
         .collect();
@@ -78,45 +103,54 @@ pub(crate) fn explain(folded: &Folded, suppliers: &[Supplier], head: Explanation
     }
 }
 
+/// The winner where it stands, each name once: `RoutePolicy a/b at Gateway
+/// a/gw`, or a rule's own value, which is its own level.
+fn at_level(s: &Supplier) -> String {
+    match s.source {
+        Source::Policy { .. } => format!("{} at {}", s.who(), s.level),
+        Source::Inline { .. } => s.who(),
+    }
+}
+
+/// Why a contribution lost, without repeating what the line already says
+/// (the loser, its role and level are printed before it).
 fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier) -> String {
-    let group = match field.group() {
-        crate::field::Group::Timeouts => "timeouts",
-        crate::field::Group::Retry => "retry",
-        crate::field::Group::Headers(crate::field::Direction::Request) => "requestHeaderModifier",
-        crate::field::Group::Headers(crate::field::Direction::Response) => "responseHeaderModifier",
-    };
+    let group = crate::written::group_name(field.group());
+    let same_level = winner.level == loser.level;
     let w = winner.who();
+    let role = winner.role;
     match reason {
-        LossReason::AlreadySet if winner.level == loser.level => {
+        LossReason::AlreadySet if same_level => {
+            format!("it fills only unset fields, and {w} ranks higher at the same level")
+        }
+        LossReason::AlreadySet => {
             format!(
-                "{} fills only unset fields; {w} ranks higher at the same level and set it first",
-                loser.role
+                "it fills only unset fields; already set by {}",
+                at_level(winner)
             )
         }
-        LossReason::AlreadySet => format!(
-            "{} fills only unset fields; already set by {w} at {}",
-            loser.role, winner.level
-        ),
         LossReason::GroupAlreadySet => {
             format!(
-                "shallow merge keeps {group} whole; {w} at {} already set {group}",
-                winner.level
+                "shallow merge keeps {group} whole; {} already set {group}",
+                at_level(winner)
             )
         }
-        LossReason::Replaced if winner.level == loser.level => {
-            format!(
-                "replaced by {w} ({}), which ranks higher at the same level",
-                winner.role
-            )
+        LossReason::Replaced if same_level => {
+            format!("replaced by {w} ({role}), which ranks higher at the same level")
         }
-        LossReason::Replaced => format!(
-            "replaced by {w} ({}) at the less specific {}",
-            winner.role, winner.level
-        ),
+        LossReason::Replaced => match winner.source {
+            Source::Policy { .. } => {
+                format!(
+                    "replaced by {w} ({role}) at the less specific {}",
+                    winner.level
+                )
+            }
+            Source::Inline { .. } => format!("replaced by the less specific {w} ({role})"),
+        },
         LossReason::GroupReplaced => {
             format!(
-                "shallow replace: {w} ({}) at {} took {group} whole",
-                winner.role, winner.level
+                "shallow replace: {w} ({role}) at {} took {group} whole",
+                winner.level
             )
         }
     }

@@ -2,6 +2,8 @@
 //! matches one or more labels in front of `.example.com`, and the more
 //! specific of two matching names is the one that applies.
 
+use crate::contract::route_syntax;
+
 /// The intersection of two hostnames, or `None` when they share no host.
 pub fn intersect(a: &str, b: &str) -> Option<String> {
     if a == b {
@@ -18,12 +20,8 @@ pub fn intersect(a: &str, b: &str) -> Option<String> {
 
 /// Whether wildcard `pattern` matches every host `name` stands for.
 fn covers(pattern: &str, name: &str) -> bool {
-    match pattern.strip_prefix('*') {
-        Some(suffix) => {
-            suffix.starts_with('.') && name.len() > suffix.len() && name.ends_with(suffix)
-        }
-        None => false,
-    }
+    route_syntax::wildcard_suffix(pattern)
+        .is_some_and(|suffix| suffix.starts_with('.') && route_syntax::suffix_matches(suffix, name))
 }
 
 /// Intersects two hostname lists where empty means "any". `None` when both

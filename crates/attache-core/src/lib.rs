@@ -27,8 +27,10 @@ pub(crate) mod hostname;
 pub mod limits;
 pub(crate) mod matches;
 pub mod model;
+pub mod near_miss;
 pub(crate) mod parse;
 pub(crate) mod prepare;
+pub mod reach;
 pub mod resolve;
 pub mod retries;
 pub mod schema;
@@ -37,6 +39,7 @@ pub mod source;
 pub mod status;
 pub mod supplier;
 pub mod topology;
+pub mod written;
 
 pub use data_plane::DataPlane;
 pub use diagnostic::{Diagnostic, Severity};

@@ -168,7 +168,9 @@ pub fn explain_route(
             lost: Vec::new(),
             notes,
         };
-        out.push(explain(&fold.folded, &fold.suppliers, head));
+        out.push(explain(&fold.folded, &fold.suppliers, head, |i| {
+            inputs.policies.get(i).map(|p| p.kind)
+        }));
     }
     Ok(out)
 }

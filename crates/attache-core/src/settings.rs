@@ -49,7 +49,7 @@ pub struct RawRetry {
     #[schemars(range(min = 0, max = safety::MAX_RETRY_ATTEMPTS))]
     pub attempts: Option<i64>,
     /// HTTP status codes that are retried.
-    #[schemars(inner(range(min = 400, max = 599)))]
+    #[schemars(inner(range(min = safety::RETRY_CODE_MIN, max = safety::RETRY_CODE_MAX)))]
     pub codes: Option<Vec<i64>>,
     /// Base interval between retries (Gateway API duration).
     #[serde(default, deserialize_with = "duration_text")]
@@ -123,25 +123,9 @@ pub struct Problem {
     pub hint: String,
 }
 
-/// Envoy `retry_on` triggers (HTTP and gRPC), the values `retry.retryOn` accepts.
-pub const RETRY_TRIGGERS: &[&str] = &[
-    "5xx",
-    "gateway-error",
-    "reset",
-    "reset-before-request",
-    "connect-failure",
-    "envoy-ratelimited",
-    "retriable-4xx",
-    "refused-stream",
-    "retriable-status-codes",
-    "retriable-headers",
-    "http3-post-connect-failure",
-    "cancelled",
-    "deadline-exceeded",
-    "internal",
-    "resource-exhausted",
-    "unavailable",
-];
+/// Envoy `retry_on` triggers (HTTP and gRPC), the values `retry.retryOn`
+/// accepts: the one list, in `attache_contract::safety`.
+pub use attache_contract::safety::RETRY_TRIGGERS;
 
 /// Validates timeouts into `out`; `path` is where they sit (e.g. `spec.defaults.timeouts`).
 pub fn timeouts(raw: &RawTimeouts, path: &str, out: &mut FieldMap, problems: &mut Vec<Problem>) {
@@ -189,11 +173,15 @@ pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<
         let mut valid = Vec::new();
         for (i, code) in codes.iter().enumerate() {
             match u16::try_from(*code) {
-                Ok(c) if (400..=599).contains(&c) => valid.push(c),
+                Ok(c) if safety::is_retriable_code(c) => valid.push(c),
                 _ => problems.push(Problem {
                     field: format!("{}[{i}]", at(FieldKey::RetryCodes)),
                     message: format!("{code} is not a retriable HTTP status code"),
-                    hint: "use a code from 400 to 599, e.g. 503".into(),
+                    hint: format!(
+                        "use a code from {} to {}, e.g. 503",
+                        safety::RETRY_CODE_MIN,
+                        safety::RETRY_CODE_MAX
+                    ),
                 }),
             }
         }

@@ -27,6 +27,7 @@ use crate::pattern::FullMatch;
 use crate::request::RequestFacts;
 use crate::route::CompiledRoute;
 use crate::syntax;
+use attache_contract::route_syntax;
 
 /// Shared text (`Rc<str>`): every route of a group, and every match of a
 /// route, files a candidate under the same hostnames.
@@ -44,7 +45,7 @@ impl HostPattern {
             return Err(Problem::Hostname(hostname.to_string()));
         }
         let lower = hostname.to_ascii_lowercase();
-        Ok(match lower.strip_prefix('*') {
+        Ok(match route_syntax::wildcard_suffix(&lower) {
             Some(suffix) => HostPattern::Suffix(suffix.into()),
             None => HostPattern::Exact(lower.into()),
         })
@@ -55,18 +56,17 @@ impl HostPattern {
         match (self, host) {
             (HostPattern::Any, _) => true,
             (HostPattern::Exact(name), Some(host)) => **name == *host,
-            (HostPattern::Suffix(suffix), Some(host)) => {
-                host.len() > suffix.len() && host.ends_with(&**suffix)
-            }
+            (HostPattern::Suffix(suffix), Some(host)) => route_syntax::suffix_matches(suffix, host),
             (_, None) => false,
         }
     }
 
+    /// `route_syntax::hostname_rank`, with a wildcard kept as its suffix.
     fn rank(&self) -> (u8, usize) {
         match self {
-            HostPattern::Exact(name) => (2, name.len()),
-            HostPattern::Suffix(suffix) => (1, suffix.len()),
-            HostPattern::Any => (0, 0),
+            HostPattern::Exact(name) => route_syntax::hostname_rank(Some(name)),
+            HostPattern::Suffix(suffix) => (route_syntax::RANK_WILDCARD, suffix.len()),
+            HostPattern::Any => route_syntax::hostname_rank(None),
         }
     }
 }
@@ -395,6 +395,30 @@ impl FallbackTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_filter_refuses_what_the_resolvers_route_check_refuses_at_the_same_field() {
+        // attache-core refuses these routes (tests/route_syntax.rs) with the
+        // contract's check_match; the filter would have refused them here.
+        let regex = |p: &str| FullMatch::new(p).map(|_| ());
+        let yaml = [
+            r#"{"path": {"type": "PathPrefix", "value": "api"}}"#,
+            r#"{"path": {"type": "RegularExpression", "value": "/a("}}"#,
+            r#"{"path": {"type": "PathPrefix", "value": "/a"}, "method": "GET POST"}"#,
+            r#"{"headers": [{"name": "x a", "value": "v"}]}"#,
+            r#"{"headers": [{"name": "x-a", "type": "RegularExpression", "value": "\\p{Greek}"}]}"#,
+            r#"{"queryParams": [{"name": "q", "type": "RegularExpression", "value": "["}]}"#,
+            r#"{"path": {"type": "RegularExpression", "value": "/v[0-9]+"}}"#,
+        ];
+        for text in yaml {
+            let m: HttpRouteMatch = serde_json::from_str(text).unwrap();
+            let ours = route_syntax::check_match(&m, regex).map_err(|r| r.field);
+            let filters = Conditions::compile(&m).map(|_| ()).map_err(|e| e.field);
+            assert_eq!(ours, filters, "{text}");
+        }
+        assert!(HostPattern::parse("shop.example.com:8080").is_err());
+        assert!(!route_syntax::is_hostname("shop.example.com:8080"));
+    }
 
     #[test]
     fn wildcard_needs_at_least_one_label() {

@@ -6,8 +6,9 @@
 use regex_lite::{Regex, RegexBuilder};
 
 /// Bounds the compiled program so that a hostile or mistaken pattern cannot
-/// make configuration or matching expensive.
-const SIZE_LIMIT: usize = 256 * 1024;
+/// make configuration or matching expensive (the resolver checks routes
+/// with the same bound and anchoring: `attache_contract::route_syntax`).
+const SIZE_LIMIT: usize = attache_contract::route_syntax::REGEX_SIZE_LIMIT;
 
 #[derive(Debug, Clone)]
 pub struct FullMatch(Regex);
@@ -16,7 +17,7 @@ impl FullMatch {
     pub fn new(pattern: &str) -> Result<Self, String> {
         // Anchoring a non-capturing group keeps alternations inside the
         // pattern (`a|b`) from escaping the anchors.
-        RegexBuilder::new(&format!("^(?:{pattern})$"))
+        RegexBuilder::new(&attache_contract::route_syntax::anchored(pattern))
             .size_limit(SIZE_LIMIT)
             .build()
             .map(FullMatch)

@@ -6,28 +6,9 @@
 /// the resolver (`attache_contract::safety`).
 pub use attache_contract::safety::is_token;
 
-/// Gateway API `Hostname`: a lower-case DNS name, optionally with a leading
-/// `*.` wildcard label. Upper-case is accepted here and lowered by the caller.
-pub fn is_hostname(s: &str) -> bool {
-    let name = s.strip_prefix("*.").unwrap_or(s);
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-}
-
-/// An Envoy `retry_on` trigger travels in a comma-separated header, so it must
-/// be a token (which excludes commas and spaces).
-pub fn is_retry_trigger(s: &str) -> bool {
-    is_token(s)
-}
+/// Gateway API `Hostname`: one definition, shared with the resolver
+/// (`attache_contract::route_syntax`).
+pub use attache_contract::route_syntax::is_hostname;
 
 #[cfg(test)]
 mod tests {
@@ -42,18 +23,5 @@ mod tests {
         assert!(!is_token("a b"));
         assert!(!is_token("a,b"));
         assert!(!is_token("é"));
-    }
-
-    #[test]
-    fn hostnames() {
-        assert!(is_hostname("shop.example.com"));
-        assert!(is_hostname("*.example.com"));
-        assert!(is_hostname("localhost"));
-        assert!(!is_hostname("*"));
-        assert!(!is_hostname("a.*.com"));
-        assert!(!is_hostname("exa mple.com"));
-        assert!(!is_hostname("-a.com"));
-        assert!(!is_hostname("a..com"));
-        assert!(!is_hostname("shop.example.com:8080"));
     }
 }

@@ -9,7 +9,6 @@ use attache_contract::safety::{self, NameRefusal};
 use attache_contract::{HeaderChanges, RouteEntry};
 
 use crate::error::Problem;
-use crate::syntax;
 
 /// A problem inside one entry: the field path relative to the entry.
 pub type EntryError = (String, Problem);
@@ -20,12 +19,12 @@ pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
             return Err(("retry.attempts".into(), Problem::RetryAttempts(attempts)));
         }
         for (j, &code) in retry.codes.iter().flatten().enumerate() {
-            if !(400..=599).contains(&code) {
+            if !safety::is_retriable_code(code) {
                 return Err((format!("retry.codes[{j}]"), Problem::StatusCode(code)));
             }
         }
         for (j, trigger) in retry.retry_on.iter().flatten().enumerate() {
-            if !syntax::is_retry_trigger(trigger) {
+            if !safety::is_retry_trigger(trigger) {
                 return Err((
                     format!("retry.retryOn[{j}]"),
                     Problem::RetryTrigger(trigger.clone()),

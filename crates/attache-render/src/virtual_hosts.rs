@@ -12,6 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
+use attache_contract::route_syntax;
 use attache_contract::{HttpRouteMatch, RouteEntry};
 use attache_core::topology::ListenerInfo;
 
@@ -39,22 +40,17 @@ fn covers(h: &str, domain: &str) -> bool {
     if h == domain {
         return true;
     }
-    match h.strip_prefix('*') {
-        // `*.example.com` covers `a.example.com` and `*.a.example.com`, not
-        // `example.com` (Gateway API wildcards need one more label).
-        Some(suffix) => domain.ends_with(suffix) && domain.len() > suffix.len(),
-        None => false,
-    }
+    // `*.example.com` covers `a.example.com` and `*.a.example.com`, not
+    // `example.com` (Gateway API wildcards need one more label).
+    route_syntax::wildcard_suffix(h)
+        .is_some_and(|suffix| route_syntax::suffix_matches(suffix, domain))
 }
 
 /// How well `h` matches `domain`, smaller is more specific: non-wildcard
 /// before wildcard, then more characters (Gateway API hostname precedence).
-fn hostname_rank(h: Option<&str>) -> (u8, Reverse<usize>) {
-    match h {
-        Some(h) if !h.starts_with('*') => (0, Reverse(h.len())),
-        Some(h) => (1, Reverse(h.len())),
-        None => (2, Reverse(0)),
-    }
+/// (`attache_contract::route_syntax::hostname_rank`, reversed to sort first).
+fn hostname_rank(h: Option<&str>) -> Reverse<(u8, usize)> {
+    Reverse(route_syntax::hostname_rank(h))
 }
 
 /// The hostnames an entry answers for; `None` means any. A listener's own

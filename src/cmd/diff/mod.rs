@@ -12,7 +12,6 @@ use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::{Severity, StatusReport};
 
-use super::resolve::STRICT_FAILURE;
 use super::{parse_key, CliError, LimitArgs};
 use crate::input::ReadLimits;
 use crate::output::{pretty_json, print_stdout, report};
@@ -60,8 +59,8 @@ pub struct Args {
     #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_kind)]
     pub fail_on: Vec<KindFilter>,
     /// Exit 3 when NEW has any error or warning.
-    #[arg(long)]
-    pub strict: bool,
+    #[command(flatten)]
+    pub strict: super::strict::Strict,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -119,10 +118,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .chain(&new.diagnostics)
         .filter(|d| d.severity != Severity::Note)
         .count();
-    if args.strict && problems > 0 {
-        eprintln!("error: --strict: NEW has {problems} problem(s) above");
-        return Ok(ExitCode::from(STRICT_FAILURE));
-    }
+    let what = format!("NEW has {problems} problem(s) reported above");
+    args.strict.check(0, problems, &what)?;
     let found = diff(
         &gateway.to_string(),
         old.document.as_ref(),

@@ -84,8 +84,8 @@ fn message(out: &mut String, indent: &str, change: &ReasonChange) {
 
 /// `old -> new  from SOURCE  [kind]`.
 fn change_line(field: &FieldChange) -> String {
-    let old = field.old.as_deref().unwrap_or("(unset)");
-    let new = field.new.as_deref().unwrap_or("(unset)");
+    let old = field.old.as_ref().map_or("(unset)", |v| v.text.as_str());
+    let new = field.new.as_ref().map_or("(unset)", |v| v.text.as_str());
     let from = field
         .source
         .as_deref()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use attache_core::topology::ObjectKey;
-use attache_core::Resolved;
+use attache_core::{DataPlane, Resolved};
 use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
 use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
@@ -16,7 +16,7 @@ mod wasmplugin;
 pub use wasmplugin::WasmPluginArgs;
 
 pub use super::load::ListenerArgs;
-use super::load::{encode_for, load_and_resolve, load_and_resolve_for, write_file, Loaded};
+use super::load::{encode_for, load_and_resolve_for, write_file, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
 use crate::output::{pretty_json, print_stdout, write_atomically};
@@ -66,6 +66,23 @@ pub struct Selection {
     /// The Gateway; may be left out when the input has exactly one.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
     pub gateway: Option<ObjectKey>,
+    #[command(flatten)]
+    pub strict: super::strict::Strict,
+}
+
+impl Selection {
+    /// Reads and resolves for `data_plane`; under `--strict` any error or
+    /// warning stops the render before anything is written.
+    pub fn load(&self, data_plane: DataPlane) -> Result<Loaded, CliError> {
+        let loaded = load_and_resolve_for(
+            &self.input,
+            self.gateway.as_ref(),
+            Default::default(),
+            data_plane,
+        )?;
+        self.strict.check(loaded.problems, 0, "")?;
+        Ok(loaded)
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -136,11 +153,7 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Envoy(args) => envoy(args),
         Command::Xds(args) => render_xds(args),
         Command::Ecds(args) => {
-            let loaded = load_and_resolve(
-                &args.selection.input,
-                args.selection.gateway.as_ref(),
-                Default::default(),
-            )?;
+            let loaded = args.selection.load(DataPlane::Envoy)?;
             let value = ecds_value(&loaded.resolved, &args.wasm)?;
             emit(&value, args.output.as_deref())
         }
@@ -149,11 +162,7 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
 }
 
 fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
-    let Loaded { docs, resolved, .. } = load_and_resolve(
-        &args.selection.input,
-        args.selection.gateway.as_ref(),
-        Default::default(),
-    )?;
+    let Loaded { docs, resolved, .. } = args.selection.load(DataPlane::Envoy)?;
     let admin = AdminOptions {
         address: args.admin_address,
         port: args.admin_port,
@@ -186,11 +195,7 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
 }
 
 fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
-    let Loaded { docs, resolved, .. } = load_and_resolve(
-        &args.selection.input,
-        args.selection.gateway.as_ref(),
-        Default::default(),
-    )?;
+    let Loaded { docs, resolved, .. } = args.selection.load(DataPlane::Envoy)?;
     let options = XdsOptions {
         ecds_path: args.ecds,
         listeners: args.listeners.options(),

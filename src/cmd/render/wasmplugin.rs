@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use attache_core::DataPlane;
 use attache_render::wasmplugin::{wasm_plugin, FailStrategy, WasmPluginOptions, DEFAULT_URL};
 
-use super::{emit, load_and_resolve_for, Selection};
+use super::{emit, Selection};
 use crate::cmd::CliError;
 
 #[derive(Debug, clap::Args)]
@@ -122,12 +122,7 @@ fn parse_url(text: &str) -> Result<String, String> {
 
 pub fn run(args: WasmPluginArgs) -> Result<ExitCode, CliError> {
     // istiod applies each rule's own header filters on the route.
-    let loaded = load_and_resolve_for(
-        &args.selection.input,
-        args.selection.gateway.as_ref(),
-        Default::default(),
-        DataPlane::Istio,
-    )?;
+    let loaded = args.selection.load(DataPlane::Istio)?;
     let value = wasm_plugin(
         &loaded.resolved.resolution,
         &WasmPluginOptions {

@@ -58,6 +58,8 @@ With --xds-dir the LDS, RDS and CDS files (for `attache render envoy
 --xds-dir`) are rewritten too: policies and clusters before the routes that
 use them, routes before what they stop using (docs/envoy.md). A file Envoy
 refuses stops the generation until the input changes.
+With --strict, input with any error or warning at start ends the watch (exit
+3) before anything is written; later changes are handled as above.
 Generations continue from the generation in the current ECDS file. A FIFO,
 device or socket in an input directory is skipped with a warning. Runs until
 stopped.")]
@@ -96,6 +98,11 @@ pub struct Args {
     /// to wait between two files for Envoy to apply the first.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub settle_ms: u64,
+    /// At start only: exit (3) instead of waiting when the input has any
+    /// error or warning. Once running, a bad change is reported and the last
+    /// good files stay, with or without --strict.
+    #[command(flatten)]
+    pub strict: super::strict::Strict,
 }
 
 /// The longest wait between two tries of a failed write.
@@ -144,12 +151,16 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             if fingerprint(&args.input.files, &ours, args.input.limits.max_input_bytes) != seen {
                 continue;
             }
+            let first = acted_on.is_none();
             acted_on = Some(seen);
-            match prepare(&args, layout.as_ref(), &envoy, generation + 1) {
+            match prepare(&args, layout.as_ref(), &envoy, generation + 1, first) {
                 Ok(next) => {
                     pending = Some(next);
                     retry = Retry::new(interval);
                 }
+                // Under --strict the input must be clean at start: any
+                // problem ends the watch (exit 3, or 1 for unreadable input).
+                Err(err) if first && args.strict.strict => return Err(err),
                 Err(err) => {
                     let kept = if generation == 0 {
                         "nothing written yet".to_string()
@@ -226,11 +237,14 @@ fn prepare(
     layout: Option<&XdsLayout>,
     envoy: &Envoy,
     generation: u64,
+    first: bool,
 ) -> Result<Pending, CliError> {
     let Loaded {
         docs,
         resolved,
         errors,
+        problems,
+        ..
     } = load_and_resolve(
         &args.input,
         args.gateway.as_ref(),
@@ -239,6 +253,9 @@ fn prepare(
             ..ReadLimits::default()
         },
     )?;
+    if first {
+        args.strict.check(problems, 0, "nothing written")?;
+    }
     if errors > 0 {
         return Err(CliError::InvalidInput(errors));
     }

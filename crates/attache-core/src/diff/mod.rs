@@ -106,10 +106,10 @@ pub struct FieldChange {
     pub field: String,
     /// Absent when the field was not set before.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub old: Option<String>,
+    pub old: Option<DiffValue>,
     /// Absent when the field is no longer set.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub new: Option<String>,
+    pub new: Option<DiffValue>,
     /// Who supplies the new value, as `explain` words it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -203,19 +203,54 @@ impl Leaf {
     }
 }
 
-/// A leaf's value as `explain` shows it, and as compared here.
+/// A leaf's value as compared here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Shown {
     Setting(FieldValue),
-    Routing(String),
+    /// Hostnames or matches: as text, and as the document's JSON.
+    Routing(String, serde_json::Value),
 }
 
 impl Shown {
-    fn text(&self) -> String {
+    fn value(&self) -> DiffValue {
         match self {
-            Shown::Setting(value) => value.to_string(),
-            Shown::Routing(text) => text.clone(),
+            Shown::Setting(value) => DiffValue {
+                text: value.to_string(),
+                json: match value {
+                    // Durations in the API's format, as a policy writes them.
+                    FieldValue::Millis(ms) => crate::written::duration(*ms).into(),
+                    FieldValue::Count(n) => (*n).into(),
+                    FieldValue::Codes(codes) => codes.clone().into(),
+                    FieldValue::Words(words) => words.clone().into(),
+                    FieldValue::Text(text) => text.clone().into(),
+                },
+            },
+            Shown::Routing(text, json) => DiffValue {
+                text: text.clone(),
+                json: json.clone(),
+            },
         }
+    }
+}
+
+/// A changed value: text for people (`Display`, as the text output shows
+/// it) and the API's JSON type for tools (`Serialize`: numbers as numbers,
+/// durations as Gateway API durations such as `15s`, lists as lists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffValue {
+    pub text: String,
+    pub json: serde_json::Value,
+}
+
+impl std::fmt::Display for DiffValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for DiffValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.json.serialize(s)
     }
 }
 
@@ -230,8 +265,8 @@ fn field_changes(old: &RouteEntry, new: &RouteEntry) -> Vec<FieldChange> {
             (o != n).then(|| FieldChange {
                 source: n.and_then(|_| new.sources.get(&field).cloned()),
                 field,
-                old: o.map(Shown::text),
-                new: n.map(Shown::text),
+                old: o.map(Shown::value),
+                new: n.map(Shown::value),
                 kinds: vec![classify(leaf, o, n)],
             })
         })
@@ -250,11 +285,12 @@ fn flatten(entry: &RouteEntry) -> BTreeMap<Leaf, Shown> {
     }
     if !entry.hostnames.is_empty() {
         let text = format!("[{}]", entry.hostnames.join(", "));
-        out.insert(Leaf::Hostnames, Shown::Routing(text));
+        let json = entry.hostnames.clone().into();
+        out.insert(Leaf::Hostnames, Shown::Routing(text, json));
     }
     if !entry.matches.is_empty() {
-        let text = serde_json::to_string(&entry.matches).unwrap_or_default();
-        out.insert(Leaf::Matches, Shown::Routing(text));
+        let json = serde_json::to_value(&entry.matches).unwrap_or_default();
+        out.insert(Leaf::Matches, Shown::Routing(json.to_string(), json));
     }
     out
 }

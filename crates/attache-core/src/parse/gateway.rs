@@ -3,49 +3,59 @@
 use super::*;
 
 pub(super) fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
-    let raw: RawGatewayClass = match typed(doc, "GatewayClass") {
-        Ok(raw) => raw,
-        Err(d) => return inputs.diagnostics.push(*d),
-    };
-    let Some(meta) = meta(
-        raw.metadata,
-        &doc.origin,
+    read_metadata_only(
+        doc,
+        inputs,
         "GatewayClass",
-        false,
-        &mut inputs.diagnostics,
-    ) else {
-        return;
-    };
-    if let Some(first) = inputs.classes.get(&meta.name) {
-        let d = duplicate("GatewayClass", &meta.name, &first.meta.origin, &doc.origin);
-        return inputs.diagnostics.push(d);
-    }
-    inputs
-        .classes
-        .insert(meta.name.clone(), GatewayClass { meta });
+        |raw: RawGatewayClass| raw.metadata,
+        |inputs| &mut inputs.classes,
+        |meta| GatewayClass { meta },
+        |class| &class.meta,
+    );
 }
 
 pub(super) fn read_namespace(doc: &SourceDoc, inputs: &mut Inputs) {
-    let raw: RawNamespace = match typed(doc, "Namespace") {
+    read_metadata_only(
+        doc,
+        inputs,
+        "Namespace",
+        |raw: RawNamespace| raw.metadata,
+        |inputs| &mut inputs.namespaces,
+        |meta| Namespace { meta },
+        |namespace| &namespace.meta,
+    );
+}
+
+/// A cluster-scoped object the resolver reads only the metadata of
+/// (GatewayClass, Namespace): checked, and kept by name unless another of
+/// the same name came first.
+fn read_metadata_only<R: DeserializeOwned, T>(
+    doc: &SourceDoc,
+    inputs: &mut Inputs,
+    kind: &str,
+    metadata: fn(R) -> RawMeta,
+    table: fn(&mut Inputs) -> &mut BTreeMap<String, T>,
+    make: fn(Meta) -> T,
+    meta_of: fn(&T) -> &Meta,
+) {
+    let raw: R = match typed(doc, kind) {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(
-        raw.metadata,
+        metadata(raw),
         &doc.origin,
-        "Namespace",
+        kind,
         false,
         &mut inputs.diagnostics,
     ) else {
         return;
     };
-    if let Some(first) = inputs.namespaces.get(&meta.name) {
-        let d = duplicate("Namespace", &meta.name, &first.meta.origin, &doc.origin);
+    if let Some(first) = table(inputs).get(&meta.name) {
+        let d = duplicate(kind, &meta.name, &meta_of(first).origin, &doc.origin);
         return inputs.diagnostics.push(d);
     }
-    inputs
-        .namespaces
-        .insert(meta.name.clone(), Namespace { meta });
+    table(inputs).insert(meta.name.clone(), make(meta));
 }
 
 pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {

@@ -100,6 +100,9 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 .push(unknown_in_known_group(api_version, group, kind, origin));
         }
         _ => {
+            if let Some(d) = crate::near_miss::diagnose(api_version, kind, origin) {
+                return inputs.diagnostics.push(d);
+            }
             let seen = inputs
                 .skipped
                 .entry(format!("{api_version} {kind}"))
@@ -159,7 +162,12 @@ fn unknown_in_known_group(
     } else {
         (
             "kind",
-            format!("{kind:?} is not a kind of {group}; the object is ignored"),
+            format!(
+                "{kind:?} is not a kind of {group}; the object is ignored{}",
+                crate::near_miss::closest(kind, &crate::near_miss::kinds_of(group), 2)
+                    .map(|k| format!(" (did you mean {k}?)"))
+                    .unwrap_or_default()
+            ),
         )
     };
     Diagnostic::error(message)

@@ -170,7 +170,7 @@ fn not_enforced(kind: PolicyKind, path: &str) -> String {
             p.project
         );
     }
-    "not enforced by Attaché: Envoy does not apply this field (the policy's mapped fields still apply)"
+    "Attaché does not enforce this field: it reads it and puts nothing of it into Envoy (the policy's mapped fields still apply)"
         .into()
 }
 

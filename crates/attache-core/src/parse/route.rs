@@ -1,6 +1,7 @@
 //! Reading HTTPRoutes: parent refs, rules, inline settings, delegation and backends.
 
 use super::*;
+use crate::contract::route_syntax;
 
 pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
     let raw: RawHttpRoute = match typed(doc, HTTP_ROUTE.name) {
@@ -48,6 +49,7 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
                 });
             }
         }
+        check_matches(&raw_rule.matches, index, &mut problems);
         rules.push(read_rule(
             raw_rule,
             index,
@@ -57,6 +59,17 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
             &mut problems,
             &mut inputs.diagnostics,
         ));
+    }
+    for (i, h) in raw.spec.hostnames.iter().enumerate() {
+        if !route_syntax::is_hostname(h) {
+            problems.push(Problem {
+                field: format!("spec.hostnames[{i}]"),
+                message: format!(
+                    "hostname {h:?} is not a DNS name (with an optional leading \"*.\"); the filter would refuse every entry of the Gateway"
+                ),
+                hint: "write a hostname such as shop.example.com or *.example.com, without port".into(),
+            });
+        }
     }
     if !problems.is_empty() {
         return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
@@ -313,4 +326,28 @@ fn normalise_matches(matches: Vec<HttpRouteMatch>) -> Vec<HttpRouteMatch> {
             m
         })
         .collect()
+}
+
+/// The syntax the filter requires of a rule's matches
+/// (`attache_contract::route_syntax::check_match`): a match it would refuse
+/// would take the whole document down with it, so the route is refused here.
+fn check_matches(matches: &[HttpRouteMatch], index: usize, problems: &mut Vec<Problem>) {
+    for (j, m) in matches.iter().enumerate() {
+        if let Err(refusal) = route_syntax::check_match(m, regex_compiles) {
+            problems.push(Problem {
+                field: format!("spec.rules[{index}].matches[{j}].{}", refusal.field),
+                message: refusal.message,
+                hint: refusal.hint.into(),
+            });
+        }
+    }
+}
+
+/// Whether the filter's regex engine compiles `pattern` as the filter does.
+fn regex_compiles(pattern: &str) -> Result<(), String> {
+    regex_lite::RegexBuilder::new(&route_syntax::anchored(pattern))
+        .size_limit(route_syntax::REGEX_SIZE_LIMIT)
+        .build()
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }

@@ -192,15 +192,10 @@ fn record_lower_stats(
     let label = |i: usize| suppliers.get(i).map(Supplier::to_string);
     let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
     for (id, supplier) in lower.suppliers.iter().enumerate() {
-        let Source::Policy { index, target, .. } = &supplier.source else {
+        let set = lower.maps.get(id).map_or(0, |m| m.len());
+        let Some(s) = policy_stats(supplier, set, stats, &mut touched) else {
             continue;
         };
-        let key = (*index, target.clone());
-        let s = stats.entry(key.clone()).or_default();
-        if touched.insert(key) {
-            s.entries += 1;
-        }
-        s.fields_set += lower.maps.get(id).map_or(0, |m| m.len());
         let mut lost = BTreeSet::new();
         let holders = |field: &FieldKey| merged.fields.get(field).map(|e| e.suppliers.clone());
         for loss in lower.folded.losses.iter().filter(|l| l.loser == id) {
@@ -268,11 +263,32 @@ pub fn contributions_shared(
     contributions(inputs, gateway).map(|(stats, _)| stats)
 }
 
+/// The stats of a policy supplier (None for a rule's own values): one more
+/// entry the first time the (policy, target) is seen for this rule, and the
+/// `set` fields it supplied.
+fn policy_stats<'s>(
+    supplier: &Supplier,
+    set: usize,
+    stats: &'s mut StatsByTarget,
+    touched: &mut BTreeSet<(usize, Target)>,
+) -> Option<&'s mut ContributionStats> {
+    let Source::Policy { index, target, .. } = &supplier.source else {
+        return None;
+    };
+    let key = (*index, target.clone());
+    let s = stats.entry(key.clone()).or_default();
+    if touched.insert(key) {
+        s.entries += 1;
+    }
+    s.fields_set += set;
+    Some(s)
+}
+
 fn record_stats(
     folded: &Folded,
     suppliers: &[Supplier],
     maps: &[&FieldMap],
-    stats: &mut BTreeMap<(usize, Target), ContributionStats>,
+    stats: &mut StatsByTarget,
 ) {
     // Losses by loser, and supplier labels made once: both are per rule
     // and would otherwise cost suppliers x losses.
@@ -292,15 +308,10 @@ fn record_stats(
     };
     let mut touched: BTreeSet<(usize, Target)> = BTreeSet::new();
     for (id, supplier) in suppliers.iter().enumerate() {
-        let Source::Policy { index, target, .. } = &supplier.source else {
+        let set = maps.get(id).map_or(0, |m| m.len());
+        let Some(s) = policy_stats(supplier, set, stats, &mut touched) else {
             continue;
         };
-        let key = (*index, target.clone());
-        let s = stats.entry(key.clone()).or_default();
-        if touched.insert(key) {
-            s.entries += 1;
-        }
-        s.fields_set += maps.get(id).map_or(0, |m| m.len());
         let mut lost = BTreeSet::new();
         for loss in losses_of.get(id).map(Vec::as_slice).unwrap_or_default() {
             lost.insert(&loss.field);

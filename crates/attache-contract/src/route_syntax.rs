@@ -1,0 +1,197 @@
+//! What a route's hostnames and matches must look like for the filter to
+//! take the document, and how hostnames match and rank: the one definition
+//! of these rules. The filter refuses a document that breaks them (it
+//! compiles its fallback table with them), so the resolver checks every
+//! HTTPRoute with [`check_match`] and [`is_hostname`] first and refuses the
+//! route alone, naming the field. The renderer and the filter's fallback
+//! rank hostnames with [`hostname_rank`] and match wildcards with
+//! [`wildcard_suffix`].
+//!
+//! Regular expressions are compiled by the caller (the filter's regex crate
+//! is in the `.wasm`; the contract stays serde-only) as [`anchored`] with
+//! [`REGEX_SIZE_LIMIT`].
+
+use crate::safety::is_token;
+use crate::{HttpRouteMatch, PathMatchType, StringMatchType};
+
+/// Gateway API `Hostname`: a DNS name, optionally with a leading `*.`
+/// wildcard label. Upper case is accepted (names are compared lower-cased).
+pub fn is_hostname(s: &str) -> bool {
+    let name = s.strip_prefix("*.").unwrap_or(s);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
+}
+
+/// The suffix a wildcard hostname matches (`.example.com` for
+/// `*.example.com`); None for an exact name.
+pub fn wildcard_suffix(hostname: &str) -> Option<&str> {
+    hostname.strip_prefix('*')
+}
+
+/// Whether `name` ends in wildcard `suffix` with at least one label before
+/// it: `*.example.com` matches `a.example.com` (and `*.a.example.com`), not
+/// `example.com` (Gateway API wildcards need one more label).
+pub fn suffix_matches(suffix: &str, name: &str) -> bool {
+    name.len() > suffix.len() && name.ends_with(suffix)
+}
+
+/// Gateway API hostname precedence, larger is more specific: an exact name
+/// before a wildcard, a longer one before a shorter one, and no hostname
+/// ("any") last. The wildcard's length counts its suffix (`.example.com`).
+pub fn hostname_rank(hostname: Option<&str>) -> (u8, usize) {
+    match hostname {
+        Some(h) => match wildcard_suffix(h) {
+            Some(suffix) => (RANK_WILDCARD, suffix.len()),
+            None => (RANK_EXACT, h.len()),
+        },
+        None => (RANK_ANY, 0),
+    }
+}
+
+/// The classes of [`hostname_rank`], for a caller that keeps a wildcard as
+/// its suffix.
+pub const RANK_EXACT: u8 = 2;
+pub const RANK_WILDCARD: u8 = 1;
+pub const RANK_ANY: u8 = 0;
+
+/// The program-size bound every route regex compiles under: a hostile or
+/// mistaken pattern cannot make configuration or matching expensive.
+pub const REGEX_SIZE_LIMIT: usize = 256 * 1024;
+
+/// `pattern` anchored to match the whole value, as Envoy's `safe_regex`
+/// does. The non-capturing group keeps an alternation (`a|b`) inside.
+pub fn anchored(pattern: &str) -> String {
+    format!("^(?:{pattern})$")
+}
+
+/// Why one `HTTPRouteMatch` would be refused: the field (relative to the
+/// match), what is wrong, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatchRefusal {
+    pub field: String,
+    pub message: String,
+    pub hint: &'static str,
+}
+
+/// Checks one match as the filter compiles it, in its order: the path
+/// (a regex that compiles, else a value starting with `/`), the method (a
+/// token), each header (a token name, a value regex that compiles) and
+/// each query parameter's value regex. `compile` compiles a regex (the
+/// caller's engine, with [`anchored`] and [`REGEX_SIZE_LIMIT`]).
+pub fn check_match(
+    m: &HttpRouteMatch,
+    compile: impl Fn(&str) -> Result<(), String>,
+) -> Result<(), MatchRefusal> {
+    let refuse = |field: String, message: String, hint: &'static str| MatchRefusal {
+        field,
+        message,
+        hint,
+    };
+    let regex = |field: String, value: &str| {
+        compile(value).map_err(|e| {
+            refuse(
+                field,
+                format!("regex {value:?} does not parse: {e}"),
+                "use RE2 syntax without Unicode classes (the filter's regex engine)",
+            )
+        })
+    };
+    if let Some(p) = &m.path {
+        if p.kind == PathMatchType::RegularExpression {
+            regex("path.value".into(), &p.value)?;
+        } else if !p.value.starts_with('/') {
+            return Err(refuse(
+                "path.value".into(),
+                format!("path {:?} does not start with /", p.value),
+                "write the path from the root, e.g. /api",
+            ));
+        }
+    }
+    if let Some(method) = &m.method {
+        if !is_token(method) {
+            return Err(refuse(
+                "method".into(),
+                format!("method {method:?} is not an HTTP token"),
+                "use a method name such as GET",
+            ));
+        }
+    }
+    for (i, h) in m.headers.iter().enumerate() {
+        if !is_token(&h.name) {
+            return Err(refuse(
+                format!("headers[{i}].name"),
+                format!("header name {:?} is not an HTTP token", h.name),
+                "use a header name of letters, digits and -",
+            ));
+        }
+        if h.kind == StringMatchType::RegularExpression {
+            regex(format!("headers[{i}].value"), &h.value)?;
+        }
+    }
+    for (i, q) in m.query_params.iter().enumerate() {
+        if q.kind == StringMatchType::RegularExpression {
+            regex(format!("queryParams[{i}].value"), &q.value)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{HeaderMatch, PathMatch};
+
+    #[test]
+    fn hostnames() {
+        assert!(is_hostname("shop.example.com"));
+        assert!(is_hostname("*.example.com"));
+        assert!(!is_hostname("*"));
+        assert!(!is_hostname("a.*.com"));
+        assert!(!is_hostname("exa mple.com"));
+        assert!(!is_hostname("shop.example.com:8080"));
+    }
+
+    #[test]
+    fn a_wildcard_needs_one_more_label_and_exact_names_rank_first() {
+        let suffix = wildcard_suffix("*.example.com").unwrap();
+        assert!(suffix_matches(suffix, "a.example.com"));
+        assert!(!suffix_matches(suffix, "example.com"));
+        assert_eq!(wildcard_suffix("example.com"), None);
+        assert!(hostname_rank(Some("a.example.com")) > hostname_rank(Some("*.example.com")));
+        assert!(hostname_rank(Some("*.a.example.com")) > hostname_rank(Some("*.example.com")));
+        assert!(hostname_rank(Some("*.example.com")) > hostname_rank(None));
+    }
+
+    #[test]
+    fn each_refusal_names_its_field() {
+        let ok = |_: &str| Ok(());
+        let bad_path = HttpRouteMatch {
+            path: Some(PathMatch {
+                kind: PathMatchType::PathPrefix,
+                value: "api".into(),
+            }),
+            ..HttpRouteMatch::default()
+        };
+        assert_eq!(check_match(&bad_path, ok).unwrap_err().field, "path.value");
+        let bad_header = HttpRouteMatch {
+            headers: vec![HeaderMatch {
+                kind: StringMatchType::RegularExpression,
+                name: "x-a".into(),
+                value: "(".into(),
+            }],
+            ..HttpRouteMatch::default()
+        };
+        let refused = check_match(&bad_header, |_| Err("unclosed group".into())).unwrap_err();
+        assert_eq!(refused.field, "headers[0].value");
+        assert!(check_match(&HttpRouteMatch::default(), ok).is_ok());
+    }
+}

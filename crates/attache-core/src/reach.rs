@@ -1,0 +1,49 @@
+//! Which policies reach one Gateway: what `attache status --gateway`
+//! shows. A policy reaches a Gateway when it is attached to the Gateway,
+//! one of its listeners, its Namespace or its GatewayClass, or to a route
+//! (or rule) the Gateway serves; an invalid policy whose targetRef names the
+//! Gateway is shown too, so that the filter never hides why it is missing.
+
+use std::collections::BTreeSet;
+
+use crate::model::Target;
+use crate::parse::Inputs;
+use crate::resolve::ResolveError;
+use crate::topology::ObjectKey;
+
+/// Indices into `Inputs::policies` of the policies that reach `gateway`.
+pub fn policies_reaching(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<BTreeSet<usize>, ResolveError> {
+    let key = crate::resolve::select_gateway(inputs, Some(gateway))?;
+    let Some(gw) = inputs.gateways.get(&key) else {
+        return Ok(BTreeSet::new());
+    };
+    let (stats, _) = crate::status::counting::contributions(inputs, &key)?;
+    let mut found: BTreeSet<usize> = stats.keys().map(|(index, _)| *index).collect();
+    let mut upper = vec![
+        Target::Gateway(gw.key.clone(), None),
+        Target::Namespace(gw.key.namespace.clone()),
+        Target::GatewayClass(gw.class.clone()),
+    ];
+    upper.extend(
+        gw.listeners
+            .iter()
+            .map(|l| Target::Gateway(gw.key.clone(), Some(l.name.clone()))),
+    );
+    for target in &upper {
+        found.extend(inputs.by_target.get(target).into_iter().flatten().copied());
+    }
+    for (index, p) in inputs.policies.iter().enumerate() {
+        let names_it = p.targets.iter().any(|t| {
+            t.kind == "Gateway"
+                && t.name == gateway.name
+                && p.meta.namespace.as_deref() == Some(gateway.namespace.as_str())
+        });
+        if !p.is_valid() && names_it {
+            found.insert(index);
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,120 @@
+//! `attache status`: GEP-713 conditions of every policy, as a table for
+//! people (the default on a terminal) or as the `kind: List` YAML/JSON that
+//! `kubectl get routepolicies -o yaml` would show, each item's `status`
+//! being what a controller writes to the status subresource
+//! (docs/status.md).
+
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use attache_core::status::PolicyStatus;
+use attache_core::topology::ObjectKey;
+use serde::Serialize;
+
+use super::strict::Strict;
+use super::{parse_key, CliError, InputArgs};
+use crate::output::{pretty_json, print_stdout, report};
+
+mod table;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per policy: kind, namespace, name, accepted, reason, targets, in effect.
+    Table,
+    /// A `kind: List` of the policies with their status, as kubectl prints it.
+    Yaml,
+    /// The same list as JSON.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  attache status -f examples/shop/
+  attache status -f examples/shop/ --gateway infra/edge --namespace shop
+  attache status -f examples/shop/ -o yaml | yq '.items[].status'
+  attache status -f policies/ --strict     # exit 3 when any policy is not Accepted
+
+Every policy gets an Accepted condition (reason Accepted, Invalid, TargetNotFound
+or Conflicted); each target (status.ancestors) also gets an Attached condition
+whose reason says how much of the policy is in effect there: Attached (every
+value it sets), Merged (some; the message names who took the rest) or
+Overridden (none). Every Gateway in the input is resolved. The YAML and JSON
+items carry what a controller writes to the status subresource, without
+lastTransitionTime (docs/status.md).")]
+pub struct Args {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format [default: table on a terminal, yaml otherwise].
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<Format>,
+    /// Only the policy with this name.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Only policies in this namespace (cluster-scoped ones have none).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Only policies that reach this Gateway: attached to it, its listeners,
+    /// its GatewayClass, its Namespace or a route it serves.
+    #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
+    pub gateway: Option<ObjectKey>,
+    #[command(flatten)]
+    pub strict: Strict,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct List<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    items: Vec<&'a PolicyStatus>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let inputs = args.input.load(Default::default())?;
+    let status = attache_core::policy_status(&inputs);
+    let problems = report(&inputs, &status.diagnostics);
+    let reaching: Option<BTreeSet<usize>> = match &args.gateway {
+        Some(key) => Some(attache_core::reach::policies_reaching(&inputs, key)?),
+        None => None,
+    };
+    let chosen: Vec<&PolicyStatus> = status
+        .policies
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| reaching.as_ref().is_none_or(|r| r.contains(i)))
+        .map(|(_, p)| p)
+        .filter(|p| args.name.as_ref().is_none_or(|n| *n == p.metadata.name))
+        .filter(|p| {
+            args.namespace
+                .as_ref()
+                .is_none_or(|ns| Some(ns) == p.metadata.namespace.as_ref())
+        })
+        .collect();
+    let format = args.output.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Table
+    } else {
+        Format::Yaml
+    });
+    let list = List {
+        api_version: "v1",
+        kind: "List",
+        items: chosen.clone(),
+    };
+    let text = match format {
+        Format::Table => table::render(&chosen),
+        Format::Yaml => {
+            serde_yaml_ng::to_string(&list).map_err(|source| CliError::Yaml { source })?
+        }
+        Format::Json => pretty_json(&list)?,
+    };
+    print_stdout(&text)?;
+    let not_accepted = chosen.iter().filter(|p| !table::accepted(p)).count();
+    args.strict.check(
+        problems,
+        not_accepted,
+        &format!("{not_accepted} of the policies shown are not Accepted"),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
