@@ -137,7 +137,8 @@ proptest! {
         let gw = select_gateway(&inputs, None).unwrap();
         for resolved in [resolve(&inputs, &gw), resolve_for(&inputs, &gw, DataPlane::Istio)] {
             let document = resolved.unwrap().resolution.document;
-            let bytes = serde_json::to_vec(&document).unwrap();
+            // The filter reads the data-plane encoding, as `attache render` writes it.
+            let bytes = serde_json::to_vec(&attache_contract::DataPlaneDocument::encode(&document)).unwrap();
             let loaded = CompiledConfig::from_bytes(&bytes);
             prop_assert!(loaded.is_ok(), "{:?}\n{yaml}", loaded.err());
         }
