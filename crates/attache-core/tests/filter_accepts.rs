@@ -137,9 +137,8 @@ proptest! {
         let gw = select_gateway(&inputs, None).unwrap();
         for resolved in [resolve(&inputs, &gw), resolve_for(&inputs, &gw, DataPlane::Istio)] {
             let document = resolved.unwrap().resolution.document;
-            // What render and watch hand the filter: the data-plane encoding.
-            let encoded = attache_core::contract::DataPlaneDocument::encode(&document);
-            let bytes = serde_json::to_vec(&encoded).unwrap();
+            // The filter reads the data-plane encoding, as `attache render` writes it.
+            let bytes = serde_json::to_vec(&attache_contract::DataPlaneDocument::encode(&document)).unwrap();
             let loaded = CompiledConfig::from_bytes(&bytes);
             prop_assert!(loaded.is_ok(), "{:?}\n{yaml}", loaded.err());
         }
