@@ -10,7 +10,6 @@
 
 mod common;
 
-use attache_core::contract::data_plane::DataPlaneDocument;
 use attache_core::{resolve, resolve_for, select_gateway, DataPlane};
 use attache_filter::CompiledConfig;
 use common::*;
@@ -138,8 +137,8 @@ proptest! {
         let gw = select_gateway(&inputs, None).unwrap();
         for resolved in [resolve(&inputs, &gw), resolve_for(&inputs, &gw, DataPlane::Istio)] {
             let document = resolved.unwrap().resolution.document;
-            // The filter reads only the data-plane encoding (docs/contract.md).
-            let bytes = serde_json::to_vec(&DataPlaneDocument::encode(&document)).unwrap();
+            // The filter reads the data-plane encoding, as `attache render` writes it.
+            let bytes = serde_json::to_vec(&attache_contract::DataPlaneDocument::encode(&document)).unwrap();
             let loaded = CompiledConfig::from_bytes(&bytes);
             prop_assert!(loaded.is_ok(), "{:?}\n{yaml}", loaded.err());
         }

@@ -26,16 +26,6 @@ pub struct CompiledConfig {
     fallback: FallbackTable,
 }
 
-/// What the compile loop needs of one entry.
-struct EntryView<'a> {
-    name: &'a str,
-    /// Where the entry sits, for errors; spelled out only when one occurs.
-    at: EntryAt,
-    hostnames: &'a [String],
-    matches: &'a [HttpRouteMatch],
-    route: Rc<CompiledRoute>,
-}
-
 /// The JSON path of an entry (`$.groups[0].routes[7]`), kept as indices
 /// and formatted only for an error (formatting it for each of 10,000 entries
 /// cost about 0.4 ms of a 9 ms native compile).
@@ -52,7 +42,7 @@ impl CompiledConfig {
     /// Parses, validates and compiles plugin configuration bytes: the
     /// data-plane encoding (docs/contract.md).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ConfigError> {
-        Self::compile_data_plane(&document::parse(bytes)?)
+        Self::compile_data_plane(document::parse(bytes)?)
     }
 
     /// The same, taking the bytes, which are dropped as soon as they are
@@ -62,28 +52,46 @@ impl CompiledConfig {
     pub fn from_owned_bytes(bytes: Vec<u8>) -> Result<Self, ConfigError> {
         let parsed = document::parse(&bytes)?;
         drop(bytes);
-        Self::compile_data_plane(&parsed)
+        Self::compile_data_plane(parsed)
     }
 
     /// The data-plane encoding: each profile validated and compiled once;
-    /// entries share it (no header string per entry).
-    pub fn compile_data_plane(doc: &DataPlaneDocument) -> Result<Self, ConfigError> {
-        let profiles = doc
-            .profiles
+    /// entries share it (no header string per entry). Takes the document so
+    /// that each route's parsed name and matches are freed as soon as the
+    /// route is compiled: the parsed routes and the compiled table are never
+    /// both whole, which lowers the high-water mark a VM keeps.
+    pub fn compile_data_plane(doc: DataPlaneDocument) -> Result<Self, ConfigError> {
+        let DataPlaneDocument {
+            gateway,
+            options,
+            strings,
+            profiles,
+            groups,
+            ..
+        } = doc;
+        let profiles = profiles
             .iter()
             .enumerate()
             .map(|(p, profile)| {
                 let at = format!("$.profiles[{p}]");
-                let settings = profile
-                    .settings(&doc.strings)
-                    .map_err(|e| bad_index(&at, e))?;
+                let settings = profile.settings(&strings).map_err(|e| bad_index(&at, e))?;
                 validate_settings(&settings).map_err(|e| located(&at.as_str(), e))?;
                 Ok(CompiledRoute::render(&settings))
             })
             .collect::<Result<Vec<_>, ConfigError>>()?;
+        drop(strings);
         let bare = CompiledRoute::render(&Default::default());
-        let mut templates = Vec::with_capacity(doc.groups.len());
-        for (g, group) in doc.groups.iter().enumerate() {
+        let candidates = groups
+            .iter()
+            .flat_map(|g| {
+                g.routes
+                    .iter()
+                    .map(|r| candidates_of(&g.hostnames, &r.matches))
+            })
+            .sum();
+        let routes = groups.iter().map(|g| g.routes.len()).sum();
+        let mut index = Index::new(&options, routes, candidates);
+        for (g, group) in groups.into_iter().enumerate() {
             let template = match group.profile {
                 None => &bare,
                 Some(p) => profiles.get(p as usize).ok_or_else(|| {
@@ -95,77 +103,16 @@ impl CompiledConfig {
                     ConfigError::invalid(format!("$.groups[{g}].profile"), problem)
                 })?,
             };
-            templates.push(template);
-        }
-        let candidates = doc
-            .groups
-            .iter()
-            .flat_map(|g| {
-                g.routes
-                    .iter()
-                    .map(|r| candidates_of(&g.hostnames, &r.matches))
-            })
-            .sum();
-        let groups = doc.groups.iter().zip(templates).enumerate();
-        let entries = groups.flat_map(|(g, (group, template))| {
-            group.routes.iter().enumerate().map(move |(j, entry)| {
-                Ok(EntryView {
-                    name: &entry.name,
-                    at: EntryAt(g, j),
-                    hostnames: &group.hostnames,
-                    matches: &entry.matches,
-                    route: Rc::new(template.named(&entry.name)),
-                })
-            })
-        });
-        let routes = doc.groups.iter().map(|g| g.routes.len()).sum();
-        Self::index(&doc.gateway, &doc.options, (routes, candidates), entries)
-    }
-
-    /// Names checked, the name index and the fallback table built.
-    fn index<'a>(
-        gateway: &str,
-        options: &attache_contract::Options,
-        (entries_len, candidates): (usize, usize),
-        entries: impl Iterator<Item = Result<EntryView<'a>, ConfigError>>,
-    ) -> Result<Self, ConfigError> {
-        let mut names = RouteNamesBuilder::new(options, entries_len);
-        let mut first_index: HashMap<&str, EntryAt> = HashMap::with_capacity(entries_len);
-        let mut fallback = FallbackTable::with_capacity(candidates);
-        let mut hosts = HostCache::default();
-        let mut count = 0;
-        for (i, entry) in entries.enumerate() {
-            count = i + 1;
-            let entry = entry?;
-            if entry.name.is_empty() {
-                return Err(located(&entry.at, ("name".into(), Problem::EmptyRouteName)));
+            // Hostnames belong to the group: parsed once, errors name its field.
+            let hosts = host_patterns(&group.hostnames)
+                .map_err(|e| located(&format_args!("$.groups[{g}]"), e))?;
+            // By value: each route's name and matches are freed once compiled.
+            for (j, entry) in group.routes.into_iter().enumerate() {
+                let route = Rc::new(template.named(&entry.name));
+                index.add(EntryAt(g, j), route, &hosts, &entry.matches)?;
             }
-            if let Some(&first) = first_index.get(entry.name) {
-                let problem = Problem::DuplicateRoute {
-                    name: entry.name.to_string(),
-                    first: first.to_string(),
-                };
-                return Err(located(&entry.at, ("name".into(), problem)));
-            }
-            first_index.insert(entry.name, entry.at);
-            let port = names.port_of(entry.name);
-            // Hostnames belong to the group: an error names the group's field.
-            let group = format_args!("$.groups[{}]", entry.at.0);
-            let patterns = hosts
-                .patterns(entry.hostnames)
-                .map_err(|e| located(&group, e))?;
-            add_candidates(&mut fallback, port, patterns, entry.matches, &entry.route)
-                .map_err(|e| located(&entry.at, e))?;
-            names.add(entry.route, port);
         }
-        fallback.finish();
-        Ok(CompiledConfig {
-            gateway: gateway.to_string(),
-            trust_client_control_headers: options.trust_client_control_headers,
-            names: names.finish(),
-            entries: count,
-            fallback,
-        })
+        Ok(index.finish(gateway, &options))
     }
 
     /// The entry for Envoy's route `name` (crate::names); the destination
@@ -210,35 +157,76 @@ fn candidates_of(hostnames: &[String], matches: &[HttpRouteMatch]) -> usize {
     hostnames.len().max(1) * matches.len().max(1)
 }
 
-/// An entry's hostnames as patterns, parsed once for the entries that share
-/// them: the routes of one data-plane group hand over the same list.
-#[derive(Default)]
-struct HostCache<'a> {
-    last: Option<(&'a [String], Vec<HostPattern>)>,
+/// A group's hostnames as patterns; no hostnames is `HostPattern::Any`.
+fn host_patterns(hostnames: &[String]) -> Result<Vec<HostPattern>, EntryError> {
+    if hostnames.is_empty() {
+        return Ok(vec![HostPattern::Any]);
+    }
+    hostnames
+        .iter()
+        .enumerate()
+        .map(|(j, h)| HostPattern::parse(h).map_err(|p| (format!("hostnames[{j}]"), p)))
+        .collect()
 }
 
-impl<'a> HostCache<'a> {
-    fn patterns(&mut self, hostnames: &'a [String]) -> Result<&[HostPattern], EntryError> {
-        let cached = self
-            .last
-            .as_ref()
-            .is_some_and(|(list, _)| std::ptr::eq(*list, hostnames));
-        if !cached {
-            let patterns = if hostnames.is_empty() {
-                vec![HostPattern::Any]
-            } else {
-                let parse = |(j, h): (usize, &String)| {
-                    HostPattern::parse(h).map_err(|p| (format!("hostnames[{j}]"), p))
-                };
-                hostnames
-                    .iter()
-                    .enumerate()
-                    .map(parse)
-                    .collect::<Result<_, _>>()?
-            };
-            self.last = Some((hostnames, patterns));
+/// The compiled table as it is built, one entry at a time: names checked,
+/// the name index and the fallback table filled.
+struct Index<'a> {
+    names: RouteNamesBuilder<'a>,
+    /// Where each name was first used, for the duplicate error.
+    first: HashMap<Rc<str>, EntryAt>,
+    fallback: FallbackTable,
+    count: usize,
+}
+
+impl<'a> Index<'a> {
+    /// Sized once for `entries` and `candidates`: growing a table holds the
+    /// old and the new one at once.
+    fn new(options: &'a attache_contract::Options, entries: usize, candidates: usize) -> Self {
+        Index {
+            names: RouteNamesBuilder::new(options, entries),
+            first: HashMap::with_capacity(entries),
+            fallback: FallbackTable::with_capacity(candidates),
+            count: 0,
         }
-        Ok(self.last.as_ref().map_or(&[], |(_, p)| p.as_slice()))
+    }
+
+    fn add(
+        &mut self,
+        at: EntryAt,
+        route: Rc<CompiledRoute>,
+        hosts: &[HostPattern],
+        matches: &[HttpRouteMatch],
+    ) -> Result<(), ConfigError> {
+        if route.name.is_empty() {
+            return Err(located(&at, ("name".into(), Problem::EmptyRouteName)));
+        }
+        if let Some(first) = self.first.get(&route.name) {
+            let problem = Problem::DuplicateRoute {
+                name: route.name.to_string(),
+                first: first.to_string(),
+            };
+            return Err(located(&at, ("name".into(), problem)));
+        }
+        self.first.insert(Rc::clone(&route.name), at);
+        let port = self.names.port_of(&route.name);
+        add_candidates(&mut self.fallback, port, hosts, matches, &route)
+            .map_err(|e| located(&at, e))?;
+        self.names.add(route, port);
+        self.count += 1;
+        Ok(())
+    }
+
+    fn finish(mut self, gateway: String, options: &attache_contract::Options) -> CompiledConfig {
+        drop(self.first);
+        self.fallback.finish();
+        CompiledConfig {
+            gateway,
+            trust_client_control_headers: options.trust_client_control_headers,
+            names: self.names.finish(),
+            entries: self.count,
+            fallback: self.fallback,
+        }
     }
 }
 

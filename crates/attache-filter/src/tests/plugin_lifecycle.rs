@@ -11,6 +11,15 @@ fn good(ms: u64) -> Vec<u8> {
     )])))
 }
 
+/// The error log lines, text only.
+fn error_lines(host: &FakeHost) -> Vec<String> {
+    let lines = host.log_lines().into_iter();
+    lines
+        .filter(|(l, _)| *l == LogLevel::Error)
+        .map(|(_, text)| text)
+        .collect()
+}
+
 fn timeout_seen(plugin: &Plugin) -> Vec<String> {
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     Stream::new(plugin.current(), plugin.generation()).on_request_headers(&mut host);
@@ -83,14 +92,10 @@ fn a_rejected_update_keeps_the_last_good_config_and_logs_one_error_line() {
     assert_eq!(plugin.generation(), 1);
     assert_eq!(timeout_seen(&plugin), vec!["100"]);
     assert_eq!(host.count(Counter::ConfigsRejected), 1);
-    let errors: Vec<_> = host
-        .log_lines()
-        .into_iter()
-        .filter(|(l, _)| *l == LogLevel::Error)
-        .collect();
+    let errors = error_lines(&host);
     assert_eq!(errors.len(), 1);
     assert_eq!(
-        errors[0].1,
+        errors[0],
         format!(
             "attache: configuration (fingerprint {:08x}) rejected (last accepted in this VM: generation 1): $.profiles[0].retry.codes[0]: status code 200 cannot be retried: expected 400-599",
             fingerprint(&bad)
@@ -113,13 +118,9 @@ fn a_schema_1_update_is_refused_with_a_hint_and_the_last_good_keeps_serving() {
     assert_eq!(plugin.generation(), 1);
     assert_eq!(timeout_seen(&plugin), vec!["100"]);
     assert_eq!(host.count(Counter::ConfigsRejected), 1);
-    let errors: Vec<_> = host
-        .log_lines()
-        .into_iter()
-        .filter(|(l, _)| *l == LogLevel::Error)
-        .collect();
+    let errors = error_lines(&host);
     assert_eq!(errors.len(), 1, "{errors:?}");
-    let line = &errors[0].1;
+    let line = &errors[0];
     assert!(
         line.contains("$.schemaVersion: schemaVersion 1 (`attache resolve`'s document) is not read by the filter"),
         "{line}"
@@ -192,5 +193,38 @@ fn request_logs_respect_the_host_log_level() {
             LogLevel::Debug,
             "attache: generation 1: route \"r\" found by route name".to_string()
         )]
+    );
+}
+
+/// Routes are compiled as the parsed document is consumed; a document
+/// refused half-way (its first routes already compiled) is dropped whole:
+/// the last good one keeps serving, and no route of the refused one is
+/// ever found.
+#[test]
+fn a_document_refused_half_way_never_serves_its_first_routes() {
+    let generations = Generations::new();
+    let mut plugin = Plugin::default();
+    let mut host = FakeHost::default();
+    assert!(plugin.configure(&mut host, &generations, good(100)));
+    let mut routes = vec![
+        entry("r", json!({"timeouts": {"requestMs": 200}})),
+        entry("only-in-refused", json!({"timeouts": {"requestMs": 300}})),
+    ];
+    routes.extend((0..50).map(|i| entry(&format!("fine-{i}"), json!({}))));
+    routes.push(entry(
+        "bad",
+        json!({"matches": [{"path": {"type": "RegularExpression", "value": "/a("}}]}),
+    ));
+    let refused = filter_bytes(&doc(serde_json::Value::Array(routes)));
+    assert!(!plugin.configure(&mut host, &generations, refused));
+    assert_eq!(plugin.generation(), 1);
+    assert_eq!(timeout_seen(&plugin), vec!["100"]);
+    let config = plugin.current().unwrap();
+    assert!(config.route_named("only-in-refused").is_none());
+    assert_eq!(config.route_count(), 1);
+    let error = &host.log_lines()[1].1;
+    assert!(
+        error.contains(".matches[0].path.value: regular expression"),
+        "{error}"
     );
 }
