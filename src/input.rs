@@ -229,7 +229,8 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 }
 
 /// Splits a YAML stream into objects; empty documents are skipped and the
-/// items of a `kind: List` become objects of their own.
+/// items of a list (`kind: List`, or a typed list such as `HTTPRouteList`)
+/// become objects of their own.
 pub fn parse_text(file: &str, text: &str, docs: &mut Vec<SourceDoc>) -> Result<(), InputError> {
     for (index, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let origin = Origin {
@@ -242,30 +243,65 @@ pub fn parse_text(file: &str, text: &str, docs: &mut Vec<SourceDoc>) -> Result<(
                 origin: origin.clone(),
                 message: e.to_string(),
             })?;
-        match value {
-            serde_json::Value::Null => {}
-            serde_json::Value::Object(ref map)
-                if map.get("kind").and_then(|k| k.as_str()) == Some("List") =>
-            {
-                let items = map
-                    .get("items")
-                    .and_then(|i| i.as_array())
-                    .cloned()
-                    .unwrap_or_default();
-                for (item, value) in items.into_iter().enumerate() {
-                    docs.push(SourceDoc {
-                        origin: Origin {
-                            item: Some(item),
-                            ..origin.clone()
-                        },
-                        value,
-                    });
-                }
+        if value.is_null() {
+            continue;
+        }
+        let list = value.as_object().and_then(|map| {
+            let item_kind = list_item_kind(map)?;
+            let items = map.get("items").and_then(|i| i.as_array());
+            Some((item_kind, map.get("apiVersion"), items))
+        });
+        let Some((item_kind, api_version, items)) = list else {
+            docs.push(SourceDoc { origin, value });
+            continue;
+        };
+        for (item, value) in items.into_iter().flatten().enumerate() {
+            let mut value = value.clone();
+            if !item_kind.is_empty() {
+                typed_list_item(&mut value, api_version, item_kind);
             }
-            value => docs.push(SourceDoc { origin, value }),
+            docs.push(SourceDoc {
+                origin: Origin {
+                    item: Some(item),
+                    ..origin.clone()
+                },
+                value,
+            });
         }
     }
     Ok(())
+}
+
+/// The kind of a list's items: `Some("")` for a plain `List` (each item
+/// names its own kind), `Some("HTTPRoute")` for a typed `HTTPRouteList`, as
+/// the API server returns a collection; `None` for anything else. A typed
+/// list must carry an `items` array, so that a kind which merely ends in
+/// `List` is not taken for one.
+fn list_item_kind(map: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+    let kind = map.get("kind")?.as_str()?;
+    if kind == "List" {
+        return Some("");
+    }
+    let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty())?;
+    map.get("items")?.as_array()?;
+    Some(item_kind)
+}
+
+/// The API server leaves `apiVersion` and `kind` out of a typed list's
+/// items (the list names them once); an item that names its own keeps them.
+fn typed_list_item(
+    value: &mut serde_json::Value,
+    api_version: Option<&serde_json::Value>,
+    item_kind: &str,
+) {
+    let Some(item) = value.as_object_mut() else {
+        return;
+    };
+    if let Some(api_version) = api_version {
+        item.entry("apiVersion").or_insert_with(|| api_version.clone());
+    }
+    item.entry("kind")
+        .or_insert_with(|| serde_json::Value::String(item_kind.to_string()));
 }
 
 #[cfg(test)]
@@ -290,6 +326,46 @@ mod tests {
                 "in.yaml (document 3, items[1])"
             ]
         );
+    }
+
+    #[test]
+    fn a_typed_list_gives_its_items_the_list_s_api_version_and_kind() {
+        let mut docs = Vec::new();
+        let text = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRouteList\nmetadata: {resourceVersion: \"7\"}\nitems:\n- metadata: {name: a, namespace: shop}\n- apiVersion: gateway.networking.k8s.io/v1beta1\n  kind: HTTPRoute\n  metadata: {name: b, namespace: shop}\n";
+        parse_text("routes.yaml", text, &mut docs).unwrap();
+        let read: Vec<(String, String, String)> = docs
+            .iter()
+            .map(|d| {
+                (
+                    d.origin.to_string(),
+                    d.value["apiVersion"].as_str().unwrap_or("").to_string(),
+                    d.value["kind"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (
+                    "routes.yaml (document 1, items[0])".to_string(),
+                    "gateway.networking.k8s.io/v1".to_string(),
+                    "HTTPRoute".to_string()
+                ),
+                (
+                    "routes.yaml (document 1, items[1])".to_string(),
+                    "gateway.networking.k8s.io/v1beta1".to_string(),
+                    "HTTPRoute".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kind_ending_in_list_without_items_is_an_object() {
+        let mut docs = Vec::new();
+        parse_text("x.yaml", "kind: AllowList\nspec: {}\n", &mut docs).unwrap();
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].value["kind"], "AllowList");
     }
 
     #[test]
