@@ -298,7 +298,8 @@ fn typed_list_item(
         return;
     };
     if let Some(api_version) = api_version {
-        item.entry("apiVersion").or_insert_with(|| api_version.clone());
+        item.entry("apiVersion")
+            .or_insert_with(|| api_version.clone());
     }
     item.entry("kind")
         .or_insert_with(|| serde_json::Value::String(item_kind.to_string()));
