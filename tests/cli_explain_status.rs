@@ -59,8 +59,7 @@ http/shop/api/checkout
     from ClusterRoutePolicy class-defaults (defaults @ GatewayClass attache)
   requestHeaderModifier.set[x-checkout]: \"1\"
     from HTTPRoute shop/api rule checkout (inline)
-  note: timeouts.backendRequest 5000ms exceeds timeouts.request 2000ms; clamped
-    to 2000ms
+  note: timeouts.backendRequest 5s exceeds timeouts.request 2s; clamped to 2s
   note: retry.retryOn: connect-failure, refused-stream and reset added: a retry
     stanza in effect retries connection errors (Gateway API, GEP-1731)
 "

@@ -36,7 +36,7 @@ fn resolves_the_only_gateway_to_schema_1_json() {
         text(&out.stderr).contains("warning: "),
         "the clamp is reported on stderr"
     );
-    assert!(text(&out.stderr).contains("clamped to 2000ms"));
+    assert!(text(&out.stderr).contains("clamped to 2s"));
 }
 
 #[test]

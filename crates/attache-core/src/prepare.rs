@@ -11,6 +11,7 @@ use crate::fold::levels::RuleFold;
 use crate::fold::Folded;
 use crate::model::{Gateway, Inputs};
 use crate::topology::ObjectKey;
+use crate::written::duration;
 
 /// Picks the Gateway to resolve: the one asked for, or the only one.
 pub fn select_gateway(
@@ -118,7 +119,11 @@ pub(crate) fn clamp(folded: &mut Folded) -> Option<String> {
     match backend.value {
         FieldValue::Millis(ms) if ms > request => {
             backend.value = FieldValue::Millis(request);
-            Some(format!("timeouts.backendRequest {ms}ms exceeds timeouts.request {request}ms; clamped to {request}ms"))
+            // In the user's words (`5s`, not `5000ms`), as explain prints values.
+            let (given, bound) = (duration(ms), duration(request));
+            Some(format!(
+                "timeouts.backendRequest {given} exceeds timeouts.request {bound}; clamped to {bound}"
+            ))
         }
         _ => None,
     }

@@ -132,7 +132,7 @@ fn backend_request_is_clamped_to_request_with_a_warning() {
     );
     assert!(r.diagnostics.iter().any(|d| d
         .message
-        .contains("backendRequest 5000ms exceeds timeouts.request 2000ms; clamped")));
+        .contains("backendRequest 5s exceeds timeouts.request 2s; clamped")));
     // 0s disables the request timeout: nothing to clamp to.
     let yaml = topology("    timeouts: {request: 0s}")
         + &policy(
