@@ -45,7 +45,7 @@ LAYERS = {
         ),
         ("model", ["model", "supplier", "written", "near_miss"]),
         ("parse", ["parse"]),
-        ("attach", ["attach"]),
+        ("attach", ["attach", "route_parents"]),
         ("fold", ["fold", "retries", "prepare"]),
         ("entry", ["entry", "data_plane", "explain", "status", "diff"]),
         ("resolve", ["resolve", "schema", "reach", ""]),

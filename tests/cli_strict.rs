@@ -126,3 +126,36 @@ fn watch_strict_stops_at_start() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A route whose parentRef names a listener the Gateway lacks (`htpp`): a
+/// warning with Gateway API's reason, exit 0; under --strict, exit 3.
+#[test]
+fn a_route_that_attaches_to_no_listener_fails_under_strict() {
+    let dir = scratch("strict-htpp");
+    let shop = support::workspace().join("examples/shop");
+    support::copy_dir(&shop, &dir);
+    std::fs::write(
+        dir.join("60-lost.yaml"),
+        "\
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: lost, namespace: infra}
+spec:
+  parentRefs: [{name: edge, sectionName: htpp}]
+  rules:
+  - backendRefs: [{name: svc, port: 80}]
+",
+    )
+    .unwrap();
+    let path = dir.to_str().unwrap();
+    let plain = attache(&["resolve", "-f", path]);
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain.stderr));
+    assert!(
+        text(&plain.stderr).lines().any(|l| l.starts_with("warning: ")
+            && l.ends_with("60-lost.yaml (document 1) HTTPRoute infra/lost: spec.parentRefs[0]: attaches to no listener of Gateway infra/edge (sectionName htpp): NoMatchingParent: no listener is named htpp; its listeners are: http, admin")),
+        "{}",
+        text(&plain.stderr)
+    );
+    let strict = attache(&["resolve", "--strict", "-f", path]);
+    assert_eq!(strict.status.code(), Some(3), "{}", text(&strict.stderr));
+}

@@ -19,9 +19,9 @@ use crate::error::ResolveError;
 use crate::hostname::intersect_lists;
 use crate::matches::intersect_all;
 use crate::model::kinds::HTTP_ROUTE;
-use crate::model::route::GATEWAY_GROUP;
 use crate::model::Inputs;
-use crate::model::{Gateway, HttpRoute, Listener, NamespaceFrom, Rule};
+use crate::model::{Gateway, HttpRoute, Listener, Rule};
+use crate::route_parents::{self, admits_kind, admits_namespace, names_gateway, selects};
 use crate::topology::ObjectKey;
 
 /// One rule served on one listener, with the delegation chain that led to it.
@@ -106,6 +106,7 @@ pub fn attach<'a>(
             walker.walk(route, &scope, &mut chain)?;
         }
     }
+    route_parents::report(inputs, gateway, diags);
     Ok(dedupe(out, diags))
 }
 
@@ -178,30 +179,14 @@ struct Walker<'a, 'w, 'g> {
 }
 
 /// Whether `route` names this listener in a parentRef and the listener
-/// admits it.
+/// admits it (`crate::route_parents` holds each predicate, and says why
+/// when no listener does).
 fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &HttpRoute) -> bool {
-    let named = route.parent_refs.iter().any(|p| {
-        p.group == GATEWAY_GROUP
-            && p.kind == "Gateway"
-            && p.namespace == gateway.key.namespace
-            && p.name == gateway.key.name
-            && p.section_name.as_ref().is_none_or(|s| *s == listener.name)
-            && p.port.is_none_or(|port| port == listener.port)
-    });
-    if !named {
-        return false;
-    }
-    let ns = &route.key.namespace;
-    let ns_ok = match &listener.allowed.from {
-        NamespaceFrom::Same => *ns == gateway.key.namespace,
-        NamespaceFrom::All => true,
-        NamespaceFrom::Selector(sel) => sel.matches(&inputs.namespace_labels(ns)),
-    };
-    let kind_ok = match &listener.allowed.kinds {
-        Some(kinds) => kinds.iter().any(|(g, k)| HTTP_ROUTE.is(g, k)),
-        None => HTTP_ROUTE.protocols.contains(&listener.protocol.as_str()),
-    };
-    ns_ok && kind_ok
+    let named = route
+        .parent_refs
+        .iter()
+        .any(|p| names_gateway(p, gateway) && selects(p, listener));
+    named && admits_namespace(inputs, gateway, listener, route) && admits_kind(listener)
 }
 
 impl<'a> Walker<'a, '_, '_> {

@@ -33,6 +33,7 @@ pub(crate) mod prepare;
 pub mod reach;
 pub mod resolve;
 pub mod retries;
+pub mod route_parents;
 pub mod schema;
 pub(crate) mod settings;
 pub mod source;

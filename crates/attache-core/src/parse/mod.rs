@@ -47,8 +47,41 @@ pub fn parse(docs: &[SourceDoc]) -> Inputs {
         read_doc(doc, &mut inputs);
     }
     note_skipped(&mut inputs);
+    note_absent_parents(&mut inputs);
     resolve_targets(&mut inputs);
     inputs
+}
+
+/// A parentRef naming a Gateway the input does not have: the route cannot
+/// be accounted for against it, so say so instead of staying silent
+/// (docs/semantics.md, "Attachment"). Routes that reach a Gateway of the
+/// input but none of its listeners are reported by `crate::route_parents`.
+fn note_absent_parents(inputs: &mut Inputs) {
+    let mut notes = Vec::new();
+    for route in inputs.routes.values() {
+        for (index, parent) in route.parent_refs.iter().enumerate() {
+            if parent.group != GATEWAY_GROUP || parent.kind != "Gateway" {
+                continue;
+            }
+            let key = ObjectKey {
+                namespace: parent.namespace.clone(),
+                name: parent.name.clone(),
+            };
+            if inputs.gateways.contains_key(&key) {
+                continue;
+            }
+            notes.push(
+                Diagnostic::note(format!(
+                    "names Gateway {key}, which the input does not have; not attached through it here"
+                ))
+                .at(&route.meta.origin)
+                .on(format!("HTTPRoute {}", route.key))
+                .field(format!("spec.parentRefs[{index}]"))
+                .hint("add that Gateway's manifest to the input, or check the parentRef's name and namespace"),
+            );
+        }
+    }
+    inputs.diagnostics.extend(notes);
 }
 
 fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {

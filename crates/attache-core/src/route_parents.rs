@@ -1,0 +1,185 @@
+//! Every route accounted for: which listeners of a Gateway a route's
+//! parentRef reaches, and, when it reaches none, why, in Gateway API's own
+//! route reasons (`RouteConditionReason`, apis/v1/shared_types.go):
+//! `NoMatchingParent`, `NotAllowedByListeners`, `NoMatchingListenerHostname`.
+//! The attachment walk (`crate::attach`) uses the same predicates, so the
+//! reason given is the reason the walk skipped the route.
+
+use crate::diagnostic::Diagnostic;
+use crate::hostname::intersect_lists;
+use crate::model::kinds::HTTP_ROUTE;
+use crate::model::route::{ParentRef, GATEWAY_GROUP};
+use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom};
+
+/// Whether `parent` names `gateway` at all (group, kind, namespace, name).
+pub(crate) fn names_gateway(parent: &ParentRef, gateway: &Gateway) -> bool {
+    parent.group == GATEWAY_GROUP
+        && parent.kind == "Gateway"
+        && parent.namespace == gateway.key.namespace
+        && parent.name == gateway.key.name
+}
+
+/// Whether `parent`, naming the listener's Gateway, selects this listener
+/// (its `sectionName` and `port`, when given).
+pub(crate) fn selects(parent: &ParentRef, listener: &Listener) -> bool {
+    parent
+        .section_name
+        .as_ref()
+        .is_none_or(|s| *s == listener.name)
+        && parent.port.is_none_or(|port| port == listener.port)
+}
+
+/// Whether the listener's `allowedRoutes` admits the route: its namespace
+/// (`namespaces.from`) and its kind (`kinds`, else the protocol's default).
+pub(crate) fn admits_namespace(
+    inputs: &Inputs,
+    gateway: &Gateway,
+    listener: &Listener,
+    route: &HttpRoute,
+) -> bool {
+    let ns = &route.key.namespace;
+    match &listener.allowed.from {
+        NamespaceFrom::Same => *ns == gateway.key.namespace,
+        NamespaceFrom::All => true,
+        NamespaceFrom::Selector(sel) => sel.matches(&inputs.namespace_labels(ns)),
+    }
+}
+
+pub(crate) fn admits_kind(listener: &Listener) -> bool {
+    match &listener.allowed.kinds {
+        Some(kinds) => kinds.iter().any(|(g, k)| HTTP_ROUTE.is(g, k)),
+        None => HTTP_ROUTE.protocols.contains(&listener.protocol.as_str()),
+    }
+}
+
+/// Why one parentRef of a route reaches no listener of its Gateway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No listener has the `sectionName` or `port` the parentRef gives.
+    NoMatchingParent,
+    /// The listeners it selects do not admit the route's namespace or kind.
+    NotAllowedByListeners { namespace: bool },
+    /// The listeners that admit it share no hostname with the route.
+    NoMatchingListenerHostname,
+}
+
+impl Refusal {
+    /// Gateway API's reason name.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Refusal::NoMatchingParent => "NoMatchingParent",
+            Refusal::NotAllowedByListeners { .. } => "NotAllowedByListeners",
+            Refusal::NoMatchingListenerHostname => "NoMatchingListenerHostname",
+        }
+    }
+}
+
+/// Why `parent` (which names `gateway`) reaches none of its listeners, or
+/// `None` when it reaches at least one.
+pub fn refusal(
+    inputs: &Inputs,
+    gateway: &Gateway,
+    route: &HttpRoute,
+    parent: &ParentRef,
+) -> Option<Refusal> {
+    let selected: Vec<&Listener> = gateway
+        .listeners
+        .iter()
+        .filter(|l| selects(parent, l))
+        .collect();
+    if selected.is_empty() {
+        return Some(Refusal::NoMatchingParent);
+    }
+    let by_namespace: Vec<&Listener> = selected
+        .iter()
+        .copied()
+        .filter(|l| admits_namespace(inputs, gateway, l, route))
+        .collect();
+    let admitted: Vec<&Listener> = by_namespace
+        .iter()
+        .copied()
+        .filter(|l| admits_kind(l))
+        .collect();
+    if admitted.is_empty() {
+        return Some(Refusal::NotAllowedByListeners {
+            namespace: by_namespace.is_empty(),
+        });
+    }
+    let shares_host = admitted.iter().any(|l| {
+        let hosts: Vec<String> = l.hostname.iter().cloned().collect();
+        intersect_lists(&hosts, &route.hostnames).is_some()
+    });
+    (!shares_host).then_some(Refusal::NoMatchingListenerHostname)
+}
+
+/// One warning per parentRef of a route that names `gateway` but reaches
+/// none of its listeners (docs/semantics.md, "Attachment").
+pub fn report(inputs: &Inputs, gateway: &Gateway, diags: &mut Vec<Diagnostic>) {
+    for route in inputs.routes.values() {
+        for (index, parent) in route.parent_refs.iter().enumerate() {
+            if !names_gateway(parent, gateway) {
+                continue;
+            }
+            let Some(refusal) = refusal(inputs, gateway, route, parent) else {
+                continue;
+            };
+            diags.push(warning(route, index, parent, gateway, &refusal));
+        }
+    }
+}
+
+fn warning(
+    route: &HttpRoute,
+    index: usize,
+    parent: &ParentRef,
+    gateway: &Gateway,
+    refusal: &Refusal,
+) -> Diagnostic {
+    let named: Vec<String> = parent
+        .section_name
+        .iter()
+        .map(|s| format!("sectionName {s}"))
+        .chain(parent.port.map(|p| format!("port {p}")))
+        .collect();
+    let selector = if named.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", named.join(", "))
+    };
+    let listeners: Vec<&str> = gateway.listeners.iter().map(|l| l.name.as_str()).collect();
+    let (why, hint) = match refusal {
+        Refusal::NoMatchingParent => (
+            match (&parent.section_name, parent.port) {
+                (Some(s), Some(p)) => format!("no listener is named {s} on port {p}"),
+                (Some(s), None) => format!("no listener is named {s}"),
+                (None, Some(p)) => format!("no listener is on port {p}"),
+                (None, None) => "the Gateway has no listeners".to_string(),
+            },
+            format!("its listeners are: {}", listeners.join(", ")),
+        ),
+        Refusal::NotAllowedByListeners { namespace: true } => (
+            format!(
+                "no listener it selects admits routes from namespace {}",
+                route.key.namespace
+            ),
+            "see the listeners' allowedRoutes.namespaces".to_string(),
+        ),
+        Refusal::NotAllowedByListeners { namespace: false } => (
+            "no listener it selects admits the kind HTTPRoute".to_string(),
+            "see the listeners' allowedRoutes.kinds".to_string(),
+        ),
+        Refusal::NoMatchingListenerHostname => (
+            "it shares no hostname with any listener that admits it".to_string(),
+            "compare spec.hostnames with the listeners' hostname".to_string(),
+        ),
+    };
+    Diagnostic::warning(format!(
+        "attaches to no listener of Gateway {}{selector}: {}: {why}",
+        gateway.key,
+        refusal.reason()
+    ))
+    .at(&route.meta.origin)
+    .on(format!("HTTPRoute {}", route.key))
+    .field(format!("spec.parentRefs[{index}]"))
+    .hint(hint)
+}
