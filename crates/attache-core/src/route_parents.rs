@@ -8,13 +8,12 @@
 use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
 use crate::model::kinds::HTTP_ROUTE;
-use crate::model::route::{ParentRef, GATEWAY_GROUP};
+use crate::model::route::ParentRef;
 use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom};
 
 /// Whether `parent` names `gateway` at all (group, kind, namespace, name).
 pub(crate) fn names_gateway(parent: &ParentRef, gateway: &Gateway) -> bool {
-    parent.group == GATEWAY_GROUP
-        && parent.kind == "Gateway"
+    parent.is_gateway()
         && parent.namespace == gateway.key.namespace
         && parent.name == gateway.key.name
 }

@@ -30,6 +30,15 @@ pub struct ParentRef {
     pub port: Option<u16>,
 }
 
+impl ParentRef {
+    /// Whether it names a Gateway (rather than a delegating HTTPRoute or a
+    /// kind Attaché does not read): the attachment walk and the note on a
+    /// Gateway the input lacks both ask this.
+    pub fn is_gateway(&self) -> bool {
+        self.group == GATEWAY_GROUP && self.kind == "Gateway"
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     pub index: usize,

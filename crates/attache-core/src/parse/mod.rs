@@ -60,7 +60,7 @@ fn note_absent_parents(inputs: &mut Inputs) {
     let mut notes = Vec::new();
     for route in inputs.routes.values() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
-            if parent.group != GATEWAY_GROUP || parent.kind != "Gateway" {
+            if !parent.is_gateway() {
                 continue;
             }
             let key = ObjectKey {
