@@ -67,7 +67,7 @@ fn a_near_miss_group_or_kind_says_did_you_mean_and_fails_strict() {
             format!("warning: {f} (document 1) RoutePolicy: apiVersion: policy.attache.io/v1alpha1 RoutePolicy is not read (did you mean policy.attache.dev/v1alpha1 RoutePolicy?); the object is ignored; fix the spelling; policy.attache.dev kinds read here: RoutePolicy, ClusterRoutePolicy"),
             format!("error: {f} (document 2) RoutePolcy: kind: \"RoutePolcy\" is not a kind of policy.attache.dev; the object is ignored (did you mean RoutePolicy?); policy.attache.dev kinds read here: RoutePolicy, ClusterRoutePolicy (versions v1alpha1); check the spelling"),
             format!("warning: {f} (document 3) BackendTraficPolicy: kind: gateway.envoyproxy.io/v1alpha1 BackendTraficPolicy is not read (did you mean gateway.envoyproxy.io/v1alpha1 BackendTrafficPolicy?); the object is ignored; fix the spelling; gateway.envoyproxy.io kinds read here: BackendTrafficPolicy"),
-            format!("note: {f} (document 4): cert-manager.io/v1 Certificate is not read by the resolver; skipped; the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1), kgateway's TrafficPolicy and Envoy Gateway's BackendTrafficPolicy (v1alpha1)"),
+            format!("note: {f} (document 4): cert-manager.io/v1 Certificate is not read by the resolver; skipped; the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), GRPCRoute (v1), Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1), kgateway's TrafficPolicy and Envoy Gateway's BackendTrafficPolicy (v1alpha1)"),
         ]
     );
     for command in [

@@ -16,6 +16,7 @@ mod harness;
 
 mod control_headers;
 mod example;
+mod grpc;
 mod headers;
 mod hostile;
 mod hot_reload;

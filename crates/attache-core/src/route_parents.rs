@@ -7,7 +7,6 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
-use crate::model::kinds::HTTP_ROUTE;
 use crate::model::route::ParentRef;
 use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom};
 
@@ -44,10 +43,11 @@ pub(crate) fn admits_namespace(
     }
 }
 
-pub(crate) fn admits_kind(listener: &Listener) -> bool {
+pub(crate) fn admits_kind(listener: &Listener, route: &HttpRoute) -> bool {
+    let info = route.kind.info();
     match &listener.allowed.kinds {
-        Some(kinds) => kinds.iter().any(|(g, k)| HTTP_ROUTE.is(g, k)),
-        None => HTTP_ROUTE.protocols.contains(&listener.protocol.as_str()),
+        Some(kinds) => kinds.iter().any(|(g, k)| info.is(g, k)),
+        None => info.protocols.contains(&listener.protocol.as_str()),
     }
 }
 
@@ -97,7 +97,7 @@ pub fn refusal(
     let admitted: Vec<&Listener> = by_namespace
         .iter()
         .copied()
-        .filter(|l| admits_kind(l))
+        .filter(|l| admits_kind(l, route))
         .collect();
     if admitted.is_empty() {
         return Some(Refusal::NotAllowedByListeners {
@@ -114,7 +114,7 @@ pub fn refusal(
 /// One warning per parentRef of a route that names `gateway` but reaches
 /// none of its listeners (docs/semantics.md, "Attachment").
 pub fn report(inputs: &Inputs, gateway: &Gateway, diags: &mut Vec<Diagnostic>) {
-    for route in inputs.routes.values() {
+    for route in inputs.all_routes() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
             if !names_gateway(parent, gateway) {
                 continue;
@@ -164,7 +164,10 @@ fn warning(
             "see the listeners' allowedRoutes.namespaces".to_string(),
         ),
         Refusal::NotAllowedByListeners { namespace: false } => (
-            "no listener it selects admits the kind HTTPRoute".to_string(),
+            format!(
+                "no listener it selects admits the kind {}",
+                route.kind.name()
+            ),
             "see the listeners' allowedRoutes.kinds".to_string(),
         ),
         Refusal::NoMatchingListenerHostname => (
@@ -178,7 +181,7 @@ fn warning(
         refusal.reason()
     ))
     .at(&route.meta.origin)
-    .on(format!("HTTPRoute {}", route.key))
+    .on(route.object())
     .field(format!("spec.parentRefs[{index}]"))
     .hint(hint)
 }

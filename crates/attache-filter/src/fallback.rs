@@ -157,7 +157,13 @@ impl Conditions {
 
     pub fn compile(m: &HttpRouteMatch) -> Result<Self, ConditionError> {
         let err = |field: String, problem| ConditionError { field, problem };
-        let path = match &m.path {
+        if m.grpc_method.is_some() {
+            // A GRPCRoute's method match: the contract's one check, then the
+            // path it stands for is compiled like any other.
+            route_syntax::check_match(m, |p| FullMatch::new(p).map(|_| ()))
+                .map_err(|r| err(r.field, Problem::GrpcMethod(r.message)))?;
+        }
+        let path = match m.path_match().as_deref() {
             None => PathCondition::Prefix(String::new()),
             Some(p) => match p.kind {
                 PathMatchType::RegularExpression => PathCondition::Regex(Box::new(
@@ -409,6 +415,12 @@ mod tests {
             r#"{"headers": [{"name": "x-a", "type": "RegularExpression", "value": "\\p{Greek}"}]}"#,
             r#"{"queryParams": [{"name": "q", "type": "RegularExpression", "value": "["}]}"#,
             r#"{"path": {"type": "RegularExpression", "value": "/v[0-9]+"}}"#,
+            r#"{"grpcMethod": {"type": "Exact"}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "service": "a/b"}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "method": "Get.It"}}"#,
+            r#"{"grpcMethod": {"type": "RegularExpression", "service": "("}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "service": "a.B"}, "path": {"value": "/"}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "service": "a.B", "method": "C"}}"#,
         ];
         for text in yaml {
             let m: HttpRouteMatch = serde_json::from_str(text).unwrap();

@@ -55,8 +55,11 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", e.entry);
     let mut head = format!(
-        "listener {}, HTTPRoute {} rule {}",
-        e.listener, e.route, e.rule
+        "listener {}, {} {} rule {}",
+        e.listener,
+        e.route_kind_name(),
+        e.route,
+        e.rule
     );
     if !e.via.is_empty() {
         let _ = write!(head, ", via {}", e.via.join(" > "));

@@ -5,6 +5,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::kinds::RouteKind;
 use super::meta::{Meta, RawMeta};
 use crate::field::FieldMap;
 use crate::settings::{RawHeaderModifier, RawRetry, RawSettings, RawTimeouts};
@@ -36,6 +37,7 @@ pub enum TargetKind {
     Namespace,
     Gateway,
     HttpRoute,
+    GrpcRoute,
 }
 
 /// How a kind's `spec` becomes settings.
@@ -80,6 +82,7 @@ pub const KINDS: &[KindInfo] = &[
             TargetKind::Namespace,
             TargetKind::Gateway,
             TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
         ],
         spec: SpecShape::Stanzas,
         own: true,
@@ -100,7 +103,11 @@ pub const KINDS: &[KindInfo] = &[
         name: "TrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
-        targets: &[TargetKind::Gateway, TargetKind::HttpRoute],
+        targets: &[
+            TargetKind::Gateway,
+            TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
+        ],
         spec: SpecShape::Peer,
         own: false,
     },
@@ -110,7 +117,11 @@ pub const KINDS: &[KindInfo] = &[
         name: "BackendTrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
-        targets: &[TargetKind::Gateway, TargetKind::HttpRoute],
+        targets: &[
+            TargetKind::Gateway,
+            TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
+        ],
         spec: SpecShape::Peer,
         own: false,
     },
@@ -238,7 +249,10 @@ pub enum Target {
     GatewayClass(String),
     Namespace(String),
     Gateway(ObjectKey, Option<String>),
-    Route(ObjectKey, Option<String>),
+    /// A route of one of `ROUTE_KINDS` (HTTPRoute, GRPCRoute): the kind is
+    /// part of the target, since an HTTPRoute and a GRPCRoute may share a
+    /// namespace and name.
+    Route(RouteKind, ObjectKey, Option<String>),
 }
 
 impl fmt::Display for Target {
@@ -248,8 +262,8 @@ impl fmt::Display for Target {
             Target::Namespace(name) => write!(f, "Namespace {name}"),
             Target::Gateway(key, None) => write!(f, "Gateway {key}"),
             Target::Gateway(key, Some(listener)) => write!(f, "Gateway {key} listener {listener}"),
-            Target::Route(key, None) => write!(f, "HTTPRoute {key}"),
-            Target::Route(key, Some(rule)) => write!(f, "HTTPRoute {key} rule {rule}"),
+            Target::Route(kind, key, None) => write!(f, "{} {key}", kind.name()),
+            Target::Route(kind, key, Some(rule)) => write!(f, "{} {key} rule {rule}", kind.name()),
         }
     }
 }

@@ -58,7 +58,7 @@ pub fn parse(docs: &[SourceDoc]) -> Inputs {
 /// input but none of its listeners are reported by `crate::route_parents`.
 fn note_absent_parents(inputs: &mut Inputs) {
     let mut notes = Vec::new();
-    for route in inputs.routes.values() {
+    for route in inputs.all_routes() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
             if !parent.is_gateway() {
                 continue;
@@ -75,7 +75,7 @@ fn note_absent_parents(inputs: &mut Inputs) {
                     "names Gateway {key}, which the input does not have; not attached through it here"
                 ))
                 .at(&route.meta.origin)
-                .on(format!("HTTPRoute {}", route.key))
+                .on(route.object())
                 .field(format!("spec.parentRefs[{index}]"))
                 .hint("add that Gateway's manifest to the input, or check the parentRef's name and namespace"),
             );
@@ -103,7 +103,11 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 _ => read_gateway(doc, inputs),
             }
         }
-        _ if route_kind(group, kind, version).is_some() => read_route(doc, inputs),
+        _ if route_kind(group, kind, version).is_some() => {
+            if let Some(info) = route_kind(group, kind, version) {
+                read_route(doc, info, inputs)
+            }
+        }
         ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
         _ if PolicyKind::find(group, kind).is_some() => {
             let Some(policy_kind) = PolicyKind::find(group, kind) else {
@@ -154,8 +158,7 @@ fn is_known_elsewhere(group: &str, kind: &str) -> bool {
     group == GATEWAY_GROUP
         && matches!(
             kind,
-            "GRPCRoute"
-                | "TLSRoute"
+            "TLSRoute"
                 | "TCPRoute"
                 | "UDPRoute"
                 | "ReferenceGrant"
@@ -180,8 +183,8 @@ fn unknown_in_known_group(
         .collect();
     let (known, versions) = if policy_kinds.is_empty() {
         (
-            "GatewayClass, Gateway, HTTPRoute".to_string(),
-            "v1, v1beta1",
+            "GatewayClass, Gateway, HTTPRoute, GRPCRoute".to_string(),
+            "v1, v1beta1; GRPCRoute v1",
         )
     } else {
         (policy_kinds.join(", "), "v1alpha1")
@@ -222,7 +225,7 @@ fn note_skipped(inputs: &mut Inputs) {
             format!("{count} {what} objects are not read by the resolver (first here); skipped")
         };
         inputs.diagnostics.push(Diagnostic::note(message).at(&first).hint(
-            "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), \
+            "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), GRPCRoute (v1), \
              Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1), kgateway's \
              TrafficPolicy and Envoy Gateway's BackendTrafficPolicy (v1alpha1)",
         ));

@@ -1,6 +1,7 @@
 //! After reading: which policy targets exist, and the precedence-ordered index by target.
 
 use super::*;
+use crate::model::kinds::RouteKind;
 
 /// Checks that each target exists, then indexes valid policies by target
 /// in precedence order.
@@ -12,11 +13,13 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
     let known = Known {
         classes: &inputs.classes,
         gateways: &inputs.gateways,
-        routes: &inputs.routes,
+        http_routes: &inputs.routes,
+        grpc_routes: &inputs.grpc_routes,
         namespaces: inputs
             .gateways
             .keys()
             .chain(inputs.routes.keys())
+            .chain(inputs.grpc_routes.keys())
             .map(|k| k.namespace.as_str())
             .chain(inputs.namespaces.keys().map(String::as_str))
             .collect(),
@@ -71,6 +74,7 @@ fn select_targets(inputs: &mut Inputs) {
         policies,
         gateways,
         routes,
+        grpc_routes,
         ..
     } = inputs;
     for policy in policies.iter_mut() {
@@ -92,19 +96,21 @@ fn select_targets(inputs: &mut Inputs) {
                         )
                     })
                     .collect(),
-                _ => routes
+                kind => routes
                     .values()
+                    .chain(grpc_routes.values())
+                    .filter(|r| r.kind.target_kind() == kind)
                     .filter(|r| r.key.namespace == ns && hit(&r.meta.labels))
                     .map(|r| {
                         (
-                            TargetKind::HttpRoute.info().name,
-                            Target::Route(r.key.clone(), section.clone()),
+                            r.kind.name(),
+                            Target::Route(r.kind, r.key.clone(), section.clone()),
                         )
                     })
                     .collect(),
             };
             for (kind, target) in targets {
-                let (Target::Gateway(key, _) | Target::Route(key, _)) = &target else {
+                let (Target::Gateway(key, _) | Target::Route(_, key, _)) = &target else {
                     continue;
                 };
                 let named = |t: &TargetRef| t.resolved.as_ref() == Some(&target);
@@ -129,7 +135,8 @@ fn select_targets(inputs: &mut Inputs) {
 struct Known<'a> {
     classes: &'a BTreeMap<String, GatewayClass>,
     gateways: &'a BTreeMap<ObjectKey, Gateway>,
-    routes: &'a BTreeMap<ObjectKey, HttpRoute>,
+    http_routes: &'a BTreeMap<ObjectKey, HttpRoute>,
+    grpc_routes: &'a BTreeMap<ObjectKey, HttpRoute>,
     /// Namespaces with a manifest, a Gateway or an HTTPRoute.
     namespaces: BTreeSet<&'a str>,
 }
@@ -172,18 +179,24 @@ impl Known<'_> {
                     _ => Ok(()),
                 }
             }
-            Target::Route(key, section) => {
-                let Some(r) = self.routes.get(key) else {
+            Target::Route(kind, key, section) => {
+                let routes = match kind {
+                    RouteKind::Http => self.http_routes,
+                    RouteKind::Grpc => self.grpc_routes,
+                };
+                let Some(r) = routes.get(key) else {
                     return Err(format!(
-                        "HTTPRoutes in {}: {}",
+                        "{}s in {}: {}",
+                        kind.name(),
                         key.namespace,
-                        in_namespace(self.routes, key)
+                        in_namespace(routes, key)
                     ));
                 };
                 match section {
                     Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
                         Err(format!(
-                            "named rules of HTTPRoute {key}: {}",
+                            "named rules of {}: {}",
+                            r.object(),
                             list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
                         ))
                     }

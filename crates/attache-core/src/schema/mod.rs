@@ -92,7 +92,10 @@ mod tests {
         assert_eq!(kinds, Some(&json!(["GatewayClass", "Namespace"])));
         let namespaced = policy_schemas(PolicyKind::RoutePolicy).spec;
         let kinds = namespaced.pointer("/properties/targetRef/properties/kind/enum");
-        assert_eq!(kinds, Some(&json!(["Namespace", "Gateway", "HTTPRoute"])));
+        assert_eq!(
+            kinds,
+            Some(&json!(["Namespace", "Gateway", "HTTPRoute", "GRPCRoute"]))
+        );
         assert!(namespaced.pointer("/properties/default").is_some());
     }
 }
