@@ -34,18 +34,27 @@ else
     || die "$ENVOY_BIN does not report version $ENVOY_VERSION after installation"
 fi
 
+# --- RE2, the oracle of tests/re2_program_size.rs -----------------------------
+# google-re2 is RE2 itself (the library Envoy compiles regexes with); the test
+# checks the resolver's program-size model against its `programsize`.
+RE2_PY_VERSION="1.1.20251105"
+if [[ ! -x "$VENV/bin/python" ]]; then
+  say "creating $VENV"
+  python3 -m venv "$VENV" || die "python3 -m venv failed: install the venv module (e.g. apt-get install python3-venv) and re-run"
+fi
+if ! "$VENV/bin/python" -c 'import re2' >/dev/null 2>&1; then
+  say "installing google-re2==$RE2_PY_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "google-re2==$RE2_PY_VERSION" \
+    || die "pip could not install google-re2==$RE2_PY_VERSION (is PyPI reachable?)"
+fi
+
 # --- gRPC for the end-to-end tests -------------------------------------------
 # tests/e2e/grpc.rs drives real gRPC calls through Envoy with a grpcio client
 # and server (tests/e2e/grpc_peer.py; generic handlers, no protobuf codegen).
-if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import grpc, sys; sys.exit(grpc.__version__ != '$GRPCIO_VERSION')" 2>/dev/null; then
+# The venv exists by now (the RE2 step above).
+if "$VENV/bin/python" -c "import grpc, sys; sys.exit(grpc.__version__ != '$GRPCIO_VERSION')" 2>/dev/null; then
   say "grpcio $GRPCIO_VERSION already in $VENV"
 else
-  need python3 "the gRPC end-to-end tests use grpcio from PyPI in a virtual environment; install Python 3"
-  if [[ ! -x "$VENV/bin/python" ]]; then
-    say "creating $VENV"
-    python3 -m venv "$VENV" \
-      || die "python3 -m venv failed: install the venv module (e.g. apt-get install python3-venv) and re-run"
-  fi
   say "installing grpcio==$GRPCIO_VERSION into $VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "grpcio==$GRPCIO_VERSION" \
     || die "pip could not install grpcio==$GRPCIO_VERSION (is PyPI reachable?)"

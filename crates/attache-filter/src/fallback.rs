@@ -160,8 +160,12 @@ impl Conditions {
         if m.grpc_method.is_some() {
             // A GRPCRoute's method match: the contract's one check, then the
             // path it stands for is compiled like any other.
-            route_syntax::check_match(m, |p| FullMatch::new(p).map(|_| ()))
-                .map_err(|r| err(r.field, Problem::GrpcMethod(r.message)))?;
+            route_syntax::check_match(m, |p| {
+                FullMatch::new(p)
+                    .map(|_| ())
+                    .map_err(route_syntax::RegexProblem::Syntax)
+            })
+            .map_err(|r| err(r.field, Problem::GrpcMethod(r.message)))?;
         }
         let path = match m.path_match().as_deref() {
             None => PathCondition::Prefix(String::new()),
@@ -406,7 +410,11 @@ mod tests {
     fn the_filter_refuses_what_the_resolvers_route_check_refuses_at_the_same_field() {
         // attache-core refuses these routes (tests/route_syntax.rs) with the
         // contract's check_match; the filter would have refused them here.
-        let regex = |p: &str| FullMatch::new(p).map(|_| ());
+        let regex = |p: &str| {
+            FullMatch::new(p)
+                .map(|_| ())
+                .map_err(route_syntax::RegexProblem::Syntax)
+        };
         let yaml = [
             r#"{"path": {"type": "PathPrefix", "value": "api"}}"#,
             r#"{"path": {"type": "RegularExpression", "value": "/a("}}"#,
