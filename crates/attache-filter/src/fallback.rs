@@ -441,6 +441,26 @@ mod tests {
     }
 
     #[test]
+    fn a_grpc_method_match_matches_the_path_the_contract_gives() {
+        let compile = |text: &str| {
+            let m: HttpRouteMatch = serde_json::from_str(text).unwrap();
+            Conditions::compile(&m).unwrap().path
+        };
+        let exact = compile(r#"{"grpcMethod": {"service": "shop.v1.Cart", "method": "Add"}}"#);
+        assert!(exact.matches(Some("/shop.v1.Cart/Add")));
+        assert!(!exact.matches(Some("/shop.v1.Cart/Remove")));
+        let service = compile(r#"{"grpcMethod": {"service": "shop.v1.Cart"}}"#);
+        assert!(service.matches(Some("/shop.v1.Cart/Remove")));
+        assert!(!service.matches(Some("/shop.v1.CartX/Remove")));
+        let method = compile(r#"{"grpcMethod": {"method": "Add"}}"#);
+        assert!(method.matches(Some("/any.Service/Add")));
+        assert!(!method.matches(Some("/a/b/Add")));
+        let regex = compile(r#"{"grpcMethod": {"type": "RegularExpression", "service": "a|b"}}"#);
+        assert!(regex.matches(Some("/b/Get")));
+        assert!(!regex.matches(Some("/ab/Get")));
+    }
+
+    #[test]
     fn wildcard_needs_at_least_one_label() {
         let p = HostPattern::parse("*.Example.com").unwrap();
         assert!(p.matches(Some("a.example.com")));
