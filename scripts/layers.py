@@ -35,6 +35,7 @@ LAYERS = {
                 "limits",
                 "duration",
                 "dns_name",
+                "re2_program",
                 "field",
                 "hostname",
                 "matches",

@@ -58,6 +58,14 @@ pub enum XdsCheckError {
         regex: String,
         reason: String,
     },
+    #[error("route {route} (listener {listener}): regex {regex:?} compiles to an RE2 program of about {size} instructions; Envoy refuses more than {limit}\n  hint: simplify the HTTPRoute's RegularExpression match")]
+    RegexTooLarge {
+        listener: String,
+        route: String,
+        regex: String,
+        size: usize,
+        limit: usize,
+    },
     #[error("listener name {name:?} cannot be a file name under the xDS directory: {reason}\n  hint: name Gateway listeners as Gateway API does (lower-case letters, digits, '-' and '.')")]
     UnsafeFileName { name: String, reason: &'static str },
 }

@@ -5,9 +5,12 @@
 //! otherwise freeze every route of its listener at the last good table.
 //!
 //! Regexes are checked with `regex-syntax`, whose syntax is close to RE2's
-//! (both leave out backreferences and look-around); RE2's program-size
-//! limit in Envoy is not modelled (docs/envoy.md says so).
+//! (both leave out backreferences and look-around), and against Envoy's
+//! RE2 program-size limit with the resolver's model
+//! (`attache_core::re2_program`), which refuses such a route before it gets
+//! here: this is the second line, for whatever slips past the first.
 
+use attache_core::re2_program;
 use serde_json::Value;
 
 use super::XdsState;
@@ -58,6 +61,17 @@ fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), Xd
     let mut regexes = Vec::new();
     collect_regexes(&route["match"], &mut regexes);
     for regex in regexes {
+        if let Ok(size) = re2_program::program_size(regex) {
+            if size > re2_program::ENVOY_MAX_PROGRAM_SIZE {
+                return Err(XdsCheckError::RegexTooLarge {
+                    listener: listener.to_string(),
+                    route: name.to_string(),
+                    regex: regex.to_string(),
+                    size,
+                    limit: re2_program::ENVOY_MAX_PROGRAM_SIZE,
+                });
+            }
+        }
         if let Err(err) = regex_syntax::Parser::new().parse(regex) {
             return Err(XdsCheckError::BadRegex {
                 listener: listener.to_string(),

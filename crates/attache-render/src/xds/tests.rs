@@ -167,6 +167,23 @@ fn shapes_envoy_would_refuse_are_refused_before_writing() {
         err.starts_with("route http/shop/a/0 (listener http): regex \"/v(1|2\" does not parse"),
         "{err}"
     );
+
+    // The resolver drops such a route; this is the line behind it.
+    let mut large = two_listeners();
+    large.document.routes[0].matches = vec![HttpRouteMatch {
+        path: Some(PathMatch {
+            kind: PathMatchType::RegularExpression,
+            value: "/rx/[a-z]{300}".into(),
+        }),
+        ..HttpRouteMatch::default()
+    }];
+    let err = xds_state(&large, &book(&["*=127.0.0.1:9000"]), &options())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("route http/shop/a/0 (listener http): regex \"/rx/[a-z]{300}\" compiles to an RE2 program of about 308 instructions; Envoy refuses more than 100"),
+        "{err}"
+    );
 }
 
 #[test]
