@@ -173,6 +173,8 @@ mod tests {
         RouteEntry {
             name: format!("{listener}/ns/{route}/0"),
             listener: listener.into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "ns".into(),
             route_name: route.into(),
             rule: "0".into(),
