@@ -269,9 +269,13 @@ fn prepare(
                 layout: layout.clone(),
             };
             let book = args.listeners.address_book(&docs)?;
-            let (next, notes) = xds::xds_state(&resolved.resolution, &book, &options)?;
+            let (next, (notes, errors)) = xds::xds_state(&resolved.resolution, &book, &options)?;
             for note in notes {
                 eprintln!("note: {note}");
+            }
+            // The listener is left out; the others are served.
+            for error in errors {
+                eprintln!("error: {error}");
             }
             xds::transition(Some(&envoy.has), &next)
         }
