@@ -123,6 +123,16 @@ pub fn load_and_resolve_for(
     data_plane: DataPlane,
 ) -> Result<Loaded, CliError> {
     let docs = input.read(limits)?;
+    resolve_docs(input, docs, gateway, data_plane)
+}
+
+/// [`load_and_resolve_for`] from documents already read.
+pub fn resolve_docs(
+    input: &InputArgs,
+    docs: Vec<SourceDoc>,
+    gateway: Option<&ObjectKey>,
+    data_plane: DataPlane,
+) -> Result<Loaded, CliError> {
     let inputs = input.parse(&docs);
     let gateway = match attache_core::select_gateway(&inputs, gateway) {
         Ok(gateway) => gateway,
