@@ -21,6 +21,7 @@ mod grpc;
 mod headers;
 mod hostile;
 mod hot_reload;
+mod https;
 mod internal_clients;
 mod istio;
 mod matching;

@@ -22,7 +22,7 @@ pub mod route_syntax;
 pub mod safety;
 
 pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
-pub use entry_name::EntryName;
+pub use entry_name::{listener_key, EntryName, SetName};
 pub use grpc::GrpcMethodMatch;
 
 use serde::{Deserialize, Serialize};
@@ -58,12 +58,20 @@ pub struct Options {
     /// ([`istio_route_name`]) instead of by entry name.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub istio_route_names: bool,
-    /// Gateway listener name -> port, in documents for Istio: istiod's route
+    /// Listener key (`http`, `team-a/ls-a/http`, see [`EntryName`]) -> port, in documents for Istio: istiod's route
     /// name leaves the listener out, so where one name stands for entries of
     /// several listeners with different settings, the filter picks by the
     /// request's destination port.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub listener_ports: std::collections::BTreeMap<String, u16>,
+}
+
+impl RouteEntry {
+    /// The key of the listener the entry is on (`http`, or
+    /// `team-a/ls-a/http` on a ListenerSet's listener), from its name.
+    pub fn listener_key(&self) -> String {
+        EntryName::split(&self.name).listener_key()
+    }
 }
 
 impl Options {
@@ -79,7 +87,17 @@ pub struct RouteEntry {
     /// `<listener>/<route namespace>/<route name>/<rule>`; also the Envoy
     /// route name in configs the project renders.
     pub name: String,
+    /// The listener's own name (a ListenerSet's listener keeps its bare
+    /// name here; its key is in `name`, see [`EntryName`]).
     pub listener: String,
+    /// `<namespace>/<name>` of the ListenerSet whose listener serves the
+    /// rule; absent on a Gateway's own listener.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listener_set: Option<String>,
+    /// `XListenerSet` when that set is of the experimental kind; absent for
+    /// `ListenerSet`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listener_set_kind: Option<String>,
     pub route_namespace: String,
     pub route_name: String,
     /// The rule's `name`, or its zero-based index when it has none.
@@ -260,6 +278,7 @@ pub struct QueryParamMatch {
 /// `<listener>/<route namespace>/<route name>/<rule>`.
 pub fn route_entry_name(listener: &str, namespace: &str, route: &str, rule: &str) -> String {
     EntryName {
+        set: None,
         listener,
         namespace,
         route,
@@ -339,6 +358,8 @@ mod tests {
         let entry = RouteEntry {
             name: route_entry_name("http", "shop", "a", "0"),
             listener: "http".into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),

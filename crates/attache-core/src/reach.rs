@@ -27,10 +27,12 @@ pub fn policies_reaching(
         Target::Namespace(gw.key.namespace.clone()),
         Target::GatewayClass(gw.class.clone()),
     ];
+    // Each listener's own levels: a Gateway's listener, or a ListenerSet
+    // and its listener.
     upper.extend(
         gw.listeners
             .iter()
-            .map(|l| Target::Gateway(gw.key.clone(), Some(l.name.clone()))),
+            .flat_map(|l| crate::model::kinds::upper_targets(gw, l)),
     );
     for target in &upper {
         found.extend(inputs.by_target.get(target).into_iter().flatten().copied());

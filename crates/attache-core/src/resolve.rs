@@ -36,7 +36,8 @@ pub struct Resolved {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Resolves one Gateway. Entries are sorted by listener name, then route
+/// Resolves one Gateway. Entries are sorted by listener (the Gateway's own
+/// by name, then each ListenerSet's in listener precedence), then route
 /// creationTimestamp (absent first), then route namespace/name, then rule
 /// index: the filter uses document order as the last tie-break of Gateway
 /// API match precedence, which ranks older routes first.
@@ -93,20 +94,17 @@ pub fn resolve_for(
     // Under Istio the filter sees istiod's route names (docs/contract.md).
     if data_plane == DataPlane::Istio {
         document.options.istio_route_names = true;
-        document.options.listener_ports = gw
-            .listeners
-            .iter()
-            .map(|l| (l.name.clone(), l.port))
-            .collect();
+        document.options.listener_ports = gw.listeners.iter().map(|l| (l.key(), l.port)).collect();
     }
     let listeners = gw
         .listeners
         .iter()
         .map(|l| ListenerInfo {
-            name: l.name.clone(),
+            name: l.key(),
             port: l.port,
             protocol: l.protocol.clone(),
             hostname: l.hostname.clone(),
+            tls: l.tls.clone(),
         })
         .collect();
     diagnostics.sort();

@@ -166,6 +166,7 @@ mod tests {
             port: 80,
             protocol: "HTTP".into(),
             hostname: hostname.map(str::to_string),
+            tls: None,
         }
     }
 
@@ -173,6 +174,8 @@ mod tests {
         RouteEntry {
             name: format!("{listener}/ns/{route}/0"),
             listener: listener.into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "ns".into(),
             route_name: route.into(),
             rule: "0".into(),

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::RouteKind;
 use crate::model::{
-    Gateway, GatewayClass, HttpRoute, Namespace, Policy, PolicyKind, Priority, Target,
+    Gateway, GatewayClass, HttpRoute, ListenerSet, Namespace, Policy, PolicyKind, Priority, SetRef,
+    Target,
 };
 use crate::source::Origin;
 use crate::topology::ObjectKey;
@@ -22,6 +23,8 @@ pub struct Inputs {
     pub routes: BTreeMap<ObjectKey, HttpRoute>,
     /// GRPCRoutes: apart, since an HTTPRoute may have the same name.
     pub grpc_routes: BTreeMap<ObjectKey, HttpRoute>,
+    /// Every ListenerSet read, attached or not (`SetState`).
+    pub listener_sets: BTreeMap<SetRef, ListenerSet>,
     /// Sorted by kind, namespace, name; invalid ones included.
     pub policies: Vec<Policy>,
     /// Valid policies by the target they attach to, in precedence order.
@@ -47,6 +50,7 @@ impl Inputs {
             Target::Namespace(name) => self.namespaces.get(name).map(|n| n.meta.priority),
             Target::Gateway(key, _) => self.gateways.get(key).map(|g| g.meta.priority),
             Target::Route(kind, key, _) => self.routes_of(*kind).get(key).map(|r| r.meta.priority),
+            Target::ListenerSet(set, _) => self.listener_sets.get(set).map(|s| s.meta.priority),
         }
         .unwrap_or_default()
     }

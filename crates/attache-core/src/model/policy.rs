@@ -38,6 +38,10 @@ pub enum TargetKind {
     Gateway,
     HttpRoute,
     GrpcRoute,
+    /// `gateway.networking.k8s.io` ListenerSet (sectionName = its listener).
+    ListenerSet,
+    /// `gateway.networking.x-k8s.io` XListenerSet, read alike.
+    XListenerSet,
 }
 
 /// How a kind's `spec` becomes settings.
@@ -81,6 +85,8 @@ pub const KINDS: &[KindInfo] = &[
         targets: &[
             TargetKind::Namespace,
             TargetKind::Gateway,
+            TargetKind::ListenerSet,
+            TargetKind::XListenerSet,
             TargetKind::HttpRoute,
             TargetKind::GrpcRoute,
         ],
@@ -103,8 +109,12 @@ pub const KINDS: &[KindInfo] = &[
         name: "TrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
+        // Both set kinds (api/v1alpha1/kgateway/traffic_policy_types.go,
+        // `kind.endsWith('ListenerSet')`), and GRPCRoute (its CEL rule).
         targets: &[
             TargetKind::Gateway,
+            TargetKind::ListenerSet,
+            TargetKind::XListenerSet,
             TargetKind::HttpRoute,
             TargetKind::GrpcRoute,
         ],
@@ -117,8 +127,11 @@ pub const KINDS: &[KindInfo] = &[
         name: "BackendTrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
+        // ListenerSet only (api/v1alpha1/backendtrafficpolicy_types.go, v1.9.0),
+        // and GRPCRoute.
         targets: &[
             TargetKind::Gateway,
+            TargetKind::ListenerSet,
             TargetKind::HttpRoute,
             TargetKind::GrpcRoute,
         ],
@@ -240,6 +253,11 @@ pub struct TargetRef {
     pub path: String,
     /// `None`: the target does not exist (`TargetNotFound`).
     pub resolved: Option<Target>,
+    /// Why a target that exists cannot be used (a ListenerSet not attached
+    /// or dropped, a Conflicted listener): still `TargetNotFound`, "attached
+    /// to an invalid target resource" (apis/v1/policy_types.go), and status
+    /// says which.
+    pub unusable: Option<String>,
 }
 
 /// An object a policy attaches to; `Option<String>` is the sectionName
@@ -253,6 +271,25 @@ pub enum Target {
     /// part of the target, since an HTTPRoute and a GRPCRoute may share a
     /// namespace and name.
     Route(RouteKind, ObjectKey, Option<String>),
+    /// A ListenerSet, whole or one of its listeners (docs/semantics.md,
+    /// "ListenerSet").
+    ListenerSet(super::listener_set::SetRef, Option<String>),
+}
+
+impl Target {
+    /// The kind of object it names.
+    pub fn kind(&self) -> TargetKind {
+        match self {
+            Target::GatewayClass(_) => TargetKind::GatewayClass,
+            Target::Namespace(_) => TargetKind::Namespace,
+            Target::Gateway(..) => TargetKind::Gateway,
+            Target::Route(kind, ..) => kind.target_kind(),
+            Target::ListenerSet(set, _) => match set.kind {
+                super::listener_set::SetKind::ListenerSet => TargetKind::ListenerSet,
+                super::listener_set::SetKind::XListenerSet => TargetKind::XListenerSet,
+            },
+        }
+    }
 }
 
 impl fmt::Display for Target {
@@ -264,6 +301,8 @@ impl fmt::Display for Target {
             Target::Gateway(key, Some(listener)) => write!(f, "Gateway {key} listener {listener}"),
             Target::Route(kind, key, None) => write!(f, "{} {key}", kind.name()),
             Target::Route(kind, key, Some(rule)) => write!(f, "{} {key} rule {rule}", kind.name()),
+            Target::ListenerSet(set, None) => write!(f, "{set}"),
+            Target::ListenerSet(set, Some(listener)) => write!(f, "{set} listener {listener}"),
         }
     }
 }

@@ -297,6 +297,8 @@ fn target_ref(
     notes: &mut Vec<(String, String)>,
 ) -> Option<(String, RawTargetRef)> {
     match serde_json::from_value::<RawTargetRef>(value) {
+        // The namespaced kinds of `TARGET_KINDS` this peer's kind may
+        // target (`KINDS`); another is a note.
         Ok(r)
             if TargetKind::named(&r.kind)
                 .is_some_and(|k| k.info().namespaced && kind.info().targets.contains(&k)) =>

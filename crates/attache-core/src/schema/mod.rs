@@ -94,8 +94,25 @@ mod tests {
         let kinds = namespaced.pointer("/properties/targetRef/properties/kind/enum");
         assert_eq!(
             kinds,
-            Some(&json!(["Namespace", "Gateway", "HTTPRoute", "GRPCRoute"]))
+            Some(&json!([
+                "Namespace",
+                "Gateway",
+                "ListenerSet",
+                "XListenerSet",
+                "HTTPRoute",
+                "GRPCRoute"
+            ]))
         );
+        // Each set kind only with its own group.
+        let pairs = namespaced
+            .pointer("/properties/targetRef/anyOf")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        assert!(pairs.contains(&json!({
+            "properties": {"group": {"enum": ["gateway.networking.x-k8s.io"]}, "kind": {"enum": ["XListenerSet"]}},
+            "required": ["group"]
+        })));
         assert!(namespaced.pointer("/properties/default").is_some());
     }
 }

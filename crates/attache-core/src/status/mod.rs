@@ -210,14 +210,21 @@ fn ancestor_ref(policy: &Policy, tr: &TargetRef) -> AncestorRef {
 }
 
 fn target_not_found(tr: &TargetRef, generation: Option<i64>) -> Condition {
-    let message = match &tr.section_name {
+    let message = match (&tr.unusable, &tr.section_name) {
+        (Some(why), _) => format!("attached to an invalid target resource: {why}"),
+        (None, section) => not_there(tr, section.as_deref()),
+    };
+    condition("Accepted", false, "TargetNotFound", message, generation)
+}
+
+fn not_there(tr: &TargetRef, section: Option<&str>) -> String {
+    match section {
         Some(section) => format!(
             "{} {} or its section {section} does not exist",
             tr.kind, tr.name
         ),
         None => format!("{} {} does not exist", tr.kind, tr.name),
-    };
-    condition("Accepted", false, "TargetNotFound", message, generation)
+    }
 }
 
 /// The `Accepted` condition at one target, and whether it is Conflicted
