@@ -5,6 +5,8 @@
 #   scripts/demo.sh            set up, start, print curl lines to try, keep running
 #   scripts/demo.sh --check    the same, then run those curl lines, assert what
 #                              they show, and exit (scripts/test.sh runs this)
+#   scripts/demo.sh --grpc [--check]   examples/grpc instead: a GRPCRoute over
+#                              h2c and an HTTPS listener (scripts/demo_grpc.sh)
 #
 # Ports: DEMO_PORT (8080, the Gateway's `http` listener), DEMO_OPS_PORT (8081,
 # its `admin` listener), DEMO_ADMIN_PORT (9901, Envoy's admin interface),
@@ -23,8 +25,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CHECK=false
 case "${1:-}" in
   --check) CHECK=true ;;
+  # The second part: examples/grpc, a GRPCRoute over h2c and TLS.
+  --grpc) shift; exec bash "$(dirname "${BASH_SOURCE[0]}")/demo_grpc.sh" "$@" ;;
   "") ;;
-  *) die "usage: scripts/demo.sh [--check]" ;;
+  *) die "usage: scripts/demo.sh [--check] | --grpc [--check]" ;;
 esac
 
 PORT="${DEMO_PORT:-8080}"

@@ -3,9 +3,10 @@
 Generic handlers with raw-bytes (de)serialisers: no protobuf code generation.
 Every message is UTF-8 JSON.
 
-    grpc_peer.py serve PORT_FILE
-        Serves `attache.test.Echo` on a free local port, writes the port to
-        PORT_FILE once listening, and runs until killed. Methods:
+    grpc_peer.py serve PORT_FILE [SERVICE [PORT]]
+        Serves SERVICE (default `attache.test.Echo`) on PORT (default: a free
+        one) of 127.0.0.1, writes the port to PORT_FILE once listening, and
+        runs until killed (scripts/demo.sh --grpc uses it too). Methods:
           Echo    {"sleepMs": N}            -> {"metadata": {...}, "attempt": K}
                   answers after N ms, with the request's metadata as received;
           Flaky   {"key": k, "failures": F} -> UNAVAILABLE for the first F
@@ -13,7 +14,10 @@ Every message is UTF-8 JSON.
           Unretried                         the same, served by another rule;
           Count   {"key": k}                -> {"calls": calls seen with key k}.
     grpc_peer.py call TARGET METHOD JSON [--metadata k=v]... [--timeout S]
-        One unary call (no deadline unless --timeout); prints one JSON line:
+                      [--ca CAFILE --name NAME]
+        One unary call (no deadline unless --timeout; authority NAME when
+        given; over TLS, trusting CAFILE, with SNI NAME, when --ca is given); prints one
+        JSON line:
         {"code": "OK"|"DEADLINE_EXCEEDED"|..., "details": ..., "elapsedMs": ...,
          "response": {...} | null}.
 """
@@ -59,7 +63,7 @@ def _calls_of(request, context):
         return json.dumps({"calls": _calls.get(body["key"], 0)}).encode()
 
 
-def serve(port_file):
+def serve(port_file, service=SERVICE, wanted_port=0):
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
     raw = dict(request_deserializer=None, response_serializer=None)
     handlers = {
@@ -71,9 +75,9 @@ def serve(port_file):
         "Count": grpc.unary_unary_rpc_method_handler(_calls_of, **raw),
     }
     server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(SERVICE, handlers),)
+        (grpc.method_handlers_generic_handler(service, handlers),)
     )
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = server.add_insecure_port(f"127.0.0.1:{wanted_port}")
     server.start()
     with open(port_file + ".tmp", "w") as f:
         f.write(str(port))
@@ -86,7 +90,7 @@ def serve(port_file):
 
 def call(argv):
     target, method, payload = argv[0], argv[1], argv[2]
-    metadata, timeout = [], None
+    metadata, timeout, ca, name = [], None, None, None
     rest = argv[3:]
     while rest:
         flag, value, rest = rest[0], rest[1], rest[2:]
@@ -95,9 +99,21 @@ def call(argv):
             metadata.append((k, v))
         elif flag == "--timeout":
             timeout = float(value)
+        elif flag == "--ca":
+            ca = value
+        elif flag == "--name":
+            name = value
         else:
             raise SystemExit(f"unknown flag {flag}")
-    with grpc.insecure_channel(target) as channel:
+    if ca:
+        with open(ca, "rb") as f:
+            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+        options = [("grpc.ssl_target_name_override", name), ("grpc.default_authority", name)]
+        channel = grpc.secure_channel(target, credentials, options=options)
+    else:
+        options = [("grpc.default_authority", name)] if name else []
+        channel = grpc.insecure_channel(target, options=options)
+    with channel:
         grpc.channel_ready_future(channel).result(timeout=10)
         stub = channel.unary_unary(method)
         start = time.monotonic()
@@ -112,7 +128,7 @@ def call(argv):
 
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
-        serve(sys.argv[2])
+        serve(*sys.argv[2:3], *sys.argv[3:4], *[int(p) for p in sys.argv[4:5]])
     elif sys.argv[1] == "call":
         call(sys.argv[2:])
     else:
