@@ -21,6 +21,7 @@ mod hostile;
 mod hot_reload;
 mod internal_clients;
 mod istio;
+mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;

@@ -21,15 +21,15 @@ use crate::virtual_hosts::{self, RouteRef};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerOptions {
     pub listen_address: String,
-    /// Gateway listener name to local port; others keep their own port.
+    /// Listener key (`http`, `team-a/ls-a/http`) to local port; others keep their own port.
     pub listener_ports: BTreeMap<String, u16>,
 }
 
 /// One Envoy listener: the Gateway listeners sharing a local port.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortListener {
-    /// The Gateway listener names joined with `+`; also the name of its
-    /// route configuration and its HTTP stat prefix.
+    /// The listener keys joined with `+` ([`port_listener_name`]); also the
+    /// name of its route configuration and its HTTP stat prefix.
     pub name: String,
     pub port: u16,
     /// `envoy.config.route.v3.RouteConfiguration` named like the listener.
@@ -64,15 +64,14 @@ pub fn gateway_resources(
     for (port, port_listeners) in &by_port {
         let served: Vec<&RouteEntry> = routes
             .iter()
-            .filter(|e| port_listeners.iter().any(|l| l.name == e.listener))
+            .filter(|e| {
+                let key = e.listener_key();
+                port_listeners.iter().any(|l| l.name == key)
+            })
             .collect();
         let virtual_hosts =
             port_virtual_hosts(resolution, &served, port_listeners, book, &mut clusters)?;
-        let name = port_listeners
-            .iter()
-            .map(|l| l.name.as_str())
-            .collect::<Vec<_>>()
-            .join("+");
+        let name = port_listener_name(port_listeners);
         listeners.push(PortListener {
             route_config: json!({"name": name, "virtual_hosts": virtual_hosts}),
             name,
@@ -80,10 +79,11 @@ pub fn gateway_resources(
         });
     }
     for entry in routes {
-        if !by_port.values().flatten().any(|l| l.name == entry.listener) {
+        let key = entry.listener_key();
+        if !by_port.values().flatten().any(|l| l.name == key) {
             notes.push(format!(
-                "route {} is on listener '{}', which is not rendered",
-                entry.name, entry.listener
+                "route {} is on listener '{key}', which is not rendered",
+                entry.name
             ));
         }
     }
@@ -97,7 +97,21 @@ pub fn gateway_resources(
     })
 }
 
-/// `--listener-port` may only name listeners the Gateway has.
+/// The Envoy listener (and route configuration, stat prefix, xDS
+/// directory) of the Gateway listeners sharing one port: their keys joined
+/// with `+`, each `/` of a ListenerSet listener's key
+/// (`team-a/ls-a/http`) written `~`, which no Kubernetes name or
+/// SectionName holds: the name stays one file-name component and two
+/// listeners never share it. A Gateway's own listeners keep their names.
+pub fn port_listener_name(listeners: &[&ListenerInfo]) -> String {
+    listeners
+        .iter()
+        .map(|l| l.name.replace('/', "~"))
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// `--listener-port` may only name listeners the Gateway has (by key).
 fn check_listener_ports(
     resolution: &GatewayResolution,
     options: &ListenerOptions,
