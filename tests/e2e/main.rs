@@ -15,6 +15,7 @@
 mod harness;
 
 mod control_headers;
+mod edge_values;
 mod example;
 mod headers;
 mod hostile;

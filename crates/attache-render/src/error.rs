@@ -66,6 +66,14 @@ pub enum XdsCheckError {
         size: usize,
         limit: usize,
     },
+    #[error("route {route} (listener {listener}): retry back-off {base_interval} set by {supplier}; Envoy refuses a back-off that is not above 0s\n  hint: fix that policy's retry.backoff (at least 1ms, or leave it out)")]
+    ZeroBackOff {
+        listener: String,
+        route: String,
+        base_interval: String,
+        /// Who set it, as the entry's `sources` say.
+        supplier: String,
+    },
     #[error("listener name {name:?} cannot be a file name under the xDS directory: {reason}\n  hint: name Gateway listeners as Gateway API does (lower-case letters, digits, '-' and '.')")]
     UnsafeFileName { name: String, reason: &'static str },
 }

@@ -58,6 +58,25 @@ fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), Xd
             });
         }
     }
+    // The resolver refuses a zero back-off (settings.rs); behind it, a
+    // zero that got through anyway is named with the policy that set it.
+    let back_off = &action["retry_policy"]["retry_back_off"]["base_interval"];
+    if let Some(text) = back_off.as_str().filter(|t| is_zero_duration(t)) {
+        let supplier = state
+            .document
+            .routes
+            .iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.sources.get("retry.backoffMs"))
+            .cloned()
+            .unwrap_or_else(|| "an unknown source".into());
+        return Err(XdsCheckError::ZeroBackOff {
+            listener: listener.to_string(),
+            route: name.to_string(),
+            base_interval: text.to_string(),
+            supplier,
+        });
+    }
     let mut regexes = Vec::new();
     collect_regexes(&route["match"], &mut regexes);
     for regex in regexes {
@@ -87,6 +106,12 @@ fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), Xd
         }
     }
     Ok(())
+}
+
+/// A protobuf JSON duration (`0s`, `0.000s`) of zero.
+fn is_zero_duration(text: &str) -> bool {
+    text.strip_suffix('s')
+        .is_some_and(|n| n.chars().all(|c| c == '0' || c == '.'))
 }
 
 /// Every `safe_regex.regex` under `value`.

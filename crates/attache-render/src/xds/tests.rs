@@ -168,6 +168,25 @@ fn shapes_envoy_would_refuse_are_refused_before_writing() {
         "{err}"
     );
 
+    // A zero back-off the resolver should have refused: named with the
+    // policy that set it, and nothing is written.
+    let mut zero = state.clone();
+    zero.document.routes[0].sources.insert(
+        "retry.backoffMs".into(),
+        "RoutePolicy shop/fast (defaults @ HTTPRoute shop/a)".into(),
+    );
+    let route = zero.route_configs.get_mut("http").unwrap()["virtual_hosts"][0]["routes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["name"] == "http/shop/a/0")
+        .unwrap();
+    route["route"]["retry_policy"] = serde_json::json!({"retry_back_off": {"base_interval": "0s"}});
+    assert_eq!(
+        check(&zero).unwrap_err().to_string(),
+        "route http/shop/a/0 (listener http): retry back-off 0s set by RoutePolicy shop/fast (defaults @ HTTPRoute shop/a); Envoy refuses a back-off that is not above 0s\n  hint: fix that policy's retry.backoff (at least 1ms, or leave it out)"
+    );
+
     // The resolver drops such a route; this is the line behind it.
     let mut large = two_listeners();
     large.document.routes[0].matches = vec![HttpRouteMatch {
