@@ -163,9 +163,20 @@ fn group_by_port<'a>(
     let mut by_port: BTreeMap<u16, Vec<&ListenerInfo>> = BTreeMap::new();
     let mut first_on_port: BTreeMap<u16, &ListenerInfo> = BTreeMap::new();
     for listener in &resolution.listeners {
+        // A listener not moved itself follows one moved from its Gateway
+        // port: the listeners a ListenerSet adds beside the Gateway's own
+        // on one port stay on one local port (`--listener-port http=8080`
+        // moves them all).
         let port = options
             .listener_ports
             .get(&listener.name)
+            .or_else(|| {
+                resolution
+                    .listeners
+                    .iter()
+                    .filter(|other| other.port == listener.port)
+                    .find_map(|other| options.listener_ports.get(&other.name))
+            })
             .copied()
             .unwrap_or(listener.port);
         if let Some(first) = first_on_port.get(&port) {

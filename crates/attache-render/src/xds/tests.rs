@@ -326,3 +326,37 @@ fn a_listener_sets_listener_shares_its_port_and_gets_a_file_safe_name() {
         ]
     );
 }
+
+#[test]
+fn a_sets_listener_follows_the_listener_moved_from_its_port() {
+    let mut own = listener("http", 80, "HTTP");
+    own.hostname = Some("*.example.com".into());
+    let mut set = listener("team-a/ls-a/http", 80, "HTTP");
+    set.hostname = Some("gifts.example.com".into());
+    let r = resolution(
+        vec![own, set, listener("admin", 8081, "HTTP")],
+        vec![(entry("http", "home", "/"), vec![backend("v1", 1)])],
+    );
+    let mut opts = options();
+    opts.listeners.listener_ports = [("http".to_string(), 18080)].into();
+    let (state, _) = xds_state(&r, &book(&["*=127.0.0.1:9000"]), &opts).unwrap();
+    let ports: Vec<(String, u64)> = state
+        .listeners
+        .iter()
+        .map(|(name, l)| {
+            (
+                name.clone(),
+                l["address"]["socket_address"]["port_value"]
+                    .as_u64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            ("admin".to_string(), 8081),
+            ("http+team-a~ls-a~http".to_string(), 18080)
+        ]
+    );
+}
