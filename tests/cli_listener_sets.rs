@@ -120,3 +120,37 @@ fn status_names_the_set_as_the_ancestor_and_counts_its_rules() {
         text(&table.stdout)
     );
 }
+
+#[test]
+fn explain_on_a_route_nothing_serves_says_why_in_its_parent_refs_words() {
+    let dir = scratch("explain-why").join("sets");
+    copy_dir(&workspace().join("tests/fixtures/e2e/listener_sets"), &dir);
+    let path = dir.join("tenants.yaml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        original.replacen(
+            "      name: toys-edge\n",
+            "      name: toys-edge\n      sectionName: web\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let out = attache(&[
+        "explain",
+        "-f",
+        dir.to_str().unwrap(),
+        "--route",
+        "toys/blocks",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(
+            "error: no entry for HTTPRoute toys/blocks in the resolved Gateway infra/edge: route toys/blocks \
+             attaches to no listener of ListenerSet toys/toys-edge (sectionName web): NoMatchingParent: \
+             no listener is named web; entries there: "
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}

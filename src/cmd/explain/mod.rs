@@ -82,6 +82,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             args.listener.as_deref(),
             &gateway,
             &resolved,
+            &inputs,
         ));
     }
     let text = match args.output {

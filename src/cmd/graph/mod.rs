@@ -116,6 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             None,
             &gateway,
             &resolved,
+            &inputs,
         ));
     }
     let graph = build(&inputs, &gateway, &explained, args.route.is_some());

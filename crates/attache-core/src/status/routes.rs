@@ -259,6 +259,12 @@ fn names(inputs: &Inputs, parent: &ParentRef, target: &Target) -> bool {
     }
 }
 
+/// Why `route` has no entry, in its parentRefs' own words (`attache
+/// explain` on a route nothing serves); None when the input lacks it.
+pub fn why_no_entry(inputs: &Inputs, route: &ObjectKey) -> Option<String> {
+    inputs.routes.get(route).map(|r| route_unreached(inputs, r))
+}
+
 fn route_unreached(inputs: &Inputs, route: &HttpRoute) -> String {
     if route.parent_refs.is_empty() {
         return format!("route {} has no parentRefs", route.key);
