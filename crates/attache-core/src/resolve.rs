@@ -156,6 +156,7 @@ pub fn explain_route(
         let head = Explanation {
             entry: name,
             listener: att.listener.name.clone(),
+            listener_set: att.listener.set.as_ref().map(ToString::to_string),
             route: leaf_route.key.to_string(),
             rule: leaf_rule.label(),
             via: att.chain[..att.chain.len() - 1]
