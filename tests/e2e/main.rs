@@ -24,6 +24,7 @@ mod hot_reload;
 mod https;
 mod internal_clients;
 mod istio;
+mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;

@@ -158,6 +158,7 @@ pub fn explain_route(
         let head = Explanation {
             entry: name,
             listener: att.listener.name.clone(),
+            listener_set: att.listener.set.as_ref().map(ToString::to_string),
             route: leaf_route.key.to_string(),
             route_kind: (leaf_route.kind != RouteKind::Http)
                 .then(|| leaf_route.kind.name().to_string()),

@@ -164,6 +164,27 @@ pub fn refusal(
     (!shares_host).then_some(Refusal::NoMatchingListenerHostname)
 }
 
+/// The listeners of `gateway` that `parent` reaches and that take the
+/// route: selected, admitting its namespace and kind, sharing a hostname
+/// (the attachment walk's predicates, in `refusal`'s order).
+pub fn serving<'g>(
+    inputs: &Inputs,
+    gateway: &'g Gateway,
+    route: &HttpRoute,
+    parent: &ParentRef,
+) -> Vec<&'g Listener> {
+    gateway
+        .listeners
+        .iter()
+        .filter(|l| selects(parent, gateway, l))
+        .filter(|l| admits_namespace(inputs, gateway, l, route) && admits_kind(l, route))
+        .filter(|l| {
+            let hosts: Vec<String> = l.hostname.iter().cloned().collect();
+            intersect_lists(&hosts, &route.hostnames).is_some()
+        })
+        .collect()
+}
+
 /// One warning per parentRef of a route that names `gateway` (or a
 /// ListenerSet it takes) but reaches none of its listeners
 /// (docs/semantics.md, "Attachment").

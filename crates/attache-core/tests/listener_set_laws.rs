@@ -188,4 +188,33 @@ proptest! {
             }
         }
     }
+
+    /// The shared upper fold (memoised per listener key) equals folding
+    /// every level per rule, values and provenance alike, with sets.
+    #[test]
+    fn shared_upper_fold_equals_the_full_fold_with_sets(sets in proptest::collection::vec(set(), 0..5)) {
+        let inputs = attache_core::parse(&docs(&yaml(&sets)));
+        let gw = key("infra/edge");
+        let shared = attache_core::resolve(&inputs, &gw).unwrap().resolution.document;
+        let full = attache_core::resolve::resolve_unshared(&inputs, &gw).unwrap();
+        prop_assert_eq!(shared, full);
+    }
+
+    /// Listener precedence (and so which of two conflicting listeners keeps
+    /// its routes) comes from the objects, not from the order they are read
+    /// in.
+    #[test]
+    fn the_order_of_documents_does_not_matter(sets in proptest::collection::vec(set(), 0..5)) {
+        // Two objects of one kind and name: the first read is kept, the one
+        // case where order matters (docs/semantics.md, "Duplicates").
+        let ids: BTreeSet<(bool, u8, u8)> = sets.iter().map(|s| (s.x, s.namespace, s.name)).collect();
+        prop_assume!(ids.len() == sets.len());
+        let original = docs(&yaml(&sets));
+        let mut reversed = original.clone();
+        reversed.reverse();
+        let gw = key("infra/edge");
+        let a = attache_core::resolve(&attache_core::parse(&original), &gw).unwrap().resolution.document;
+        let b = attache_core::resolve(&attache_core::parse(&reversed), &gw).unwrap().resolution.document;
+        prop_assert_eq!(a, b);
+    }
 }

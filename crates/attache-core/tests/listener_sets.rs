@@ -706,3 +706,60 @@ spec:
         .unwrap();
     assert_eq!(old.status.conditions[0].reason, "Invalid");
 }
+
+#[test]
+fn a_kgateway_traffic_policy_targets_both_set_kinds_by_ref_and_by_selector() {
+    let yaml = [
+        two_teams()
+            .replace(
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: ls-b",
+                "apiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XListenerSet\nmetadata: {name: ls-b",
+            )
+            .replace(
+                "{kind: ListenerSet, name: ls-b}",
+                "{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: ls-b}",
+            )
+            .replace(
+                "metadata: {name: ls-a, namespace: team-a,",
+                "metadata: {name: ls-a, namespace: team-a, labels: {tier: gold},",
+            ),
+        r#"---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: by-selector, namespace: team-a}
+spec:
+  targetSelectors: [{group: gateway.networking.k8s.io, kind: ListenerSet, matchLabels: {tier: gold}}]
+  timeouts: {request: 4s}
+---
+apiVersion: gateway.kgateway.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: by-ref, namespace: team-b}
+spec:
+  targetRefs: [{group: gateway.networking.x-k8s.io, kind: XListenerSet, name: ls-b}]
+  timeouts: {request: 6s}
+"#
+        .to_string(),
+    ]
+    .concat();
+    let r = resolve_yaml(&yaml, "infra/edge");
+    assert_eq!(
+        request_ms(entry(&r, "team-a/ls-a/http/team-a/app/0")),
+        Some(4000)
+    );
+    assert_eq!(
+        request_ms(entry(&r, "team-b/ls-b/http/team-b/app/0")),
+        Some(6000)
+    );
+    assert_eq!(request_ms(entry(&r, "http/infra/home/0")), None);
+    let report = policy_status(&inputs(&yaml));
+    let selected = report
+        .policies
+        .iter()
+        .find(|p| p.metadata.name == "by-selector")
+        .unwrap();
+    assert_eq!(
+        selected.status.ancestors[0].ancestor_ref.kind,
+        "ListenerSet"
+    );
+    assert_eq!(selected.status.ancestors[0].ancestor_ref.name, "ls-a");
+}

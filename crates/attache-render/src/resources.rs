@@ -23,14 +23,14 @@ use crate::virtual_hosts::{self, RouteRef};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerOptions {
     pub listen_address: String,
-    /// Gateway listener name to local port; others keep their own port.
+    /// Listener key (`http`, `team-a/ls-a/http`) to local port; others keep their own port.
     pub listener_ports: BTreeMap<String, u16>,
 }
 
 /// One Envoy listener: the Gateway listeners sharing a local port.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortListener {
-    /// The Gateway listener names joined with `+`.
+    /// The listener keys joined with `+` ([`port_listener_name`]).
     pub name: String,
     pub port: u16,
     /// An HTTP port has one chain for all its listeners; an HTTPS port one
@@ -94,11 +94,7 @@ pub fn gateway_resources(
     let mut errors = Vec::new();
     let mut rendered: Vec<&str> = Vec::new();
     for (port, port_listeners) in &by_port {
-        let name = port_listeners
-            .iter()
-            .map(|l| l.name.as_str())
-            .collect::<Vec<_>>()
-            .join("+");
+        let name = port_listener_name(port_listeners);
         let mut chains = Vec::new();
         let https = port_listeners
             .iter()
@@ -122,7 +118,10 @@ pub fn gateway_resources(
             };
             let served: Vec<&RouteEntry> = routes
                 .iter()
-                .filter(|e| group.iter().any(|l| l.name == e.listener))
+                .filter(|e| {
+                    let key = e.listener_key();
+                    group.iter().any(|l| l.name == key)
+                })
                 .collect();
             let virtual_hosts =
                 port_virtual_hosts(resolution, &served, &group, book, &mut clusters)?;
@@ -150,10 +149,11 @@ pub fn gateway_resources(
         return Err(RenderError::NoHttpListener { gateway });
     }
     for entry in routes {
-        if !rendered.contains(&entry.listener.as_str()) {
+        let key = entry.listener_key();
+        if !rendered.contains(&key.as_str()) {
             notes.push(format!(
-                "route {} is on listener '{}', which is not rendered",
-                entry.name, entry.listener
+                "route {} is on listener '{key}', which is not rendered",
+                entry.name
             ));
         }
     }
@@ -169,7 +169,21 @@ pub fn gateway_resources(
     })
 }
 
-/// `--listener-port` may only name listeners the Gateway has.
+/// The Envoy listener (and route configuration, stat prefix, xDS
+/// directory) of the Gateway listeners sharing one port: their keys joined
+/// with `+`, each `/` of a ListenerSet listener's key
+/// (`team-a/ls-a/http`) written `~`, which no Kubernetes name or
+/// SectionName holds: the name stays one file-name component and two
+/// listeners never share it. A Gateway's own listeners keep their names.
+pub fn port_listener_name(listeners: &[&ListenerInfo]) -> String {
+    listeners
+        .iter()
+        .map(|l| l.name.replace('/', "~"))
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// `--listener-port` may only name listeners the Gateway has (by key).
 fn check_listener_ports(
     resolution: &GatewayResolution,
     options: &ListenerOptions,
@@ -221,9 +235,20 @@ fn group_by_port<'a>(
     let mut by_port: BTreeMap<u16, Vec<&ListenerInfo>> = BTreeMap::new();
     let mut first_on_port: BTreeMap<u16, &ListenerInfo> = BTreeMap::new();
     for listener in &resolution.listeners {
+        // A listener not moved itself follows one moved from its Gateway
+        // port: the listeners a ListenerSet adds beside the Gateway's own
+        // on one port stay on one local port (`--listener-port http=8080`
+        // moves them all).
         let port = options
             .listener_ports
             .get(&listener.name)
+            .or_else(|| {
+                resolution
+                    .listeners
+                    .iter()
+                    .filter(|other| other.port == listener.port)
+                    .find_map(|other| options.listener_ports.get(&other.name))
+            })
             .copied()
             .unwrap_or(listener.port);
         if let Some(first) = first_on_port.get(&port) {

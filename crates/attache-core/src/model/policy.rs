@@ -369,7 +369,7 @@ pub struct RawTargetRef {
     pub name: String,
     /// Only the policy's own namespace may be named.
     pub namespace: Option<String>,
-    /// A Gateway listener or an HTTPRoute rule name.
+    /// A listener of a Gateway or ListenerSet, or an HTTPRoute rule name.
     pub section_name: Option<String>,
 }
 

@@ -243,10 +243,12 @@ fn no_file_name_is_built_from_a_component_that_could_leave_its_directory() {
 
 #[test]
 fn a_hostile_listener_name_refuses_the_whole_state_before_any_file() {
-    // As if a caller other than the parser handed us the name.
+    // As if a caller other than the parser handed us the name. (A `/`
+    // cannot get through: the port listener's name writes a ListenerSet
+    // key's `/` as `~`, see below.)
     let hostile = resolution(
-        vec![listener("../../escaped", 80, "HTTP")],
-        vec![(entry("../../escaped", "a", "/"), vec![backend("v1", 1)])],
+        vec![listener("..", 80, "HTTP")],
+        vec![(entry("..", "a", "/"), vec![backend("v1", 1)])],
     );
     let mut no_ports = options();
     no_ports.listeners.listener_ports.clear();
@@ -254,7 +256,7 @@ fn a_hostile_listener_name_refuses_the_whole_state_before_any_file() {
     assert!(
         matches!(
             err,
-            RenderError::XdsCheck(XdsCheckError::UnsafeFileName { ref name, .. }) if name == "../../escaped"
+            RenderError::XdsCheck(XdsCheckError::UnsafeFileName { ref name, .. }) if name == ".."
         ),
         "{err}"
     );
@@ -378,4 +380,93 @@ fn https_listeners_are_chains_chosen_by_sni_with_certificates_through_sds() {
         panic!("no LDS step");
     };
     assert_eq!(listeners, &state.listeners);
+}
+
+#[test]
+fn a_listener_sets_listener_shares_its_port_and_gets_a_file_safe_name() {
+    // The Gateway's own `http` and a ListenerSet's `http` on one port: one
+    // Envoy listener, each entry in the virtual host of its own listener.
+    let mut own = listener("http", 80, "HTTP");
+    own.hostname = Some("*.example.com".into());
+    let mut set = listener("team-a/ls-a/http", 80, "HTTP");
+    set.hostname = Some("gifts.example.com".into());
+    let mut gifts = entry("team-a/ls-a/http", "gifts", "/");
+    gifts.listener = "http".into();
+    gifts.listener_set = Some("team-a/ls-a".into());
+    let r = resolution(
+        vec![own, set],
+        vec![
+            (entry("http", "home", "/"), vec![backend("v1", 1)]),
+            (gifts, vec![backend("v1", 1)]),
+        ],
+    );
+    let mut no_ports = options();
+    no_ports.listeners.listener_ports.clear();
+    let (state, _) = xds_state(&r, &book(&["*=127.0.0.1:9000"]), &no_ports).unwrap();
+    let names: Vec<&String> = state.listeners.keys().collect();
+    assert_eq!(names, ["http+team-a~ls-a~http"]);
+    let config = &state.route_configs["http+team-a~ls-a~http"];
+    let hosts: Vec<(String, Vec<String>)> = config["virtual_hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|vh| {
+            (
+                vh["name"].as_str().unwrap().to_string(),
+                vh["routes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["name"].as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            (
+                "gifts.example.com".to_string(),
+                vec!["team-a/ls-a/http/shop/gifts/0".to_string()]
+            ),
+            (
+                "*.example.com".to_string(),
+                vec!["http/shop/home/0".to_string()]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_sets_listener_follows_the_listener_moved_from_its_port() {
+    let mut own = listener("http", 80, "HTTP");
+    own.hostname = Some("*.example.com".into());
+    let mut set = listener("team-a/ls-a/http", 80, "HTTP");
+    set.hostname = Some("gifts.example.com".into());
+    let r = resolution(
+        vec![own, set, listener("admin", 8081, "HTTP")],
+        vec![(entry("http", "home", "/"), vec![backend("v1", 1)])],
+    );
+    let mut opts = options();
+    opts.listeners.listener_ports = [("http".to_string(), 18080)].into();
+    let (state, _) = xds_state(&r, &book(&["*=127.0.0.1:9000"]), &opts).unwrap();
+    let ports: Vec<(String, u64)> = state
+        .listeners
+        .iter()
+        .map(|(name, l)| {
+            (
+                name.clone(),
+                l["address"]["socket_address"]["port_value"]
+                    .as_u64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            ("admin".to_string(), 8081),
+            ("http+team-a~ls-a~http".to_string(), 18080)
+        ]
+    );
 }
