@@ -309,3 +309,25 @@ fn explain_says_a_request_timeout_bounds_the_whole_grpc_call() {
         add.notes
     );
 }
+
+#[test]
+fn route_status_reports_a_grpcroute_under_its_own_kind() {
+    let inputs = inputs(&format!("{GATEWAY}{CART}"));
+    let status = attache_core::status::route_status(&inputs);
+    let cart: Vec<_> = status
+        .iter()
+        .filter(|s| s.metadata.name == "cart")
+        .collect();
+    assert_eq!(cart.len(), 1);
+    assert_eq!(cart[0].kind, "GRPCRoute");
+    let parent = &cart[0].status.parents[0];
+    assert_eq!(parent.parent_ref.name, "edge");
+    assert!(
+        parent
+            .conditions
+            .iter()
+            .any(|c| c.kind == "Accepted" && c.status == "True"),
+        "{:?}",
+        parent.conditions
+    );
+}
