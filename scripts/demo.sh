@@ -5,6 +5,8 @@
 #   scripts/demo.sh            set up, start, print curl lines to try, keep running
 #   scripts/demo.sh --check    the same, then run those curl lines, assert what
 #                              they show, and exit (scripts/test.sh runs this)
+#   scripts/demo.sh --https [--check]   the HTTPS listener example instead
+#                              (scripts/demo_https.sh)
 #   scripts/demo.sh --grpc [--check]   examples/grpc instead: a GRPCRoute over
 #                              h2c and an HTTPS listener (scripts/demo_grpc.sh)
 #
@@ -25,10 +27,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CHECK=false
 case "${1:-}" in
   --check) CHECK=true ;;
-  # The second part: examples/grpc, a GRPCRoute over h2c and TLS.
-  --grpc) shift; exec bash "$(dirname "${BASH_SOURCE[0]}")/demo_grpc.sh" "$@" ;;
+  # The HTTPS listener example (examples/https): scripts/demo_https.sh.
+  --https) shift; exec bash "$ROOT/scripts/demo_https.sh" "$@" ;;
+  # examples/grpc, a GRPCRoute over h2c and TLS: scripts/demo_grpc.sh.
+  --grpc) shift; exec bash "$ROOT/scripts/demo_grpc.sh" "$@" ;;
   "") ;;
-  *) die "usage: scripts/demo.sh [--check] | --grpc [--check]" ;;
+  *) die "usage: scripts/demo.sh [--https | --grpc] [--check]" ;;
 esac
 
 PORT="${DEMO_PORT:-8080}"
