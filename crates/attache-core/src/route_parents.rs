@@ -7,7 +7,6 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
-use crate::model::kinds::HTTP_ROUTE;
 use crate::model::route::ParentRef;
 use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom, SetRef};
 
@@ -97,10 +96,11 @@ pub(crate) fn admits_namespace(
     }
 }
 
-pub(crate) fn admits_kind(listener: &Listener) -> bool {
+pub(crate) fn admits_kind(listener: &Listener, route: &HttpRoute) -> bool {
+    let info = route.kind.info();
     match &listener.allowed.kinds {
-        Some(kinds) => kinds.iter().any(|(g, k)| HTTP_ROUTE.is(g, k)),
-        None => HTTP_ROUTE.protocols.contains(&listener.protocol.as_str()),
+        Some(kinds) => kinds.iter().any(|(g, k)| info.is(g, k)),
+        None => info.protocols.contains(&listener.protocol.as_str()),
     }
 }
 
@@ -150,7 +150,7 @@ pub fn refusal(
     let admitted: Vec<&Listener> = by_namespace
         .iter()
         .copied()
-        .filter(|l| admits_kind(l))
+        .filter(|l| admits_kind(l, route))
         .collect();
     if admitted.is_empty() {
         return Some(Refusal::NotAllowedByListeners {
@@ -177,7 +177,7 @@ pub fn serving<'g>(
         .listeners
         .iter()
         .filter(|l| selects(parent, gateway, l))
-        .filter(|l| admits_namespace(inputs, gateway, l, route) && admits_kind(l))
+        .filter(|l| admits_namespace(inputs, gateway, l, route) && admits_kind(l, route))
         .filter(|l| {
             let hosts: Vec<String> = l.hostname.iter().cloned().collect();
             intersect_lists(&hosts, &route.hostnames).is_some()
@@ -189,7 +189,7 @@ pub fn serving<'g>(
 /// ListenerSet it takes) but reaches none of its listeners
 /// (docs/semantics.md, "Attachment").
 pub fn report(inputs: &Inputs, gateway: &Gateway, diags: &mut Vec<Diagnostic>) {
-    for route in inputs.routes.values() {
+    for route in inputs.all_routes() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
             if Parent::of(parent, gateway).is_none() {
                 continue;
@@ -240,7 +240,7 @@ fn warning(
     let (message, hint) = refusal_text(route, parent, gateway, refusal);
     Diagnostic::warning(message)
         .at(&route.meta.origin)
-        .on(format!("HTTPRoute {}", route.key))
+        .on(route.object())
         .field(format!("spec.parentRefs[{index}]"))
         .hint(hint)
 }
@@ -285,7 +285,10 @@ fn why(
             "see the listeners' allowedRoutes.namespaces".to_string(),
         ),
         Refusal::NotAllowedByListeners { namespace: false } => (
-            "no listener it selects admits the kind HTTPRoute".to_string(),
+            format!(
+                "no listener it selects admits the kind {}",
+                route.kind.name()
+            ),
             "see the listeners' allowedRoutes.kinds".to_string(),
         ),
         Refusal::NoMatchingListenerHostname => (

@@ -296,7 +296,12 @@ fn envoy_route(
         .unwrap_or_default();
     let mut weighted = Vec::new();
     for target in &targets {
-        let cluster = book.cluster_for(target, &entry.name)?;
+        let mut cluster = book.cluster_for(target, &entry.name)?;
+        if entry.is_grpc() {
+            // gRPC is HTTP/2 end to end: the backend of a GRPCRoute rule is
+            // spoken to over HTTP/2 (prior knowledge, h2c on a plain port).
+            cluster = cluster.into_http2();
+        }
         let mut one = json!({"name": cluster.name, "weight": target.weight});
         backend_headers(&mut one, target);
         weighted.push(one);
@@ -383,6 +388,16 @@ fn envoy_cluster(cluster: &Cluster) -> Value {
     });
     if !all_ip {
         out["dns_lookup_family"] = json!("V4_PREFERRED");
+    }
+    if cluster.http2 {
+        // No values, so nothing here can break Envoy's validation: HTTP/2
+        // with Envoy's defaults.
+        out["typed_extension_protocol_options"] = json!({
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                "explicit_http_config": {"http2_protocol_options": {}}
+            }
+        });
     }
     out
 }
