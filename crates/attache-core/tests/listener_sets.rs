@@ -409,6 +409,11 @@ fn a_later_sets_listener_with_the_same_port_and_hostname_is_conflicted() {
          listener http of ListenerSet team-b/ls-b is Conflicted and serves no route"
             .into()
     )), "{found:#?}");
+    // The route through the set whose only listener lost says so.
+    assert!(found.contains(&(
+        Severity::Warning,
+        "attaches to no listener of ListenerSet team-b/ls-b: NoMatchingParent: it has no listeners".into()
+    )), "{found:#?}");
 }
 
 #[test]
