@@ -174,11 +174,20 @@ fn group_by_port<'a>(
                 resolution
                     .listeners
                     .iter()
-                    .filter(|other| other.port == listener.port)
+                    .filter(|other| other.port == listener.port && listener.port != 0)
                     .find_map(|other| options.listener_ports.get(&other.name))
             })
             .copied()
             .unwrap_or(listener.port);
+        // An XListenerSet listener without a port (Gateway API v1.4's
+        // dynamic port): Envoy would bind an ephemeral one nobody knows.
+        if port == 0 {
+            notes.push(format!(
+                "listener '{}' has no port and is not rendered; give it one, or move it with --listener-port",
+                listener.name
+            ));
+            continue;
+        }
         if let Some(first) = first_on_port.get(&port) {
             if !first.protocol.eq_ignore_ascii_case(&listener.protocol) {
                 return Err(RenderError::from(Box::new(PortClash {
