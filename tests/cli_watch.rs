@@ -202,21 +202,31 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     assert_eq!(std::fs::read(&out).unwrap(), good_out);
     assert_eq!(std::fs::read(&ecds).unwrap(), good_ecds);
 
-    // An invalid policy (not a syntax error) is refused the same way.
+    // An invalid edit of one policy (not a syntax error): that policy keeps
+    // its last good version (generation 2's, header mobile), as an API
+    // server would refuse the edit, and the generation is written.
     let invalid = original.replace("request: 5s", "request: 5 seconds");
     assert_ne!(invalid, original);
     std::fs::write(input.join("edit.tmp"), &invalid).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    watch.assert_refused(&stderr, "the input has 1 error(s)");
-    assert!(std::fs::read_to_string(&stderr)
-        .unwrap()
-        .contains("spec.defaults.timeouts.request"));
-    assert_eq!(std::fs::read(&out).unwrap(), good_out);
+    assert_eq!(watch.next_line(), "wrote generation 3 (8 routes)");
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(said.contains("spec.defaults.timeouts.request"), "{said}");
+    assert!(
+        said.contains("note: keeping the last good RoutePolicy shop/storefront: its edit at"),
+        "{said}"
+    );
+    let kept: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let good: Value = serde_json::from_slice(&good_out).unwrap();
+    assert_eq!(
+        kept, good,
+        "the policy's last good version, not the broken edit"
+    );
 
     // Fixed again (back to the first state): written again.
     std::fs::write(input.join("edit.tmp"), &original).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 3 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 4 (8 routes)");
     assert_eq!(
         serde_json::from_slice::<Value>(&std::fs::read(&out).unwrap()).unwrap(),
         first

@@ -20,6 +20,7 @@ mod example;
 mod headers;
 mod hostile;
 mod hot_reload;
+mod https;
 mod internal_clients;
 mod istio;
 mod listener_sets;

@@ -103,6 +103,7 @@ pub fn resolve_for(
             port: l.port,
             protocol: l.protocol.clone(),
             hostname: l.hostname.clone(),
+            tls: l.tls.clone(),
         })
         .collect();
     diagnostics.sort();

@@ -14,6 +14,7 @@ pub(crate) fn listener(name: &str, port: u16, protocol: &str) -> ListenerInfo {
         port,
         protocol: protocol.into(),
         hostname: None,
+        tls: None,
     }
 }
 

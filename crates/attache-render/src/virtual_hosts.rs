@@ -167,6 +167,7 @@ mod tests {
             port: 80,
             protocol: "HTTP".into(),
             hostname: hostname.map(str::to_string),
+            tls: None,
         }
     }
 

@@ -43,6 +43,9 @@ pub struct Listener {
     pub allowed: AllowedRoutes,
     /// The ListenerSet it comes from; `None` for the Gateway's own.
     pub set: Option<SetRef>,
+    /// `tls` (HTTPS listeners of the Gateway itself; a ListenerSet's `tls`
+    /// is not read, docs/semantics.md "ListenerSet").
+    pub tls: Option<crate::topology::ListenerTls>,
 }
 
 impl Listener {
@@ -170,6 +173,27 @@ pub struct RawListener {
     pub port: Option<u16>,
     pub protocol: String,
     pub allowed_routes: Option<RawAllowedRoutes>,
+    pub tls: Option<RawListenerTls>,
+}
+
+/// A listener's `tls` (Gateway API `GatewayTLSConfig`); `options` and
+/// `frontendValidation` are not read.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawListenerTls {
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub certificate_refs: Vec<RawSecretRef>,
+}
+
+/// A `SecretObjectReference`: group `""` and kind `Secret` by default.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawSecretRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: String,
+    pub namespace: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -80,7 +80,12 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
     };
     let object = format!("Gateway {key}");
     let mut problems = Vec::new();
-    let listeners = read_listeners(raw.spec.listeners, None, &mut problems);
+    let listeners = read_listeners(
+        raw.spec.listeners,
+        None,
+        Some(&key.namespace),
+        &mut problems,
+    );
     let allowed_listeners = allowed_listeners(raw.spec.allowed_listeners, &object, doc, inputs);
     if !problems.is_empty() {
         return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
@@ -108,6 +113,8 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
 pub(super) fn read_listeners(
     raw: Vec<crate::model::gateway::RawListener>,
     set: Option<&SetRef>,
+    // The Gateway's namespace, where its listeners' Secrets live.
+    namespace: Option<&str>,
     problems: &mut Vec<Problem>,
 ) -> Vec<Listener> {
     let mut listeners: Vec<Listener> = Vec::new();
@@ -127,11 +134,7 @@ pub(super) fn read_listeners(
             problems.push(Problem {
                 field: format!("{path}.name"),
                 message: format!("listener name {:?} is used twice", l.name),
-                hint: match set {
-                    Some(_) => "give every listener of a ListenerSet a distinct name",
-                    None => "give every listener of a Gateway a distinct name",
-                }
-                .into(),
+                hint: "give every listener of a Gateway or ListenerSet a distinct name".into(),
             });
             continue;
         }
@@ -152,6 +155,13 @@ pub(super) fn read_listeners(
         let Some(allowed) = allowed_routes(l.allowed_routes, &path, problems) else {
             continue;
         };
+        let tls = match (l.tls, set, namespace) {
+            (Some(raw), None, Some(ns)) => match listener_tls(raw, ns, &path, problems) {
+                Some(tls) => Some(tls),
+                None => continue,
+            },
+            _ => None,
+        };
         listeners.push(Listener {
             name: l.name,
             port,
@@ -159,9 +169,71 @@ pub(super) fn read_listeners(
             hostname: l.hostname.map(|h| h.to_ascii_lowercase()),
             allowed,
             set: set.cloned(),
+            tls,
         });
     }
     listeners
+}
+
+/// A Gateway listener's `tls`: mode `Terminate` (the default) with Secrets
+/// of the Gateway's own namespace. Another namespace needs a ReferenceGrant,
+/// which the resolver does not read, so it is refused rather than followed.
+fn listener_tls(
+    raw: crate::model::gateway::RawListenerTls,
+    namespace: &str,
+    path: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<crate::topology::ListenerTls> {
+    let before = problems.len();
+    if let Some(mode) = raw.mode.as_deref().filter(|m| *m != "Terminate") {
+        problems.push(Problem {
+            field: format!("{path}.tls.mode"),
+            message: format!("mode {mode:?} is not served: Attaché terminates TLS"),
+            hint: "use mode Terminate (the default), or serve TLS passthrough with another Gateway"
+                .into(),
+        });
+    }
+    let mut certificate_refs = Vec::new();
+    for (i, r) in raw.certificate_refs.into_iter().enumerate() {
+        let field = format!("{path}.tls.certificateRefs[{i}]");
+        let (group, kind) = (
+            r.group.unwrap_or_default(),
+            r.kind.unwrap_or("Secret".into()),
+        );
+        if !group.is_empty() || kind != "Secret" {
+            problems.push(Problem {
+                field: format!("{field}.kind"),
+                message: format!("{kind} of group {group:?} is not a certificate source"),
+                hint: "name a kubernetes.io/tls Secret (group \"\", kind Secret)".into(),
+            });
+            continue;
+        }
+        let ns = r.namespace.unwrap_or_else(|| namespace.to_string());
+        if ns != namespace {
+            problems.push(Problem {
+                field: format!("{field}.namespace"),
+                message: format!(
+                    "Secret {ns}/{} is in another namespace than the Gateway",
+                    r.name
+                ),
+                hint: "put the Secret in the Gateway's namespace (a ReferenceGrant is not read)"
+                    .into(),
+            });
+            continue;
+        }
+        certificate_refs.push(ObjectKey {
+            namespace: ns,
+            name: r.name,
+        });
+    }
+    if certificate_refs.is_empty() && problems.len() == before {
+        problems.push(Problem {
+            field: format!("{path}.tls.certificateRefs"),
+            message: "no certificate to terminate TLS with".into(),
+            hint: "name the listener's kubernetes.io/tls Secret in certificateRefs".into(),
+        });
+    }
+    (problems.len() == before).then_some(crate::topology::ListenerTls { certificate_refs })
 }
 
 /// A Gateway's `allowedListeners` (default: none); `Selector` without a

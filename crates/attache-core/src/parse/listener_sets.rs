@@ -47,7 +47,7 @@ pub(super) fn read_listener_set(doc: &SourceDoc, kind: SetKind, inputs: &mut Inp
             hint: "use parentRef {name: <gateway>} (group gateway.networking.k8s.io, kind Gateway); a set never parents a set".into(),
         });
     }
-    let listeners = read_listeners(raw.spec.listeners, Some(&id), &mut problems);
+    let listeners = read_listeners(raw.spec.listeners, Some(&id), None, &mut problems);
     if !problems.is_empty() {
         return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
     }

@@ -132,9 +132,10 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 );
             }
         }
-        // Read by `attache render` for backend addresses; not the resolver's
-        // business, and not worth a note in every demo log.
-        ("", "Service") | ("discovery.k8s.io", "EndpointSlice") => {}
+        // Read by `attache render` for backend addresses and HTTPS
+        // listeners' certificates; not the resolver's business, and not
+        // worth a note in every demo log.
+        ("", "Service" | "Secret") | ("discovery.k8s.io", "EndpointSlice") => {}
         (GATEWAY_GROUP | POLICY_GROUP, _) if !is_known_elsewhere(group, kind) => {
             inputs
                 .diagnostics
