@@ -274,7 +274,7 @@ fn invalid_gateways_and_routes_are_reported_precisely_and_dropped() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     for expected in [
-        format!("error: {file} (document 2) Gateway infra/twins: spec.listeners[1].name: listener name \"http\" is used twice; give every listener of a Gateway or ListenerSet a distinct name"),
+        format!("error: {file} (document 2) Gateway infra/twins: spec.listeners[1].name: listener name \"http\" is used twice; give every listener of a Gateway a distinct name"),
         format!("error: {file} (document 3) HTTPRoute shop/slow: spec.rules[0].timeouts.request: \"1d\" is not a Gateway API duration"),
         format!("error: {file} (document 4) HTTPRoute shop/typed: spec.parentRefs[0].port: invalid type: string \"eighty\", expected u16"),
         format!("note: {file} (document 6): v1 ConfigMap is not read by the resolver; skipped"),

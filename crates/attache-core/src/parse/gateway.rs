@@ -134,7 +134,11 @@ pub(super) fn read_listeners(
             problems.push(Problem {
                 field: format!("{path}.name"),
                 message: format!("listener name {:?} is used twice", l.name),
-                hint: "give every listener of a Gateway or ListenerSet a distinct name".into(),
+                hint: match set {
+                    Some(_) => "give every listener of a ListenerSet a distinct name",
+                    None => "give every listener of a Gateway a distinct name",
+                }
+                .into(),
             });
             continue;
         }

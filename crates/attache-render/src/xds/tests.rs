@@ -272,6 +272,116 @@ fn a_hostile_listener_name_refuses_the_whole_state_before_any_file() {
     ));
 }
 
+/// Two HTTPS listeners on one port and an HTTP one: each HTTPS listener is
+/// a filter chain of its own, chosen by SNI, with its own routes and its
+/// certificate through SDS; a listener whose Secret is missing is left out
+/// with an error naming it, and the others are still rendered.
+#[test]
+fn https_listeners_are_chains_chosen_by_sni_with_certificates_through_sds() {
+    use attache_core::source::{Origin, SourceDoc};
+    use attache_core::topology::{ListenerInfo, ListenerTls, ObjectKey};
+    let https = |name: &str, host: &str, secret: &str| ListenerInfo {
+        hostname: Some(host.into()),
+        tls: Some(ListenerTls {
+            certificate_refs: vec![ObjectKey {
+                namespace: "infra".into(),
+                name: secret.into(),
+            }],
+        }),
+        ..listener(name, 443, "HTTPS")
+    };
+    let res = resolution(
+        vec![
+            listener("http", 80, "HTTP"),
+            https("shop", "shop.example.com", "shop-cert"),
+            https("api", "api.example.com", "api-cert"),
+        ],
+        vec![
+            (entry("http", "a", "/"), vec![backend("v1", 1)]),
+            (entry("shop", "s", "/"), vec![backend("v1", 1)]),
+            (entry("api", "x", "/"), vec![backend("v1", 1)]),
+        ],
+    );
+    let mut book = book(&["*=127.0.0.1:9000"]);
+    let pem = |label: &str| format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n");
+    book.manifests = crate::manifests::Manifests::index(&[SourceDoc {
+        origin: Origin {
+            file: "certs.yaml".into(),
+            document: 1,
+            item: None,
+        },
+        value: serde_json::json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": "shop-cert", "namespace": "infra"},
+            "stringData": {"tls.crt": pem("CERTIFICATE"), "tls.key": pem("PRIVATE KEY")}
+        }),
+    }]);
+    let (state, (notes, errors)) = xds_state(&res, &book, &options()).unwrap();
+    assert_eq!(
+        notes,
+        ["route api/shop/x/0 is on listener 'api', which is not rendered"]
+    );
+    assert_eq!(
+        errors,
+        ["listener 'api' (HTTPS) is not served: its tls.certificateRefs[0], Secret infra/api-cert, is not in the input; add the kubernetes.io/tls Secret's manifest"]
+    );
+    // Named after every Gateway listener on the port, so it keeps its name
+    // when a Secret comes or goes (a renamed listener would rebind).
+    let tls_listener = &state.listeners["shop+api"];
+    let chains = tls_listener["filter_chains"].as_array().unwrap();
+    assert_eq!(chains.len(), 1);
+    assert_eq!(
+        chains[0]["filter_chain_match"]["server_names"],
+        serde_json::json!(["shop.example.com"])
+    );
+    let sds = &chains[0]["transport_socket"]["typed_config"]["common_tls_context"]
+        ["tls_certificate_sds_secret_configs"][0];
+    assert_eq!(sds["name"], "infra/shop-cert");
+    assert_eq!(
+        sds["sds_config"]["path_config_source"]["path"],
+        "/run/attache/sds/infra_shop-cert/secret.json"
+    );
+    assert_eq!(
+        tls_listener["listener_filters"][0]["name"],
+        "envoy.filters.listener.tls_inspector"
+    );
+    // Its own route configuration: only its own routes.
+    let hcm = &chains[0]["filters"][0]["typed_config"];
+    assert_eq!(hcm["rds"]["route_config_name"], "shop");
+    let routes = &state.route_configs["shop"]["virtual_hosts"][0]["routes"];
+    assert_eq!(routes.as_array().unwrap().len(), 1);
+    assert_eq!(routes[0]["name"], "shop/shop/s/0");
+    assert!(!state.route_configs.contains_key("api"));
+    assert_eq!(
+        state.secrets.keys().collect::<Vec<_>>(),
+        ["infra/shop-cert"]
+    );
+    // The plain HTTP listener is untouched by all this.
+    assert!(state.listeners["http"]["filter_chains"][0]
+        .get("transport_socket")
+        .is_none());
+    // A rotated certificate is one SDS step; the listener is not rewritten.
+    let mut rotated = state.clone();
+    rotated.secrets.get_mut("infra/shop-cert").unwrap()["tls_certificate"]["certificate_chain"]
+        ["inline_string"] = serde_json::json!(pem("CERTIFICATE").replace("AAAA", "BBBB"));
+    let steps = transition(Some(&state), &rotated);
+    assert!(steps
+        .iter()
+        .any(|s| matches!(s, Step::Secret { name, .. } if name == "infra/shop-cert")));
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|s| matches!(s, Step::Secret { .. }))
+            .count(),
+        1
+    );
+    let Some(Step::Listeners(listeners)) = steps.iter().find(|s| matches!(s, Step::Listeners(_)))
+    else {
+        panic!("no LDS step");
+    };
+    assert_eq!(listeners, &state.listeners);
+}
+
 #[test]
 fn a_listener_sets_listener_shares_its_port_and_gets_a_file_safe_name() {
     // The Gateway's own `http` and a ListenerSet's `http` on one port: one
@@ -381,114 +491,4 @@ fn a_listener_without_a_port_is_not_rendered_and_says_so() {
         ),
         "{notes:?}"
     );
-}
-
-/// Two HTTPS listeners on one port and an HTTP one: each HTTPS listener is
-/// a filter chain of its own, chosen by SNI, with its own routes and its
-/// certificate through SDS; a listener whose Secret is missing is left out
-/// with an error naming it, and the others are still rendered.
-#[test]
-fn https_listeners_are_chains_chosen_by_sni_with_certificates_through_sds() {
-    use attache_core::source::{Origin, SourceDoc};
-    use attache_core::topology::{ListenerInfo, ListenerTls, ObjectKey};
-    let https = |name: &str, host: &str, secret: &str| ListenerInfo {
-        hostname: Some(host.into()),
-        tls: Some(ListenerTls {
-            certificate_refs: vec![ObjectKey {
-                namespace: "infra".into(),
-                name: secret.into(),
-            }],
-        }),
-        ..listener(name, 443, "HTTPS")
-    };
-    let res = resolution(
-        vec![
-            listener("http", 80, "HTTP"),
-            https("shop", "shop.example.com", "shop-cert"),
-            https("api", "api.example.com", "api-cert"),
-        ],
-        vec![
-            (entry("http", "a", "/"), vec![backend("v1", 1)]),
-            (entry("shop", "s", "/"), vec![backend("v1", 1)]),
-            (entry("api", "x", "/"), vec![backend("v1", 1)]),
-        ],
-    );
-    let mut book = book(&["*=127.0.0.1:9000"]);
-    let pem = |label: &str| format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n");
-    book.manifests = crate::manifests::Manifests::index(&[SourceDoc {
-        origin: Origin {
-            file: "certs.yaml".into(),
-            document: 1,
-            item: None,
-        },
-        value: serde_json::json!({
-            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-            "metadata": {"name": "shop-cert", "namespace": "infra"},
-            "stringData": {"tls.crt": pem("CERTIFICATE"), "tls.key": pem("PRIVATE KEY")}
-        }),
-    }]);
-    let (state, (notes, errors)) = xds_state(&res, &book, &options()).unwrap();
-    assert_eq!(
-        notes,
-        ["route api/shop/x/0 is on listener 'api', which is not rendered"]
-    );
-    assert_eq!(
-        errors,
-        ["listener 'api' (HTTPS) is not served: its tls.certificateRefs[0], Secret infra/api-cert, is not in the input; add the kubernetes.io/tls Secret's manifest"]
-    );
-    // Named after every Gateway listener on the port, so it keeps its name
-    // when a Secret comes or goes (a renamed listener would rebind).
-    let tls_listener = &state.listeners["shop+api"];
-    let chains = tls_listener["filter_chains"].as_array().unwrap();
-    assert_eq!(chains.len(), 1);
-    assert_eq!(
-        chains[0]["filter_chain_match"]["server_names"],
-        serde_json::json!(["shop.example.com"])
-    );
-    let sds = &chains[0]["transport_socket"]["typed_config"]["common_tls_context"]
-        ["tls_certificate_sds_secret_configs"][0];
-    assert_eq!(sds["name"], "infra/shop-cert");
-    assert_eq!(
-        sds["sds_config"]["path_config_source"]["path"],
-        "/run/attache/sds/infra_shop-cert/secret.json"
-    );
-    assert_eq!(
-        tls_listener["listener_filters"][0]["name"],
-        "envoy.filters.listener.tls_inspector"
-    );
-    // Its own route configuration: only its own routes.
-    let hcm = &chains[0]["filters"][0]["typed_config"];
-    assert_eq!(hcm["rds"]["route_config_name"], "shop");
-    let routes = &state.route_configs["shop"]["virtual_hosts"][0]["routes"];
-    assert_eq!(routes.as_array().unwrap().len(), 1);
-    assert_eq!(routes[0]["name"], "shop/shop/s/0");
-    assert!(!state.route_configs.contains_key("api"));
-    assert_eq!(
-        state.secrets.keys().collect::<Vec<_>>(),
-        ["infra/shop-cert"]
-    );
-    // The plain HTTP listener is untouched by all this.
-    assert!(state.listeners["http"]["filter_chains"][0]
-        .get("transport_socket")
-        .is_none());
-    // A rotated certificate is one SDS step; the listener is not rewritten.
-    let mut rotated = state.clone();
-    rotated.secrets.get_mut("infra/shop-cert").unwrap()["tls_certificate"]["certificate_chain"]
-        ["inline_string"] = serde_json::json!(pem("CERTIFICATE").replace("AAAA", "BBBB"));
-    let steps = transition(Some(&state), &rotated);
-    assert!(steps
-        .iter()
-        .any(|s| matches!(s, Step::Secret { name, .. } if name == "infra/shop-cert")));
-    assert_eq!(
-        steps
-            .iter()
-            .filter(|s| matches!(s, Step::Secret { .. }))
-            .count(),
-        1
-    );
-    let Some(Step::Listeners(listeners)) = steps.iter().find(|s| matches!(s, Step::Listeners(_)))
-    else {
-        panic!("no LDS step");
-    };
-    assert_eq!(listeners, &state.listeners);
 }
