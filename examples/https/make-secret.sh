@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Makes a self-signed certificate for shop.example.com and writes it as the
 # kubernetes.io/tls Secret infra/shop-cert (20-secret.yaml, mode 0600: it
-# holds the private key). Run it again to rotate: `attache watch --xds-dir`
-# rewrites the SDS file and Envoy serves the new certificate, no restart.
+# holds the private key), into DIR (default: this directory). Run it again to
+# rotate: `attache watch --xds-dir` rewrites the SDS file and Envoy serves the
+# new certificate, no restart.
+#
+#   examples/https/make-secret.sh [DIR]
 set -euo pipefail
-dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dir="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
