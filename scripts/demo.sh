@@ -32,7 +32,7 @@ case "${1:-}" in
   # examples/grpc, a GRPCRoute over h2c and TLS: scripts/demo_grpc.sh.
   --grpc) shift; exec bash "$ROOT/scripts/demo_grpc.sh" "$@" ;;
   "") ;;
-  *) die "usage: scripts/demo.sh [--https | --grpc] [--check]" ;;
+  *) die "usage: scripts/demo.sh [--check] | --https [--check] | --grpc [--check]" ;;
 esac
 
 PORT="${DEMO_PORT:-8080}"

@@ -50,6 +50,15 @@ impl ParentRef {
         self.group == GATEWAY_GROUP && self.kind == "Gateway"
     }
 
+    /// Whether it names `set` (group, kind, namespace, name), compared in
+    /// place.
+    pub fn names_set(&self, set: &super::listener_set::SetRef) -> bool {
+        set.kind.group() == self.group
+            && set.kind.name() == self.kind
+            && set.key.namespace == self.namespace
+            && set.key.name == self.name
+    }
+
     /// The ListenerSet it names, when its group and kind are one of the two
     /// set kinds (docs/semantics.md, "ListenerSet").
     pub fn set(&self) -> Option<super::listener_set::SetRef> {

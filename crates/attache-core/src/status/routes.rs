@@ -160,7 +160,7 @@ fn outcome(inputs: &Inputs, route: &HttpRoute, parent: &ParentRef) -> Outcome {
     match refusal(inputs, gw, route, parent) {
         Some(r) => Outcome::Refused(r.reason(), refusal_text(route, parent, gw, &r).0),
         None => {
-            let named = Parent::of(parent, gw).unwrap_or(Parent::Gateway);
+            let named = Parent::of(inputs, parent, gw).unwrap_or(Parent::Gateway);
             let count = crate::route_parents::serving(inputs, gw, route, parent).len();
             Outcome::Attached(format!(
                 "attached to {} through {count} listener(s)",
