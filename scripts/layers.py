@@ -76,7 +76,7 @@ LAYERS = {
     # check does not follow); `cmd/load.rs` the loading `render` and `watch`
     # share. Commands are siblings: none imports another.
     "src": [
-        ("base", ["strict_value", "output", "input", "cmd", "cmd::load", "cmd::strict", "cmd::wrap"]),
+        ("base", ["output", "input", "cmd", "cmd::load", "cmd::strict", "cmd::wrap"]),
         (
             "commands",
             [
