@@ -8,6 +8,7 @@
 //! (`attache_input`), resolved by the same core.
 
 pub mod kinds;
+pub mod kube;
 pub mod reconcile;
 pub mod snapshot;
 pub mod status;

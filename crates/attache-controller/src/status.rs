@@ -196,3 +196,26 @@ fn stamp(conditions: &Value, live: &Value, now: &str) -> Value {
         .collect();
     Value::Array(stamped)
 }
+
+/// Our status laid over a fresher live one (after a 409): the policy-level
+/// conditions and our ancestors from `ours`, other controllers' ancestors
+/// from `fresh`, at most 16 in all.
+pub fn rebase(ours: &Value, fresh: &Value) -> Value {
+    let mine = |a: &&Value| a["controllerName"] == CONTROLLER_NAME;
+    let theirs = fresh["ancestors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| !mine(a));
+    let ours_list = ours["ancestors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(mine);
+    let ancestors: Vec<Value> = theirs
+        .chain(ours_list)
+        .take(MAX_ANCESTORS)
+        .cloned()
+        .collect();
+    json!({"conditions": ours["conditions"], "ancestors": ancestors})
+}
