@@ -5,6 +5,8 @@
 #   scripts/demo.sh            set up, start, print curl lines to try, keep running
 #   scripts/demo.sh --check    the same, then run those curl lines, assert what
 #                              they show, and exit (scripts/test.sh runs this)
+#   scripts/demo.sh --https [--check]   the HTTPS listener example instead
+#                              (scripts/demo_https.sh)
 #
 # Ports: DEMO_PORT (8080, the Gateway's `http` listener), DEMO_OPS_PORT (8081,
 # its `admin` listener), DEMO_ADMIN_PORT (9901, Envoy's admin interface),
@@ -23,8 +25,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CHECK=false
 case "${1:-}" in
   --check) CHECK=true ;;
+  # The HTTPS listener example (examples/https): scripts/demo_https.sh.
+  --https) shift; exec bash "$ROOT/scripts/demo_https.sh" "$@" ;;
   "") ;;
-  *) die "usage: scripts/demo.sh [--check]" ;;
+  *) die "usage: scripts/demo.sh [--https] [--check]" ;;
 esac
 
 PORT="${DEMO_PORT:-8080}"

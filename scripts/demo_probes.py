@@ -145,6 +145,31 @@ def probes(doc, port, backend_port):
             check_request_header,
         )
 
+    # A route served through a tenant's ListenerSet listener (on the same
+    # port), with a header its set's policy sets.
+    def set_header(r):
+        return next((h for h in (r.get("requestHeaders") or {}).get("set", [])
+                     if "@ ListenerSet " in (r.get("sources") or {}).get("requestHeaders.set." + h["name"], "")),
+                    None)
+
+    route, req = first(lambda r: r.get("listenerSet") and set_header(r))
+    if route:
+        header = set_header(route)
+        path, headers = req
+        name, value = header["name"], header["value"]
+
+        def check_set_header(outputs, name=name, value=value):
+            seen = json.loads(outputs[0]).get("headers", {}).get(name)
+            return None if seen == value else f"expected the backend to see {name}: {value}, it saw {seen!r}"
+
+        yield (
+            f"ListenerSet: {route['name']} is served through listener {route['listener']} of ListenerSet "
+            f"{route['listenerSet']}, on the Gateway's port; its team's policy on the set sets {name}: {value}"
+            f"{source(route, 'requestHeaders.set.' + name)}",
+            [curl(port, path, headers)],
+            check_set_header,
+        )
+
     route, req = first(lambda r: any("," in h["value"] for h in (r.get("requestHeaders") or {}).get("set", [])))
     if route:
         header = next(h for h in route["requestHeaders"]["set"] if "," in h["value"])

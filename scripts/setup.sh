@@ -34,6 +34,20 @@ else
     || die "$ENVOY_BIN does not report version $ENVOY_VERSION after installation"
 fi
 
+# --- RE2, the oracle of tests/re2_program_size.rs -----------------------------
+# google-re2 is RE2 itself (the library Envoy compiles regexes with); the test
+# checks the resolver's program-size model against its `programsize`.
+RE2_PY_VERSION="1.1.20251105"
+if [[ ! -x "$VENV/bin/python" ]]; then
+  say "creating $VENV"
+  python3 -m venv "$VENV" || die "python3 -m venv failed: install the venv module (e.g. apt-get install python3-venv) and re-run"
+fi
+if ! "$VENV/bin/python" -c 'import re2' >/dev/null 2>&1; then
+  say "installing google-re2==$RE2_PY_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "google-re2==$RE2_PY_VERSION" \
+    || die "pip could not install google-re2==$RE2_PY_VERSION (is PyPI reachable?)"
+fi
+
 # --- Rust targets and builds -------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   say "adding the wasm32-wasip1 target"

@@ -49,6 +49,16 @@ pub fn pretty_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, Cl
 /// Writes a temp file next to `path` and renames it over, so a reader
 /// (Envoy, the filter loader) never sees half a file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    write_atomically_as(path, bytes, None)
+}
+
+/// [`write_atomically`], the file created with `mode` (unix) before a byte
+/// is written, so secret content is never readable by others, even briefly.
+pub fn write_atomically_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CliError> {
+    write_atomically_as(path, bytes, Some(mode))
+}
+
+fn write_atomically_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), CliError> {
     let shown = path.display().to_string();
     let err = |source| CliError::Write {
         path: shown.clone(),
@@ -64,7 +74,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        if let Some(mode) = mode {
+            use std::os::unix::fs::OpenOptionsExt;
+            // A leftover temporary file of another mode must not be reused.
+            let _ = std::fs::remove_file(&tmp);
+            options.mode(mode);
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
+        let mut f = options.open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)

@@ -36,8 +36,9 @@ fn diff_between(old: &Path, new: &Path, extra: &[&str]) -> (i32, String) {
 }
 
 /// Every entry of examples/shop's Gateway, in the order diff lists them.
-const SHOP_ENTRIES: [&str; 7] = [
+const SHOP_ENTRIES: [&str; 8] = [
     "admin/infra/ops/0",
+    "deals/deals-edge/http/deals/offers/0",
     "http/catalog/catalog/browse",
     "http/catalog/reviews/0",
     "http/shop/orders/0",
@@ -59,7 +60,7 @@ fn a_gateway_class_override_changed_shows_every_route_it_reaches() {
     let (code, out) = diff(&new, &["--exit-code"]);
     assert_eq!(code, 4);
     let mut expected = String::from(
-        "Gateway infra/edge: 7 entries changed, 0 added, 0 removed; 0 policy status changes\n",
+        "Gateway infra/edge: 8 entries changed, 0 added, 0 removed; 0 policy status changes\n",
     );
     for entry in SHOP_ENTRIES {
         expected.push_str(&format!(
@@ -170,12 +171,16 @@ fn a_gateway_deleted_removes_every_entry_and_strands_its_policies() {
     let (code, out) = diff(&new, &["--fail-on", "entry-removed"]);
     assert_eq!(code, 4);
     let mut expected = String::from(
-        "Gateway infra/edge: 0 entries changed, 0 added, 7 removed; 3 policy status changes\n",
+        "Gateway infra/edge: 0 entries changed, 0 added, 8 removed; 4 policy status changes\n",
     );
     for entry in SHOP_ENTRIES {
         expected.push_str(&format!("\n- {entry}  (removed)\n"));
     }
     expected.push_str("\npolicies\n");
+    // The deals team's ListenerSet loses its Gateway, and with it its policy's target.
+    expected.push_str(
+        "    RoutePolicy deals/deals-listeners: Accepted -> TargetNotFound  [policy-target-not-found]\n      none of its targets exists\n      ListenerSet deals/deals-edge: Accepted -> TargetNotFound\n        attached to an invalid target resource: ListenerSet deals/deals-edge is not attached: Gateway infra/edge is not in the input\n",
+    );
     for (policy, target, section) in [
         (
             "admin-listener",
@@ -199,7 +204,7 @@ fn a_gateway_deleted_removes_every_entry_and_strands_its_policies() {
     assert_eq!(code, 4);
     assert!(
         out.starts_with(
-            "Gateway infra/edge: 0 entries changed, 7 added, 0 removed; 3 policy status changes\n"
+            "Gateway infra/edge: 0 entries changed, 8 added, 0 removed; 4 policy status changes\n"
         ),
         "{out}"
     );

@@ -50,18 +50,20 @@ fn every_level_and_policy_is_drawn_with_its_edges() {
         "label=\"HTTPRoute\\nshop/orders\"",
         "label=\"rule\\ncheckout\"",
         "label=\"ClusterRoutePolicy\\nplatform-guardrails\", shape=note",
+        "label=\"ListenerSet\\ndeals/deals-edge\"",
+        "label=\"HTTPRoute\\ndeals/offers\"",
     ] {
         assert!(dot.contains(node), "{node} missing:\n{dot}");
     }
-    // 8 policies, each at its one target; 20 tree edges (GatewayClass to
-    // Namespace to Gateway, two listeners, the routes and rules, three
-    // delegations).
-    assert_eq!(dot.matches("style=dashed").count(), 8, "{dot}");
+    // 9 policies, each at its one target; 24 tree edges (GatewayClass to
+    // Namespace to Gateway, two listeners, the deals ListenerSet and its
+    // listener, the routes and rules, three delegations).
+    assert_eq!(dot.matches("style=dashed").count(), 9, "{dot}");
     assert_eq!(
         dot.lines()
             .filter(|l| l.trim_end().ends_with(';') && l.contains(" -> ") && !l.contains('['))
             .count(),
-        20,
+        24,
         "{dot}"
     );
 }
@@ -145,8 +147,8 @@ fn graphviz_renders_the_dot_to_svg() {
     let svg = text(&out.stdout);
     assert!(svg.contains("<svg"), "{svg}");
     assert!(svg.contains("<title>attache</title>"), "{svg}");
-    assert_eq!(svg.matches("class=\"node\"").count(), 29, "{svg}");
-    assert_eq!(svg.matches("class=\"edge\"").count(), 28, "{svg}");
+    assert_eq!(svg.matches("class=\"node\"").count(), 34, "{svg}");
+    assert_eq!(svg.matches("class=\"edge\"").count(), 33, "{svg}");
     for label in [
         "GatewayClass",
         "platform&#45;guardrails",

@@ -74,9 +74,15 @@ fn status_reports_peer_policies_under_their_own_kind() {
     let out = attache(&["status", "-f", &example("kgateway")]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let yaml: serde_json::Value = serde_yaml_ng::from_str(&text(&out.stdout)).unwrap();
-    let items = yaml["items"].as_array().unwrap();
+    // The policies, then the HTTPRoutes (their RouteParentStatus).
+    let items: Vec<&serde_json::Value> = yaml["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] != "HTTPRoute")
+        .collect();
     assert_eq!(items.len(), 3);
-    for item in items {
+    for item in &items {
         assert_eq!(item["apiVersion"], "gateway.kgateway.dev/v1alpha1");
         assert_eq!(item["kind"], "TrafficPolicy");
         assert_eq!(item["status"]["conditions"][0]["reason"], "Accepted");

@@ -24,7 +24,7 @@ fn run(extra: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn the_table_has_one_line_per_policy_in_kubectl_columns() {
+fn the_table_has_one_line_per_policy_then_one_per_route_parent_in_kubectl_columns() {
     let out = run(&["-o", "table"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
@@ -43,6 +43,10 @@ RoutePolicy          shop        reach            False      Invalid          - 
 RoutePolicy          shop        still-good       True       Accepted         HTTPRoute/api              Attached
 RoutePolicy          shop        typo             False      Invalid          -                          -
 ClusterRoutePolicy   -           class-defaults   True       Accepted         GatewayClass/attache       Merged
+
+ROUTE       NAMESPACE   NAME         PARENT              ACCEPTED   REASON
+HTTPRoute   shop        api          -                   -          -
+HTTPRoute   shop        storefront   Gateway/edge:http   True       Accepted
 "
     );
 }
@@ -56,7 +60,8 @@ fn yaml_is_the_default_off_a_terminal_and_json_is_the_same_list() {
     let from_json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(from_yaml, from_json);
     assert_eq!(from_json["kind"], "List");
-    assert_eq!(from_json["items"].as_array().unwrap().len(), 12);
+    // 12 policies, then the 2 HTTPRoutes.
+    assert_eq!(from_json["items"].as_array().unwrap().len(), 14);
 }
 
 /// What a controller writes to the status subresource, per policy: the
@@ -106,7 +111,8 @@ fn filters_by_name_namespace_and_gateway() {
     assert_eq!(names(run(&["-o", "json", "-n", "infra"])), ["edge-limits"]);
     // Through the Gateway: its own policy, the class's, and the route
     // policies of the routes it serves; invalid ones that name no
-    // Gateway target are not its own.
+    // Gateway target are not its own; then the routes whose parentRefs
+    // name it.
     assert_eq!(
         names(run(&["-o", "json", "--gateway", "infra/edge"])),
         [
@@ -114,7 +120,8 @@ fn filters_by_name_namespace_and_gateway() {
             "api-retries",
             "checkout-fast",
             "still-good",
-            "class-defaults"
+            "class-defaults",
+            "storefront"
         ]
     );
     let missing = run(&["--gateway", "infra/nope"]);
@@ -132,4 +139,76 @@ fn strict_fails_when_a_shown_policy_is_not_accepted() {
     // examples/shop is clean: --strict passes.
     let clean = attache(&["status", "-f", "examples/shop", "--strict", "-o", "table"]);
     assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stderr));
+}
+
+/// A route's status per parentRef, as Gateway API's `RouteParentStatus`:
+/// one that reaches a listener, one that names no listener of the Gateway,
+/// one whose Gateway is not in the input.
+#[test]
+fn route_items_carry_route_parent_status_per_parent_ref() {
+    let dir = support::scratch("status-routes");
+    let shop = std::fs::read_to_string(fixture("shop.yaml")).unwrap();
+    let broken = shop.replacen(
+        "sectionName: http",
+        "sectionName: http\n  - {name: edge, namespace: infra, sectionName: htpp}\n  - {name: edg, namespace: infra}",
+        1,
+    );
+    assert_ne!(
+        broken, shop,
+        "the fixture's storefront names sectionName http"
+    );
+    let file = dir.join("shop.yaml");
+    std::fs::write(&file, broken).unwrap();
+    let out = attache(&[
+        "status",
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        "json",
+        "--name",
+        "storefront",
+    ]);
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let condition = |status: &str, reason: &str, message: &str| serde_json::json!([{"type": "Accepted", "status": status, "reason": reason, "message": message}]);
+    assert_eq!(
+        list["items"],
+        serde_json::json!([{
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "HTTPRoute",
+            "metadata": {"name": "storefront", "namespace": "shop"},
+            "status": {"parents": [
+                {"parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "infra",
+                               "name": "edge", "sectionName": "http"},
+                 "controllerName": "policy.attache.dev/attache",
+                 "conditions": condition("True", "Accepted", "attached to Gateway infra/edge through 1 listener(s)")},
+                {"parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "infra",
+                               "name": "edge", "sectionName": "htpp"},
+                 "controllerName": "policy.attache.dev/attache",
+                 "conditions": condition("False", "NoMatchingParent",
+                    "attaches to no listener of Gateway infra/edge (sectionName htpp): NoMatchingParent: no listener is named htpp")},
+                {"parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "infra",
+                               "name": "edg"},
+                 "controllerName": "policy.attache.dev/attache",
+                 "conditions": condition("Unknown", "Pending", "names Gateway infra/edg, which the input does not have")}
+            ]}
+        }])
+    );
+    let table = attache(&[
+        "status",
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        "table",
+        "--name",
+        "storefront",
+    ]);
+    assert_eq!(
+        text(&table.stdout),
+        "No policies found.\n\n\
+ROUTE       NAMESPACE   NAME         PARENT              ACCEPTED   REASON
+HTTPRoute   shop        storefront   Gateway/edge:http   True       Accepted
+HTTPRoute   shop        storefront   Gateway/edge:htpp   False      NoMatchingParent
+HTTPRoute   shop        storefront   Gateway/edg         Unknown    Pending
+"
+    );
 }

@@ -67,6 +67,16 @@ fn what_only_cel_states_is_refused_by_the_resolver() {
             both_spellings,
         ),
         ("no target", spec, "targets nothing", no_target),
+        (
+            "a zero back-off",
+            "/properties/spec/properties/defaults/properties/retry/properties/backoff",
+            "above 0s",
+            mutated(
+                &base,
+                &format!("{D}/retry"),
+                json!({"attempts": 2, "backoff": "0ms"}),
+            ),
+        ),
     ];
     for (what, pointer, message, policy) in cases {
         let rule = cel_rule(&checker.openapi, pointer, message);

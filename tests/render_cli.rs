@@ -180,7 +180,7 @@ fn wasmplugin_targets_the_gateway_with_the_document() {
     expected["options"] = serde_json::json!({
         "trustClientControlHeaders": false,
         "istioRouteNames": true,
-        "listenerPorts": {"http": 80, "admin": 8081},
+        "listenerPorts": {"http": 80, "admin": 8081, "deals/deals-edge/http": 80},
     });
     assert_eq!(plugin["spec"]["pluginConfig"], expected);
 }

@@ -28,7 +28,7 @@ const COMPOSE_WASM: &str = "/opt/attache/attache_filter.wasm";
 const XDS_FILES: [&str; 4] = [
     "lds/listeners.json",
     "cds/clusters.json",
-    "rds/http/routes.json",
+    "rds/http+deals~deals-edge~http/routes.json",
     "rds/admin/routes.json",
 ];
 
@@ -145,8 +145,8 @@ fn committed_configuration_serves_the_compose_ports_and_dns_backend() {
         .collect();
     assert_eq!(
         ports,
-        [("admin", 8081), ("http", 8080)],
-        "http moved to 8080, admin keeps its own port"
+        [("admin", 8081), ("http+deals~deals-edge~http", 8080)],
+        "http moved to 8080 with the deals ListenerSet's listener on its port; admin keeps its own"
     );
     assert_eq!(
         bootstrap["admin"]["address"]["socket_address"]["port_value"],

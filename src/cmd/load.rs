@@ -69,6 +69,31 @@ pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
     write_atomically(path, text.as_bytes())
 }
 
+/// Writes `text` atomically with mode 0600 (a private key is in it), in a
+/// directory only its owner can enter.
+pub fn write_private_file(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let err = |source| CliError::Write {
+            path: dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(err)?;
+        set_mode(dir, 0o700).map_err(err)?;
+    }
+    crate::output::write_atomically_with_mode(path, text.as_bytes(), 0o600)
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
 /// What was read and resolved, and how many error diagnostics (and errors
 /// and warnings, for `--strict`) came with it.
 pub struct Loaded {
@@ -98,6 +123,16 @@ pub fn load_and_resolve_for(
     data_plane: DataPlane,
 ) -> Result<Loaded, CliError> {
     let docs = input.read(limits)?;
+    resolve_docs(input, docs, gateway, data_plane)
+}
+
+/// [`load_and_resolve_for`] from documents already read.
+pub fn resolve_docs(
+    input: &InputArgs,
+    docs: Vec<SourceDoc>,
+    gateway: Option<&ObjectKey>,
+    data_plane: DataPlane,
+) -> Result<Loaded, CliError> {
     let inputs = input.parse(&docs);
     let gateway = match attache_core::select_gateway(&inputs, gateway) {
         Ok(gateway) => gateway,

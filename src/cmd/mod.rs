@@ -178,10 +178,13 @@ pub enum CliError {
     ClosedPipe,
     #[error("{}", gateway_message(.0))]
     Gateway(#[from] attache_core::ResolveError),
-    #[error("no entry for {wanted} in the resolved Gateway {gateway}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
+    #[error("no entry for {wanted} in the resolved Gateway {gateway}{why}; entries there: {available}\n  hint: check --route, --rule and --listener against `attache resolve`")]
     NoSuchEntry {
         wanted: String,
         gateway: String,
+        /// `: route shop/x attaches to no listener of ...` when the route
+        /// has no entry at all; empty otherwise.
+        why: String,
         available: String,
     },
 }
@@ -195,6 +198,7 @@ impl CliError {
         listener: Option<&str>,
         gateway: &ObjectKey,
         resolved: &attache_core::Resolved,
+        inputs: &attache_core::Inputs,
     ) -> Self {
         let mut wanted = format!("HTTPRoute {route}");
         if let Some(rule) = rule {
@@ -210,9 +214,23 @@ impl CliError {
             .iter()
             .map(|e| e.name.as_str())
             .collect();
+        // The route has no entry here at all: say why, in its parentRefs'
+        // own words (the words of its status and warnings).
+        let served = names.iter().any(|n| {
+            let parts = attache_core::contract::EntryName::split(n);
+            parts.namespace == route.namespace && parts.route == route.name
+        });
+        let why = match (
+            served,
+            attache_core::status::routes::why_no_entry(inputs, route),
+        ) {
+            (false, Some(why)) => format!(": {why}"),
+            _ => String::new(),
+        };
         CliError::NoSuchEntry {
             wanted,
             gateway: gateway.to_string(),
+            why,
             available: if names.is_empty() {
                 "none".into()
             } else {

@@ -15,12 +15,15 @@
 mod harness;
 
 mod control_headers;
+mod edge_values;
 mod example;
 mod headers;
 mod hostile;
 mod hot_reload;
+mod https;
 mod internal_clients;
 mod istio;
+mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;

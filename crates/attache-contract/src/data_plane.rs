@@ -178,6 +178,7 @@ impl DataPlaneDocument {
                 routes.push(RouteEntry {
                     name: route.name.clone(),
                     listener: parts.listener.to_string(),
+                    listener_set: parts.set.map(|s| format!("{}/{}", s.namespace, s.name)),
                     route_namespace: parts.namespace.to_string(),
                     route_name: parts.route.to_string(),
                     rule: parts.rule.to_string(),
@@ -297,6 +298,8 @@ mod tests {
         RouteEntry {
             name: name.into(),
             listener: "http".into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),
@@ -367,6 +370,8 @@ mod tests {
             RouteEntry {
                 name: "http/shop/bare/0".into(),
                 listener: "http".into(),
+                listener_set: None,
+                listener_set_kind: None,
                 route_namespace: "shop".into(),
                 route_name: "bare".into(),
                 rule: "0".into(),

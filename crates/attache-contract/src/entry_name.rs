@@ -1,16 +1,42 @@
-//! The entry name, `<listener>/<route namespace>/<route name>/<rule>`: the
-//! one place that builds it and takes it apart. The resolver names each
-//! entry with it, the renderer names Envoy routes after it, the data-plane
+//! The entry name and the listener key: the one place that builds them and
+//! takes them apart. The resolver names each entry with it, the renderer
+//! names Envoy routes and route configurations after it, the data-plane
 //! encoding and the filter read its parts back (docs/contract.md).
 //!
-//! The name has no route kind: every entry is an HTTPRoute rule today. A
-//! route kind would go here (and change every name, so every fixture).
+//! A Gateway's own listener has the key `<listener>`; a ListenerSet's
+//! listener `<set namespace>/<set name>/<listener>` (listener names are
+//! unique within one object only, so a Gateway and each of its sets may all
+//! have `http`). The entry name is `<listener key>/<route namespace>/<route
+//! name>/<rule>`: four segments on a Gateway's listener, six on a set's.
+//! No segment may contain `/` (all are Kubernetes names or SectionNames),
+//! so the count alone tells them apart; Envoy Gateway names its IR
+//! listeners alike (internal/gatewayapi/helpers.go, `irListenerName`).
+//!
+//! The name has no route kind: the entry carries it in its own field.
 
 use std::fmt;
 
-/// An entry name's four parts.
+/// A ListenerSet's `namespace` and `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetName<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+}
+
+/// The listener key: `<listener>`, or `<set namespace>/<set name>/<listener>`.
+pub fn listener_key(set: Option<SetName<'_>>, listener: &str) -> String {
+    match set {
+        Some(s) => format!("{}/{}/{listener}", s.namespace, s.name),
+        None => listener.to_string(),
+    }
+}
+
+/// An entry name's parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EntryName<'a> {
+    /// The ListenerSet of the listener; `None` for a Gateway's own.
+    pub set: Option<SetName<'a>>,
+    /// The listener's own (bare) name.
     pub listener: &'a str,
     pub namespace: &'a str,
     pub route: &'a str,
@@ -19,12 +45,29 @@ pub struct EntryName<'a> {
 }
 
 impl<'a> EntryName<'a> {
-    /// The parts of `name`. Never fails: a name with fewer than four parts
-    /// has the missing ones empty, and the rule keeps any further `/`.
+    /// The parts of `name`. Never fails: six segments are a set's entry; a
+    /// name of other length has the missing parts empty, and the rule keeps
+    /// any further `/`.
     pub fn split(name: &'a str) -> Self {
+        if name.split('/').count() == 6 {
+            let mut parts = name.split('/');
+            let mut next = || parts.next().unwrap_or_default();
+            let (namespace, set) = (next(), next());
+            return EntryName {
+                set: Some(SetName {
+                    namespace,
+                    name: set,
+                }),
+                listener: next(),
+                namespace: next(),
+                route: next(),
+                rule: next(),
+            };
+        }
         let mut parts = name.splitn(4, '/');
         let mut next = || parts.next().unwrap_or_default();
         EntryName {
+            set: None,
             listener: next(),
             namespace: next(),
             route: next(),
@@ -32,8 +75,15 @@ impl<'a> EntryName<'a> {
         }
     }
 
+    /// The key of the listener the entry is on ([`listener_key`]).
+    pub fn listener_key(&self) -> String {
+        listener_key(self.set, self.listener)
+    }
+
     /// The name istiod gives the Envoy route of this rule (see
-    /// [`crate::istio_route_name`]); None when the name has no rule part.
+    /// [`crate::istio_route_name`]): from the last three segments only, so
+    /// a rule served through a ListenerSet's listener has the name it has
+    /// on a Gateway's own. None when the name has no rule part.
     pub fn istio_route_name(&self) -> Option<String> {
         if self.rule.is_empty() {
             return None;
@@ -48,6 +98,9 @@ impl<'a> EntryName<'a> {
 
 impl fmt::Display for EntryName<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(s) = self.set {
+            write!(f, "{}/{}/", s.namespace, s.name)?;
+        }
         write!(
             f,
             "{}/{}/{}/{}",
@@ -63,6 +116,7 @@ mod tests {
     #[test]
     fn a_name_splits_into_the_parts_it_was_built_from() {
         let name = EntryName {
+            set: None,
             listener: "http",
             namespace: "shop",
             route: "checkout",
@@ -71,6 +125,30 @@ mod tests {
         let text = name.to_string();
         assert_eq!(text, "http/shop/checkout/pay");
         assert_eq!(EntryName::split(&text), name);
+        assert_eq!(name.listener_key(), "http");
+    }
+
+    #[test]
+    fn a_set_listeners_name_has_six_parts_and_its_key_three() {
+        let name = EntryName {
+            set: Some(SetName {
+                namespace: "team-a",
+                name: "ls-a",
+            }),
+            listener: "http",
+            namespace: "shop",
+            route: "checkout",
+            rule: "0",
+        };
+        let text = name.to_string();
+        assert_eq!(text, "team-a/ls-a/http/shop/checkout/0");
+        assert_eq!(EntryName::split(&text), name);
+        assert_eq!(name.listener_key(), "team-a/ls-a/http");
+        assert_eq!(
+            name.istio_route_name().as_deref(),
+            Some("shop.checkout.0"),
+            "istiod's name comes from the last three segments"
+        );
     }
 
     #[test]
@@ -80,5 +158,6 @@ mod tests {
         assert_eq!((short.route, short.rule), ("", ""));
         assert_eq!(short.istio_route_name(), None);
         assert_eq!(EntryName::split("a/b/c/d/e").rule, "d/e");
+        assert_eq!(EntryName::split("a/b/c/d/e").set, None);
     }
 }

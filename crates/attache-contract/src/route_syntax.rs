@@ -82,14 +82,26 @@ pub struct MatchRefusal {
     pub hint: &'static str,
 }
 
+/// Why a caller's engine refuses a regex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegexProblem {
+    /// It does not parse (the engine's message).
+    Syntax(String),
+    /// RE2 would compile it into a program of `size` instructions, over the
+    /// `limit` Envoy accepts: Envoy would refuse the route configuration.
+    TooLarge { size: usize, limit: usize },
+}
+
 /// Checks one match as the filter compiles it, in its order: the path
 /// (a regex that compiles, else a value starting with `/`), the method (a
 /// token), each header (a token name, a value regex that compiles) and
 /// each query parameter's value regex. `compile` compiles a regex (the
-/// caller's engine, with [`anchored`] and [`REGEX_SIZE_LIMIT`]).
+/// caller's engine, with [`anchored`] and [`REGEX_SIZE_LIMIT`]) and, where
+/// the caller renders for Envoy, checks RE2's program size. An empty regex
+/// is refused here: Envoy's `RegexMatcher.regex` has `min_len: 1`.
 pub fn check_match(
     m: &HttpRouteMatch,
-    compile: impl Fn(&str) -> Result<(), String>,
+    compile: impl Fn(&str) -> Result<(), RegexProblem>,
 ) -> Result<(), MatchRefusal> {
     let refuse = |field: String, message: String, hint: &'static str| MatchRefusal {
         field,
@@ -97,12 +109,28 @@ pub fn check_match(
         hint,
     };
     let regex = |field: String, value: &str| {
-        compile(value).map_err(|e| {
-            refuse(
+        if value.is_empty() {
+            return Err(refuse(
+                field,
+                "the regex is empty".into(),
+                "Envoy refuses an empty regex; write one that matches what you mean, e.g. .*",
+            ));
+        }
+        compile(value).map_err(|problem| match problem {
+            RegexProblem::Syntax(e) => refuse(
                 field,
                 format!("regex {value:?} does not parse: {e}"),
                 "use RE2 syntax without Unicode classes (the filter's regex engine)",
-            )
+            ),
+            RegexProblem::TooLarge { size, limit } => refuse(
+                field,
+                format!(
+                    "regex {value:?} compiles to an RE2 program of about {size} instructions; \
+                     Envoy refuses more than {limit}"
+                ),
+                "simplify it: smaller {n} counts, fewer alternatives or Unicode classes, \
+                 or exact and prefix matches",
+            ),
         })
     };
     if let Some(p) = &m.path {
@@ -190,7 +218,10 @@ mod tests {
             }],
             ..HttpRouteMatch::default()
         };
-        let refused = check_match(&bad_header, |_| Err("unclosed group".into())).unwrap_err();
+        let refused = check_match(&bad_header, |_| {
+            Err(RegexProblem::Syntax("unclosed group".into()))
+        })
+        .unwrap_err();
         assert_eq!(refused.field, "headers[0].value");
         assert!(check_match(&HttpRouteMatch::default(), ok).is_ok());
     }

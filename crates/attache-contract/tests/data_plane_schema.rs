@@ -45,6 +45,8 @@ fn encoded() -> DataPlaneDocument {
     let entry = |rule: &str| RouteEntry {
         name: route_entry_name("http", "shop", "checkout", rule),
         listener: "http".into(),
+        listener_set: None,
+        listener_set_kind: None,
         route_namespace: "shop".into(),
         route_name: "checkout".into(),
         rule: rule.into(),

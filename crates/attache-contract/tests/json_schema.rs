@@ -28,6 +28,8 @@ fn full_document() -> Document {
         routes: vec![RouteEntry {
             name: route_entry_name("http", "shop", "checkout", "0"),
             listener: "http".into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "shop".into(),
             route_name: "checkout".into(),
             rule: "0".into(),

@@ -21,7 +21,7 @@ use crate::matches::intersect_all;
 use crate::model::kinds::HTTP_ROUTE;
 use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, Rule};
-use crate::route_parents::{self, admits_kind, admits_namespace, names_gateway, selects};
+use crate::route_parents::{self, admits_kind, admits_namespace, selects};
 use crate::topology::ObjectKey;
 
 /// One rule served on one listener, with the delegation chain that led to it.
@@ -52,6 +52,7 @@ impl<'a> Attachment<'a> {
     pub fn entry_name(&self) -> String {
         match self.leaf() {
             Some((route, rule)) => crate::contract::EntryName {
+                set: self.listener.set_name(),
                 listener: &self.listener.name,
                 namespace: &route.key.namespace,
                 route: &route.key.name,
@@ -82,8 +83,9 @@ pub fn attach<'a>(
             let Some(hostnames) = intersect_lists(&listener_hosts, &route.hostnames) else {
                 diags.push(
                     Diagnostic::note(format!(
-                        "no hostname in common with listener {} of Gateway {}; not attached there",
-                        listener.name, gateway.key
+                        "no hostname in common with {} of Gateway {}; not attached there",
+                        listener.describe(),
+                        gateway.key
                     ))
                     .at(&route.meta.origin)
                     .on(format!("HTTPRoute {}", route.key))
@@ -185,7 +187,7 @@ fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &Htt
     let named = route
         .parent_refs
         .iter()
-        .any(|p| names_gateway(p, gateway) && selects(p, listener));
+        .any(|p| selects(p, gateway, listener));
     named && admits_namespace(inputs, gateway, listener, route) && admits_kind(listener)
 }
 

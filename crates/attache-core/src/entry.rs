@@ -67,6 +67,13 @@ pub(crate) fn to_entry(
     RouteEntry {
         name: name.to_string(),
         listener: att.listener.name.clone(),
+        listener_set: att.listener.set.as_ref().map(|s| s.key.to_string()),
+        listener_set_kind: att
+            .listener
+            .set
+            .as_ref()
+            .filter(|s| s.kind == crate::model::SetKind::XListenerSet)
+            .map(|s| s.kind.name().to_string()),
         route_namespace: route.key.namespace.clone(),
         route_name: route.key.name.clone(),
         rule: rule.label(),

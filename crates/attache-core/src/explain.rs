@@ -14,7 +14,12 @@ use crate::written::Written;
 pub struct Explanation {
     /// Schema-1 entry name.
     pub entry: String,
+    /// The listener's own name.
     pub listener: String,
+    /// `ListenerSet team-a/ls-a` (or `XListenerSet ...`) when the listener
+    /// is a ListenerSet's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listener_set: Option<String>,
     /// `namespace/name` of the leaf route.
     pub route: String,
     pub rule: String,

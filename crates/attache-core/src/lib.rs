@@ -30,6 +30,7 @@ pub mod model;
 pub mod near_miss;
 pub(crate) mod parse;
 pub(crate) mod prepare;
+pub mod re2_program;
 pub mod reach;
 pub mod resolve;
 pub mod retries;

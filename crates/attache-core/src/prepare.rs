@@ -76,10 +76,20 @@ pub(crate) fn prepare<'a>(
         );
     }
     let mut attachments = attach(inputs, gw, &mut diagnostics)?;
-    // Document order (see `resolve`).
+    // Document order (see `resolve`): the Gateway's own listeners, then
+    // each ListenerSet's in listener precedence.
     attachments.sort_by_cached_key(|a| {
         let (route, rule) = a.leaf().map(|(r, rule)| (r, rule.index)).unzip();
+        let set = a
+            .listener
+            .set
+            .as_ref()
+            .and_then(|s| inputs.listener_sets.get(s));
         (
+            set.map(|s| {
+                let (created, key, kind) = s.precedence();
+                (created.map(str::to_string), key.clone(), kind)
+            }),
             a.listener.name.clone(),
             route.and_then(|r| r.meta.created.clone()),
             route.map(|r| r.key.clone()),

@@ -11,6 +11,29 @@ use crate::parse::Inputs;
 use crate::resolve::ResolveError;
 use crate::topology::ObjectKey;
 
+/// The routes with a parentRef that reaches `gateway`, directly or through
+/// one of the ListenerSets it takes, whether or not a listener takes them
+/// (`attache status --gateway` shows why not).
+pub fn routes_reaching(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<BTreeSet<ObjectKey>, ResolveError> {
+    let key = crate::resolve::select_gateway(inputs, Some(gateway))?;
+    let Some(gw) = inputs.gateways.get(&key) else {
+        return Ok(BTreeSet::new());
+    };
+    Ok(inputs
+        .routes
+        .values()
+        .filter(|r| {
+            r.parent_refs
+                .iter()
+                .any(|p| crate::route_parents::Parent::of(p, gw).is_some())
+        })
+        .map(|r| r.key.clone())
+        .collect())
+}
+
 /// Indices into `Inputs::policies` of the policies that reach `gateway`.
 pub fn policies_reaching(
     inputs: &Inputs,
@@ -27,10 +50,12 @@ pub fn policies_reaching(
         Target::Namespace(gw.key.namespace.clone()),
         Target::GatewayClass(gw.class.clone()),
     ];
+    // Each listener's own levels: a Gateway's listener, or a ListenerSet
+    // and its listener.
     upper.extend(
         gw.listeners
             .iter()
-            .map(|l| Target::Gateway(gw.key.clone(), Some(l.name.clone()))),
+            .flat_map(|l| crate::model::kinds::upper_targets(gw, l)),
     );
     for target in &upper {
         found.extend(inputs.by_target.get(target).into_iter().flatten().copied());

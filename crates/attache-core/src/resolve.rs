@@ -35,7 +35,8 @@ pub struct Resolved {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Resolves one Gateway. Entries are sorted by listener name, then route
+/// Resolves one Gateway. Entries are sorted by listener (the Gateway's own
+/// by name, then each ListenerSet's in listener precedence), then route
 /// creationTimestamp (absent first), then route namespace/name, then rule
 /// index: the filter uses document order as the last tie-break of Gateway
 /// API match precedence, which ranks older routes first.
@@ -92,20 +93,17 @@ pub fn resolve_for(
     // Under Istio the filter sees istiod's route names (docs/contract.md).
     if data_plane == DataPlane::Istio {
         document.options.istio_route_names = true;
-        document.options.listener_ports = gw
-            .listeners
-            .iter()
-            .map(|l| (l.name.clone(), l.port))
-            .collect();
+        document.options.listener_ports = gw.listeners.iter().map(|l| (l.key(), l.port)).collect();
     }
     let listeners = gw
         .listeners
         .iter()
         .map(|l| ListenerInfo {
-            name: l.name.clone(),
+            name: l.key(),
             port: l.port,
             protocol: l.protocol.clone(),
             hostname: l.hostname.clone(),
+            tls: l.tls.clone(),
         })
         .collect();
     diagnostics.sort();
@@ -158,6 +156,7 @@ pub fn explain_route(
         let head = Explanation {
             entry: name,
             listener: att.listener.name.clone(),
+            listener_set: att.listener.set.as_ref().map(ToString::to_string),
             route: leaf_route.key.to_string(),
             rule: leaf_rule.label(),
             via: att.chain[..att.chain.len() - 1]

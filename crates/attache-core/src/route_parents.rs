@@ -9,7 +9,7 @@ use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
 use crate::model::kinds::HTTP_ROUTE;
 use crate::model::route::ParentRef;
-use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom};
+use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom, SetRef};
 
 /// Whether `parent` names `gateway` at all (group, kind, namespace, name).
 pub(crate) fn names_gateway(parent: &ParentRef, gateway: &Gateway) -> bool {
@@ -18,14 +18,61 @@ pub(crate) fn names_gateway(parent: &ParentRef, gateway: &Gateway) -> bool {
         && parent.name == gateway.key.name
 }
 
-/// Whether `parent`, naming the listener's Gateway, selects this listener
-/// (its `sectionName` and `port`, when given).
-pub(crate) fn selects(parent: &ParentRef, listener: &Listener) -> bool {
-    parent
-        .section_name
-        .as_ref()
-        .is_none_or(|s| *s == listener.name)
-        && parent.port.is_none_or(|port| port == listener.port)
+/// What a parentRef names among a Gateway's listeners: the Gateway itself
+/// (its own listeners) or one of the ListenerSets it takes (that set's
+/// listeners only). A parentRef to the Gateway never reaches a set's
+/// listener, even one of the same name (docs/semantics.md, "ListenerSet").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parent {
+    Gateway,
+    Set(SetRef),
+}
+
+impl Parent {
+    /// What `parent` names on `gateway`, if anything: the Gateway, or a set
+    /// whose listeners `gateway` holds.
+    pub fn of(parent: &ParentRef, gateway: &Gateway) -> Option<Parent> {
+        if names_gateway(parent, gateway) {
+            return Some(Parent::Gateway);
+        }
+        let set = parent.set()?;
+        gateway
+            .listeners
+            .iter()
+            .any(|l| l.set.as_ref() == Some(&set))
+            .then_some(Parent::Set(set))
+    }
+
+    /// Whether the listener belongs to this parent.
+    pub fn owns(&self, listener: &Listener) -> bool {
+        match self {
+            Parent::Gateway => listener.set.is_none(),
+            Parent::Set(set) => listener.set.as_ref() == Some(set),
+        }
+    }
+
+    /// `Gateway infra/edge` or `ListenerSet team-a/ls-a`, for messages.
+    pub fn describe(&self, gateway: &Gateway) -> String {
+        match self {
+            Parent::Gateway => format!("Gateway {}", gateway.key),
+            Parent::Set(set) => set.to_string(),
+        }
+    }
+}
+
+/// Whether `parent` (a parentRef of a route) reaches this listener of
+/// `gateway`: it names the listener's Gateway or set, and its `sectionName`
+/// and `port`, when given, are the listener's. A listener without a port
+/// (an XListenerSet's dynamic port) matches no `port`.
+pub(crate) fn selects(parent: &ParentRef, gateway: &Gateway, listener: &Listener) -> bool {
+    Parent::of(parent, gateway).is_some_and(|p| p.owns(listener))
+        && parent
+            .section_name
+            .as_ref()
+            .is_none_or(|s| *s == listener.name)
+        && parent
+            .port
+            .is_none_or(|port| port == listener.port && listener.port != 0)
 }
 
 /// Whether the listener's `allowedRoutes` admits the route: its namespace
@@ -37,8 +84,14 @@ pub(crate) fn admits_namespace(
     route: &HttpRoute,
 ) -> bool {
     let ns = &route.key.namespace;
+    // `Same` is the namespace of the listener's own object: a set's, not
+    // its Gateway's (conformance `ListenerSetAllowedRoutesNamespaces`).
+    let own = match &listener.set {
+        Some(set) => &set.key.namespace,
+        None => &gateway.key.namespace,
+    };
     match &listener.allowed.from {
-        NamespaceFrom::Same => *ns == gateway.key.namespace,
+        NamespaceFrom::Same => ns == own,
         NamespaceFrom::All => true,
         NamespaceFrom::Selector(sel) => sel.matches(&inputs.namespace_labels(ns)),
     }
@@ -73,8 +126,8 @@ impl Refusal {
     }
 }
 
-/// Why `parent` (which names `gateway`) reaches none of its listeners, or
-/// `None` when it reaches at least one.
+/// Why `parent` (which names `gateway` or one of its sets) reaches none of
+/// its listeners, or `None` when it reaches at least one.
 pub fn refusal(
     inputs: &Inputs,
     gateway: &Gateway,
@@ -84,7 +137,7 @@ pub fn refusal(
     let selected: Vec<&Listener> = gateway
         .listeners
         .iter()
-        .filter(|l| selects(parent, l))
+        .filter(|l| selects(parent, gateway, l))
         .collect();
     if selected.is_empty() {
         return Some(Refusal::NoMatchingParent);
@@ -111,12 +164,34 @@ pub fn refusal(
     (!shares_host).then_some(Refusal::NoMatchingListenerHostname)
 }
 
-/// One warning per parentRef of a route that names `gateway` but reaches
-/// none of its listeners (docs/semantics.md, "Attachment").
+/// The listeners of `gateway` that `parent` reaches and that take the
+/// route: selected, admitting its namespace and kind, sharing a hostname
+/// (the attachment walk's predicates, in `refusal`'s order).
+pub fn serving<'g>(
+    inputs: &Inputs,
+    gateway: &'g Gateway,
+    route: &HttpRoute,
+    parent: &ParentRef,
+) -> Vec<&'g Listener> {
+    gateway
+        .listeners
+        .iter()
+        .filter(|l| selects(parent, gateway, l))
+        .filter(|l| admits_namespace(inputs, gateway, l, route) && admits_kind(l))
+        .filter(|l| {
+            let hosts: Vec<String> = l.hostname.iter().cloned().collect();
+            intersect_lists(&hosts, &route.hostnames).is_some()
+        })
+        .collect()
+}
+
+/// One warning per parentRef of a route that names `gateway` (or a
+/// ListenerSet it takes) but reaches none of its listeners
+/// (docs/semantics.md, "Attachment").
 pub fn report(inputs: &Inputs, gateway: &Gateway, diags: &mut Vec<Diagnostic>) {
     for route in inputs.routes.values() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
-            if !names_gateway(parent, gateway) {
+            if Parent::of(parent, gateway).is_none() {
                 continue;
             }
             let Some(refusal) = refusal(inputs, gateway, route, parent) else {
@@ -127,6 +202,34 @@ pub fn report(inputs: &Inputs, gateway: &Gateway, diags: &mut Vec<Diagnostic>) {
     }
 }
 
+/// `attaches to no listener of Gateway infra/edge (sectionName htpp):
+/// NoMatchingParent: no listener is named htpp`: the words a route's
+/// warning and a policy's status both use.
+pub fn refusal_text(
+    route: &HttpRoute,
+    parent: &ParentRef,
+    gateway: &Gateway,
+    refusal: &Refusal,
+) -> (String, String) {
+    let named = Parent::of(parent, gateway).unwrap_or(Parent::Gateway);
+    let named_listeners: Vec<&str> = gateway
+        .listeners
+        .iter()
+        .filter(|l| named.owns(l))
+        .map(|l| l.name.as_str())
+        .collect();
+    let (why, hint) = why(route, parent, refusal, &named_listeners);
+    (
+        format!(
+            "attaches to no listener of {}{}: {}: {why}",
+            named.describe(gateway),
+            selector(parent),
+            refusal.reason()
+        ),
+        hint,
+    )
+}
+
 fn warning(
     route: &HttpRoute,
     index: usize,
@@ -134,25 +237,43 @@ fn warning(
     gateway: &Gateway,
     refusal: &Refusal,
 ) -> Diagnostic {
+    let (message, hint) = refusal_text(route, parent, gateway, refusal);
+    Diagnostic::warning(message)
+        .at(&route.meta.origin)
+        .on(format!("HTTPRoute {}", route.key))
+        .field(format!("spec.parentRefs[{index}]"))
+        .hint(hint)
+}
+
+/// ` (sectionName x, port 80)`, or nothing.
+fn selector(parent: &ParentRef) -> String {
     let named: Vec<String> = parent
         .section_name
         .iter()
         .map(|s| format!("sectionName {s}"))
         .chain(parent.port.map(|p| format!("port {p}")))
         .collect();
-    let selector = if named.is_empty() {
+    if named.is_empty() {
         String::new()
     } else {
         format!(" ({})", named.join(", "))
-    };
-    let listeners: Vec<&str> = gateway.listeners.iter().map(|l| l.name.as_str()).collect();
-    let (why, hint) = match refusal {
+    }
+}
+
+/// The reason in words, and the hint.
+fn why(
+    route: &HttpRoute,
+    parent: &ParentRef,
+    refusal: &Refusal,
+    listeners: &[&str],
+) -> (String, String) {
+    match refusal {
         Refusal::NoMatchingParent => (
             match (&parent.section_name, parent.port) {
                 (Some(s), Some(p)) => format!("no listener is named {s} on port {p}"),
                 (Some(s), None) => format!("no listener is named {s}"),
                 (None, Some(p)) => format!("no listener is on port {p}"),
-                (None, None) => "the Gateway has no listeners".to_string(),
+                (None, None) => "it has no listeners".to_string(),
             },
             format!("its listeners are: {}", listeners.join(", ")),
         ),
@@ -171,14 +292,5 @@ fn warning(
             "it shares no hostname with any listener that admits it".to_string(),
             "compare spec.hostnames with the listeners' hostname".to_string(),
         ),
-    };
-    Diagnostic::warning(format!(
-        "attaches to no listener of Gateway {}{selector}: {}: {why}",
-        gateway.key,
-        refusal.reason()
-    ))
-    .at(&route.meta.origin)
-    .on(format!("HTTPRoute {}", route.key))
-    .field(format!("spec.parentRefs[{index}]"))
-    .hint(hint)
+    }
 }

@@ -53,7 +53,11 @@ pub struct RawRetry {
     pub codes: Option<Vec<i64>>,
     /// Base interval between retries (Gateway API duration).
     #[serde(default, deserialize_with = "duration_text")]
-    #[schemars(with = "Option<String>", regex(pattern = duration::PATTERN))]
+    #[schemars(
+        with = "Option<String>",
+        regex(pattern = duration::PATTERN),
+        transform = crate::schema::rules::positive_duration
+    )]
     pub backoff: Option<String>,
     /// Envoy retry triggers.
     #[schemars(transform = crate::schema::rules::retry_triggers)]
@@ -190,8 +194,20 @@ pub fn retry(raw: &RawRetry, path: &str, out: &mut FieldMap, problems: &mut Vec<
         }
     }
     if let Some(text) = &raw.backoff {
-        if let Some(ms) = duration_field(text, &at(FieldKey::RetryBackoff), problems) {
-            out.insert(FieldKey::RetryBackoff, FieldValue::Millis(ms));
+        match duration_field(text, &at(FieldKey::RetryBackoff), problems) {
+            // Envoy refuses a zero `retry_back_off.base_interval` (its API
+            // validation: greater than 0s), and one refused route refuses the
+            // whole route configuration: every tenant's routes on that
+            // listener would stop updating (docs/semantics.md, "Retries").
+            Some(0) => problems.push(Problem {
+                field: at(FieldKey::RetryBackoff),
+                message: format!("{text:?} is not a back-off: Envoy refuses a zero base interval"),
+                hint: "use at least 1ms, or leave backoff out for Envoy's default of 25ms".into(),
+            }),
+            Some(ms) => {
+                out.insert(FieldKey::RetryBackoff, FieldValue::Millis(ms));
+            }
+            None => {}
         }
     }
     if let Some(triggers) = &raw.retry_on {

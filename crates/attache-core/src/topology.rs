@@ -25,6 +25,16 @@ pub struct ListenerInfo {
     /// `HTTP`, `HTTPS`, ...
     pub protocol: String,
     pub hostname: Option<String>,
+    /// `tls` of an HTTPS listener: the Secrets it terminates with.
+    pub tls: Option<ListenerTls>,
+}
+
+/// A listener's `tls` as the renderer needs it (Gateway API
+/// `GatewayTLSConfig`, mode `Terminate`): its `certificateRefs`, each a
+/// Secret of the Gateway's namespace, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerTls {
+    pub certificate_refs: Vec<ObjectKey>,
 }
 
 /// One `backendRef` of a rule that points at a Service (not a child route).

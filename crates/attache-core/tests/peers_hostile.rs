@@ -336,3 +336,49 @@ fn an_oversized_policy_weight_is_out_of_range() {
     assert!(text.contains("out of range"), "{text}");
     assert!(!text.contains("not an integer"), "{text}");
 }
+
+/// Envoy refuses a zero `retry_back_off.base_interval` (docs/semantics.md,
+/// "Retries"): a peer's zero back-off is Invalid under its own field name,
+/// as Envoy Gateway marks it, and the policy beside it still applies.
+#[test]
+fn a_zero_back_off_in_either_peer_is_invalid_naming_the_peers_field() {
+    let yaml = world(None, "")
+        + &peer(
+            "TrafficPolicy",
+            "tp-zero",
+            "",
+            &format!("{ON_ROUTE}  retry: {{attempts: 2, backoffBaseInterval: 0s}}\n"),
+        )
+        + &peer(
+            "BackendTrafficPolicy",
+            "btp-zero",
+            "",
+            &format!("{ON_ROUTE}  retry:\n    numRetries: 2\n    perRetry: {{backOff: {{baseInterval: 0ms}}}}\n"),
+        )
+        + &good();
+    let inputs = inputs(&yaml);
+    assert_eq!(
+        fields(Severity::Error, &inputs),
+        [
+            "TrafficPolicy apps/tp-zero spec.retry.backoffBaseInterval",
+            "BackendTrafficPolicy apps/btp-zero spec.retry.perRetry.backOff.baseInterval",
+        ]
+    );
+    for e in with(Severity::Error, &inputs) {
+        assert!(
+            e.message.contains("Envoy refuses a zero base interval"),
+            "{}",
+            e.message
+        );
+    }
+    assert_eq!(reason(&inputs, "tp-zero"), "Invalid");
+    assert_eq!(reason(&inputs, "btp-zero"), "Invalid");
+    assert_eq!(reason(&inputs, "good"), "Accepted");
+    let r = resolve(&inputs, &key("apps/gw")).unwrap();
+    assert_eq!(request_ms(entry(&r, A)), Some(6000));
+    assert_eq!(
+        attempts(entry(&r, A)),
+        None,
+        "neither zero back-off applies"
+    );
+}

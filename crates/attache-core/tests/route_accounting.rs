@@ -190,3 +190,115 @@ fn a_gateway_the_input_lacks_is_a_note_that_says_so() {
         )]
     );
 }
+
+/// The route's status (`RouteParentStatus` per parentRef) and the Attached
+/// condition of a RoutePolicy on the route and one on the `internal`
+/// listener, for the given parentRefs.
+fn statuses(parents: &str) -> (Vec<(String, String, String)>, String, String) {
+    let policy = |name: &str, target: &str| {
+        format!(
+            r#"---
+apiVersion: policy.attache.dev/v1alpha1
+kind: RoutePolicy
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  targetRef: {target}
+  timeouts: {{request: 2s}}
+"#,
+            ns = if name == "on-route" { "shop" } else { "infra" }
+        )
+    };
+    let yaml =
+        format!(
+        "{GATEWAYS}{}{}{}",
+        route(parents, "[shop.example.com]"),
+        policy("on-route", "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: storefront}"),
+        policy(
+            "on-internal",
+            "{group: gateway.networking.k8s.io, kind: Gateway, name: edge, sectionName: internal}"
+        ),
+    );
+    let report = attache_core::policy_status(&inputs(&yaml));
+    let route = report
+        .routes
+        .iter()
+        .find(|r| r.metadata.name == "storefront")
+        .unwrap();
+    let parents = route
+        .status
+        .parents
+        .iter()
+        .map(|p| {
+            let c = &p.conditions[0];
+            assert_eq!(c.kind, "Accepted");
+            assert_eq!(p.controller_name, "policy.attache.dev/attache");
+            (c.status.clone(), c.reason.clone(), c.message.clone())
+        })
+        .collect();
+    let attached = |name: &str| {
+        let p = report
+            .policies
+            .iter()
+            .find(|p| p.metadata.name == name)
+            .unwrap();
+        let c = p.status.ancestors[0]
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Attached")
+            .unwrap();
+        c.message.clone()
+    };
+    (parents, attached("on-route"), attached("on-internal"))
+}
+
+#[test]
+fn route_status_names_each_parent_refs_outcome_in_gateway_apis_words() {
+    let (parents, _, _) = statuses(
+        "{name: edge, namespace: infra, sectionName: htpp}, {name: edge, namespace: infra}, {name: edg, namespace: infra}",
+    );
+    let own = |s: &str, r: &str, m: &str| (s.to_string(), r.to_string(), m.to_string());
+    assert_eq!(
+        parents,
+        [
+            own(
+                "False",
+                "NoMatchingParent",
+                "attaches to no listener of Gateway infra/edge (sectionName htpp): NoMatchingParent: no listener is named htpp"
+            ),
+            own("True", "Accepted", "attached to Gateway infra/edge through 1 listener(s)"),
+            own(
+                "Unknown",
+                "Pending",
+                "names Gateway infra/edg, which the input does not have"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_policy_that_reaches_no_rule_says_why_in_the_routes_words() {
+    let (parents, on_route, on_internal) =
+        statuses("{name: edge, namespace: infra, sectionName: htpp}");
+    assert_eq!(parents.len(), 1);
+    assert_eq!(
+        on_route,
+        "route shop/storefront attaches to no listener of Gateway infra/edge (sectionName htpp): \
+         NoMatchingParent: no listener is named htpp"
+    );
+    assert_eq!(
+        on_internal,
+        "no route attaches to Gateway infra/edge listener internal"
+    );
+    let (_, _, on_internal) = statuses("{name: edge, namespace: infra, sectionName: internal}");
+    assert_eq!(
+        on_internal,
+        "no route rule is served through Gateway infra/edge listener internal: route shop/storefront \
+         attaches to no listener of Gateway infra/edge (sectionName internal): NotAllowedByListeners: \
+         no listener it selects admits routes from namespace shop"
+    );
+    let (_, on_route, _) = statuses("{name: edg, namespace: infra}");
+    assert_eq!(
+        on_route,
+        "route shop/storefront names Gateway infra/edg, which the input does not have"
+    );
+}

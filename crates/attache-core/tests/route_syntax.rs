@@ -147,3 +147,51 @@ fn valid_regexes_and_wildcards_still_resolve() {
         inputs.diagnostics
     );
 }
+
+/// Envoy refuses a regex whose RE2 program is over 100 instructions, and
+/// with it the whole route configuration of the listener: every other
+/// tenant's route would stop updating. The route is refused alone, here.
+#[test]
+fn a_regex_over_envoys_re2_program_size_is_refused_alone() {
+    let (field, message, names) = refused(
+        "[]",
+        "[{path: {type: RegularExpression, value: \"/rx/[a-z]{300}\"}}]",
+    );
+    assert_eq!(field, "spec.rules[0].matches[0].path.value");
+    assert_eq!(
+        message,
+        "regex \"/rx/[a-z]{300}\" compiles to an RE2 program of about 308 instructions; Envoy refuses more than 100"
+    );
+    assert_eq!(names, vec!["http/shop/good/0".to_string()]);
+    // The same in a header's value.
+    let (field, _, _) = refused(
+        "[]",
+        "[{path: {type: PathPrefix, value: /a}, headers: [{name: x-a, type: RegularExpression, value: \"[0-9]{200}\"}]}]",
+    );
+    assert_eq!(field, "spec.rules[0].matches[0].headers[0].value");
+    // At the limit it resolves: /rx/ (4) + 92 ranges + the start (4) = 100.
+    let yaml = format!(
+        "{GATEWAY}{}",
+        bad_route(
+            "[]",
+            "[{path: {type: RegularExpression, value: \"/rx/[a-z]{92}\"}}]"
+        )
+    );
+    let inputs = inputs(&yaml);
+    assert!(
+        inputs
+            .diagnostics
+            .iter()
+            .all(|d| d.severity != Severity::Error),
+        "{:#?}",
+        inputs.diagnostics
+    );
+}
+
+/// Envoy's `RegexMatcher.regex` has `min_len: 1`.
+#[test]
+fn an_empty_regex_is_refused() {
+    let (field, message, _) = refused("[]", "[{path: {type: RegularExpression, value: \"\"}}]");
+    assert_eq!(field, "spec.rules[0].matches[0].path.value");
+    assert_eq!(message, "the regex is empty");
+}

@@ -67,7 +67,7 @@ fn bad_duration_names_file_document_object_field_and_the_valid_form() {
 
 #[test]
 fn each_kind_of_bad_policy_is_invalid_with_its_field() {
-    let cases: [(&str, At, &str, &str); 9] = [
+    let cases: [(&str, At, &str, &str); 10] = [
         ("codes", At::Route, "defaults: {retry: {codes: [503, 600]}}", "spec.defaults.retry.codes[1]: 600 is not a retriable HTTP status code"),
         ("attempts", At::Route, "overrides: {retry: {attempts: -1}}", "spec.overrides.retry.attempts: -1 is not a valid number of retries"),
         ("header", At::Route, "defaults: {requestHeaderModifier: {set: [{name: \"x a\", value: v}]}}", "spec.defaults.requestHeaderModifier.set[0].name: \"x a\" is not an RFC 9110 header name (token)"),
@@ -77,6 +77,8 @@ fn each_kind_of_bad_policy_is_invalid_with_its_field() {
         ("typo", At::Route, "defaults: {timeout: {request: 1s}}", "spec.defaults.timeout: unknown field `timeout`"),
         ("trigger", At::Route, "defaults: {retry: {retryOn: [sometimes]}}", "spec.defaults.retry.retryOn[0]: \"sometimes\" is not an Envoy retry trigger"),
         ("backoff", At::Route, "defaults: {retry: {backoff: 1d}}", "spec.defaults.retry.backoff: \"1d\" is not a Gateway API duration"),
+        // Envoy refuses base_interval 0s and, with it, the whole route configuration.
+        ("zero-backoff", At::Route, "defaults: {retry: {attempts: 2, backoff: 0s}}", "spec.defaults.retry.backoff: \"0s\" is not a back-off: Envoy refuses a zero base interval; use at least 1ms, or leave backoff out for Envoy's default of 25ms"),
     ];
     for (name, at, body, expected) in cases {
         let mut p = policy(name, at, body, None, None);

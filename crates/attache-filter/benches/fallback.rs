@@ -44,6 +44,8 @@ fn document(routes: usize) -> Vec<u8> {
         .map(|i| RouteEntry {
             name: format!("http/bench/{}/0", route_name(i)),
             listener: "http".into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "bench".into(),
             route_name: route_name(i),
             rule: "0".into(),

@@ -400,7 +400,11 @@ mod tests {
     fn the_filter_refuses_what_the_resolvers_route_check_refuses_at_the_same_field() {
         // attache-core refuses these routes (tests/route_syntax.rs) with the
         // contract's check_match; the filter would have refused them here.
-        let regex = |p: &str| FullMatch::new(p).map(|_| ());
+        let regex = |p: &str| {
+            FullMatch::new(p)
+                .map(|_| ())
+                .map_err(route_syntax::RegexProblem::Syntax)
+        };
         let yaml = [
             r#"{"path": {"type": "PathPrefix", "value": "api"}}"#,
             r#"{"path": {"type": "RegularExpression", "value": "/a("}}"#,

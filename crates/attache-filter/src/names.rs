@@ -85,8 +85,8 @@ impl<'a> RouteNamesBuilder<'a> {
 
     /// The port of the listener an entry name is on, when the document says.
     pub fn port_of(&self, entry_name: &str) -> Option<u16> {
-        let listener = attache_contract::EntryName::split(entry_name).listener;
-        self.ports.get(listener).copied()
+        let listener = attache_contract::EntryName::split(entry_name).listener_key();
+        self.ports.get(&listener).copied()
     }
 
     pub fn finish(mut self) -> RouteNames {

@@ -58,6 +58,22 @@ pub enum XdsCheckError {
         regex: String,
         reason: String,
     },
+    #[error("route {route} (listener {listener}): regex {regex:?} compiles to an RE2 program of about {size} instructions; Envoy refuses more than {limit}\n  hint: simplify the HTTPRoute's RegularExpression match")]
+    RegexTooLarge {
+        listener: String,
+        route: String,
+        regex: String,
+        size: usize,
+        limit: usize,
+    },
+    #[error("route {route} (listener {listener}): retry back-off {base_interval} set by {supplier}; Envoy refuses a back-off that is not above 0s\n  hint: fix that policy's retry.backoff (at least 1ms, or leave it out)")]
+    ZeroBackOff {
+        listener: String,
+        route: String,
+        base_interval: String,
+        /// Who set it, as the entry's `sources` say.
+        supplier: String,
+    },
     #[error("listener name {name:?} cannot be a file name under the xDS directory: {reason}\n  hint: name Gateway listeners as Gateway API does (lower-case letters, digits, '-' and '.')")]
     UnsafeFileName { name: String, reason: &'static str },
 }

@@ -3,9 +3,12 @@
 //! the router. Its routes are either inline (the static bootstrap) or read
 //! through RDS from a file (the file-based xDS layout).
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
-use crate::resources::PortListener;
+use crate::resources::{Chain, PortListener};
+use crate::sds;
 use crate::wasm::{FILTER_NAME, WASM_TYPE_URL};
 
 const HCM_TYPE_URL: &str =
@@ -13,14 +16,18 @@ const HCM_TYPE_URL: &str =
 const ROUTER_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router";
 pub const LISTENER_TYPE_URL: &str = "type.googleapis.com/envoy.config.listener.v3.Listener";
 
-/// Where a listener's routes come from.
+/// Where a listener's routes (and certificates) come from.
 #[derive(Debug, Clone, Copy)]
 pub enum Routes<'a> {
-    /// In the listener itself (`route_config`).
+    /// In the listener itself (`route_config`); no TLS chains.
     Inline,
-    /// From the RDS file at this path, which holds the route configuration
-    /// named like the listener.
-    Rds(&'a str),
+    /// From files: each chain's RDS file (by chain name), which holds the
+    /// route configuration named like the chain, and each certificate's
+    /// SDS file (by SDS name).
+    Files {
+        rds: &'a BTreeMap<String, String>,
+        sds: &'a BTreeMap<String, String>,
+    },
 }
 
 /// How the listener loads the Attaché filter.
@@ -41,7 +48,24 @@ pub fn listener(
     routes: Routes<'_>,
     filter: FilterSource<'_>,
 ) -> Value {
-    let name = &port_listener.name;
+    let chains: Vec<Value> = port_listener
+        .chains
+        .iter()
+        .map(|chain| filter_chain(chain, routes, filter))
+        .collect();
+    let mut out = json!({
+        "name": port_listener.name,
+        "address": {"socket_address": {"address": address, "port_value": port_listener.port}},
+        "filter_chains": chains
+    });
+    if port_listener.chains.iter().any(|c| c.tls.is_some()) {
+        out["listener_filters"] = json!([sds::tls_inspector()]);
+    }
+    out
+}
+
+fn filter_chain(chain: &Chain, routes: Routes<'_>, filter: FilterSource<'_>) -> Value {
+    let name = &chain.name;
     let mut hcm = json!({
         "@type": HCM_TYPE_URL,
         "stat_prefix": name,
@@ -65,19 +89,28 @@ pub fn listener(
             {"name": "envoy.filters.http.router", "typed_config": {"@type": ROUTER_TYPE_URL}}
         ]
     });
+    let mut out = json!({});
     match routes {
-        Routes::Inline => hcm["route_config"] = port_listener.route_config.clone(),
-        Routes::Rds(path) => {
-            hcm["rds"] = json!({"route_config_name": name, "config_source": config_source(path)})
+        Routes::Inline => hcm["route_config"] = chain.route_config.clone(),
+        Routes::Files { rds, sds } => {
+            let path = rds.get(name).map(String::as_str).unwrap_or_default();
+            hcm["rds"] = json!({"route_config_name": name, "config_source": config_source(path)});
+            if let Some(tls) = &chain.tls {
+                let secrets: Vec<(String, String)> = tls
+                    .secrets
+                    .iter()
+                    .map(|s| (s.clone(), sds.get(s).cloned().unwrap_or_default()))
+                    .collect();
+                out["transport_socket"] = sds::transport_socket(&secrets);
+                if !tls.server_names.is_empty() {
+                    out["filter_chain_match"] = json!({"server_names": tls.server_names});
+                }
+            }
         }
     }
-    json!({
-        "name": name,
-        "address": {"socket_address": {"address": address, "port_value": port_listener.port}},
-        "filter_chains": [{
-            "filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}]
-        }]
-    })
+    out["filters"] =
+        json!([{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}]);
+    out
 }
 
 /// The Attaché filter, configured from the ECDS file. Envoy watches the

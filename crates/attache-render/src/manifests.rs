@@ -12,6 +12,8 @@ use attache_core::source::{Origin, SourceDoc};
 use attache_core::topology::ObjectKey;
 use serde_json::Value;
 
+use crate::secrets::{self, TlsSecret};
+
 /// A Service or EndpointSlice field that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{origin}: {kind} {key}: field {path}: {problem}")]
@@ -62,6 +64,8 @@ pub struct EndpointSlice {
 pub struct Manifests {
     pub services: BTreeMap<ObjectKey, Result<Service, Box<ManifestError>>>,
     pub slices: BTreeMap<ObjectKey, Vec<Result<EndpointSlice, Box<ManifestError>>>>,
+    /// `kubernetes.io/tls` Secrets, for HTTPS listeners.
+    pub secrets: BTreeMap<ObjectKey, Result<TlsSecret, Box<ManifestError>>>,
 }
 
 const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
@@ -84,6 +88,11 @@ impl Manifests {
                     manifests
                         .services
                         .insert(key.clone(), parse_service(doc, key));
+                }
+                (Some("Secret"), "v1") => {
+                    if let Some(secret) = secrets::parse(doc, &key) {
+                        manifests.secrets.insert(key.clone(), secret);
+                    }
                 }
                 (Some("EndpointSlice"), "discovery.k8s.io/v1") => {
                     let service = doc

@@ -15,25 +15,49 @@ use crate::backends::{AddressBook, Cluster};
 use crate::duration;
 use crate::error::{PortClash, RenderError};
 use crate::matching;
+use crate::secrets::TlsSecret;
+use crate::tls;
 use crate::virtual_hosts::{self, RouteRef};
 
 /// Where the Gateway's listeners bind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListenerOptions {
     pub listen_address: String,
-    /// Gateway listener name to local port; others keep their own port.
+    /// Listener key (`http`, `team-a/ls-a/http`) to local port; others keep their own port.
     pub listener_ports: BTreeMap<String, u16>,
 }
 
 /// One Envoy listener: the Gateway listeners sharing a local port.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortListener {
-    /// The Gateway listener names joined with `+`; also the name of its
-    /// route configuration and its HTTP stat prefix.
+    /// The listener keys joined with `+` ([`port_listener_name`]).
     pub name: String,
     pub port: u16,
-    /// `envoy.config.route.v3.RouteConfiguration` named like the listener.
+    /// An HTTP port has one chain for all its listeners; an HTTPS port one
+    /// per Gateway listener, chosen by SNI, so each listener serves only
+    /// its own routes with its own certificate.
+    pub chains: Vec<Chain>,
+}
+
+/// One filter chain: an HTTP connection manager and its routes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chain {
+    /// The name of its route configuration and its HTTP stat prefix: the
+    /// port listener's name for HTTP, the Gateway listener's for HTTPS.
+    pub name: String,
+    /// `envoy.config.route.v3.RouteConfiguration` named like the chain.
     pub route_config: Value,
+    pub tls: Option<ChainTls>,
+}
+
+/// What an HTTPS chain terminates TLS with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainTls {
+    /// SNI that selects the chain: the listener's hostname; empty for a
+    /// listener without one (then it takes any name the others do not).
+    pub server_names: Vec<String>,
+    /// SDS names of its certificates (`<namespace>/<name>` of each Secret).
+    pub secrets: Vec<String>,
 }
 
 /// Everything Envoy needs for one Gateway, and what was left out, and why.
@@ -43,7 +67,12 @@ pub struct GatewayResources {
     pub listeners: Vec<PortListener>,
     /// `envoy.config.cluster.v3.Cluster` values, by name.
     pub clusters: BTreeMap<String, Value>,
+    /// The Secrets HTTPS chains name, by SDS name.
+    pub secrets: BTreeMap<String, TlsSecret>,
     pub notes: Vec<String>,
+    /// Listeners left out for a reason the user must fix (a missing or
+    /// malformed Secret); the other listeners are still rendered.
+    pub errors: Vec<String>,
 }
 
 pub fn gateway_resources(
@@ -61,29 +90,70 @@ pub fn gateway_resources(
     let routes = &resolution.document.routes;
     let mut clusters: BTreeMap<String, Cluster> = BTreeMap::new();
     let mut listeners = Vec::new();
+    let mut secrets = BTreeMap::new();
+    let mut errors = Vec::new();
+    let mut rendered: Vec<&str> = Vec::new();
     for (port, port_listeners) in &by_port {
-        let served: Vec<&RouteEntry> = routes
+        let name = port_listener_name(port_listeners);
+        let mut chains = Vec::new();
+        let https = port_listeners
             .iter()
-            .filter(|e| port_listeners.iter().any(|l| l.name == e.listener))
-            .collect();
-        let virtual_hosts =
-            port_virtual_hosts(resolution, &served, port_listeners, book, &mut clusters)?;
-        let name = port_listeners
-            .iter()
-            .map(|l| l.name.as_str())
-            .collect::<Vec<_>>()
-            .join("+");
-        listeners.push(PortListener {
-            route_config: json!({"name": name, "virtual_hosts": virtual_hosts}),
-            name,
-            port: *port,
-        });
+            .all(|l| l.protocol.eq_ignore_ascii_case("HTTPS"));
+        // HTTP: one chain for the port; HTTPS: one per listener.
+        let groups: Vec<Vec<&ListenerInfo>> = if https {
+            port_listeners.iter().map(|l| vec![*l]).collect()
+        } else {
+            vec![port_listeners.clone()]
+        };
+        for group in groups {
+            let tls = match https {
+                true => match tls::chain_tls(group[0], book, &mut secrets) {
+                    Ok(tls) => Some(tls),
+                    Err(error) => {
+                        errors.push(error);
+                        continue;
+                    }
+                },
+                false => None,
+            };
+            let served: Vec<&RouteEntry> = routes
+                .iter()
+                .filter(|e| {
+                    let key = e.listener_key();
+                    group.iter().any(|l| l.name == key)
+                })
+                .collect();
+            let virtual_hosts =
+                port_virtual_hosts(resolution, &served, &group, book, &mut clusters)?;
+            let chain_name = if https {
+                group[0].name.clone()
+            } else {
+                name.clone()
+            };
+            rendered.extend(group.iter().map(|l| l.name.as_str()));
+            chains.push(Chain {
+                route_config: json!({"name": chain_name, "virtual_hosts": virtual_hosts}),
+                name: chain_name,
+                tls,
+            });
+        }
+        if !chains.is_empty() {
+            listeners.push(PortListener {
+                name,
+                port: *port,
+                chains,
+            });
+        }
+    }
+    if listeners.is_empty() {
+        return Err(RenderError::NoHttpListener { gateway });
     }
     for entry in routes {
-        if !by_port.values().flatten().any(|l| l.name == entry.listener) {
+        let key = entry.listener_key();
+        if !rendered.contains(&key.as_str()) {
             notes.push(format!(
-                "route {} is on listener '{}', which is not rendered",
-                entry.name, entry.listener
+                "route {} is on listener '{key}', which is not rendered",
+                entry.name
             ));
         }
     }
@@ -93,11 +163,27 @@ pub fn gateway_resources(
             .values()
             .map(|c| (c.name.clone(), envoy_cluster(c)))
             .collect(),
+        secrets,
         notes,
+        errors,
     })
 }
 
-/// `--listener-port` may only name listeners the Gateway has.
+/// The Envoy listener (and route configuration, stat prefix, xDS
+/// directory) of the Gateway listeners sharing one port: their keys joined
+/// with `+`, each `/` of a ListenerSet listener's key
+/// (`team-a/ls-a/http`) written `~`, which no Kubernetes name or
+/// SectionName holds: the name stays one file-name component and two
+/// listeners never share it. A Gateway's own listeners keep their names.
+pub fn port_listener_name(listeners: &[&ListenerInfo]) -> String {
+    listeners
+        .iter()
+        .map(|l| l.name.replace('/', "~"))
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// `--listener-port` may only name listeners the Gateway has (by key).
 fn check_listener_ports(
     resolution: &GatewayResolution,
     options: &ListenerOptions,
@@ -149,9 +235,20 @@ fn group_by_port<'a>(
     let mut by_port: BTreeMap<u16, Vec<&ListenerInfo>> = BTreeMap::new();
     let mut first_on_port: BTreeMap<u16, &ListenerInfo> = BTreeMap::new();
     for listener in &resolution.listeners {
+        // A listener not moved itself follows one moved from its Gateway
+        // port: the listeners a ListenerSet adds beside the Gateway's own
+        // on one port stay on one local port (`--listener-port http=8080`
+        // moves them all).
         let port = options
             .listener_ports
             .get(&listener.name)
+            .or_else(|| {
+                resolution
+                    .listeners
+                    .iter()
+                    .filter(|other| other.port == listener.port)
+                    .find_map(|other| options.listener_ports.get(&other.name))
+            })
             .copied()
             .unwrap_or(listener.port);
         if let Some(first) = first_on_port.get(&port) {
@@ -167,11 +264,13 @@ fn group_by_port<'a>(
             }
         }
         first_on_port.entry(port).or_insert(listener);
-        if listener.protocol.eq_ignore_ascii_case("HTTP") {
+        if listener.protocol.eq_ignore_ascii_case("HTTP")
+            || listener.protocol.eq_ignore_ascii_case("HTTPS")
+        {
             by_port.entry(port).or_default().push(listener);
         } else {
             notes.push(format!(
-                "listener '{}' ({}) is not rendered: only HTTP listeners are",
+                "listener '{}' ({}) is not rendered: only HTTP and HTTPS listeners are",
                 listener.name, listener.protocol
             ));
         }

@@ -12,6 +12,8 @@ pub(crate) fn one_route_document(request_ms: u64) -> Document {
         routes: vec![RouteEntry {
             name: "http/shop/a/0".into(),
             listener: "http".into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),

@@ -14,6 +14,7 @@ pub(crate) fn listener(name: &str, port: u16, protocol: &str) -> ListenerInfo {
         port,
         protocol: protocol.into(),
         hostname: None,
+        tls: None,
     }
 }
 
@@ -21,6 +22,8 @@ pub(crate) fn entry(listener: &str, route: &str, prefix: &str) -> RouteEntry {
     RouteEntry {
         name: format!("{listener}/shop/{route}/0"),
         listener: listener.into(),
+        listener_set: None,
+        listener_set_kind: None,
         route_namespace: "shop".into(),
         route_name: route.into(),
         rule: "0".into(),

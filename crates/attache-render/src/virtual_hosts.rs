@@ -83,11 +83,12 @@ pub fn plan<'a>(
     entries: &[&'a RouteEntry],
     listeners: &[&ListenerInfo],
 ) -> Vec<VirtualHostPlan<'a>> {
-    let listener_of =
-        |entry: &RouteEntry| listeners.iter().find(|l| l.name == entry.listener).copied();
+    // Listeners are named by key (`http`, `team-a/ls-a/http`).
+    let keys: Vec<String> = entries.iter().map(|e| e.listener_key()).collect();
+    let listener_of = |key: &str| listeners.iter().find(|l| l.name == key).copied();
     let mut domains = BTreeSet::new();
-    for entry in entries {
-        match effective_hostnames(entry, listener_of(entry)) {
+    for (entry, key) in entries.iter().zip(&keys) {
+        match effective_hostnames(entry, listener_of(key)) {
             Some(hosts) => domains.extend(hosts.into_iter().map(str::to_string)),
             None => {
                 domains.insert(ANY.to_string());
@@ -108,8 +109,8 @@ pub fn plan<'a>(
             continue;
         };
         let mut routes = Vec::new();
-        for &entry in entries {
-            if entry.listener != owner.name {
+        for (i, &entry) in entries.iter().enumerate() {
+            if keys.get(i) != Some(&owner.name) {
                 continue;
             }
             let host_rank = match effective_hostnames(entry, Some(owner)) {
@@ -166,6 +167,7 @@ mod tests {
             port: 80,
             protocol: "HTTP".into(),
             hostname: hostname.map(str::to_string),
+            tls: None,
         }
     }
 
@@ -173,6 +175,8 @@ mod tests {
         RouteEntry {
             name: format!("{listener}/ns/{route}/0"),
             listener: listener.into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "ns".into(),
             route_name: route.into(),
             rule: "0".into(),

@@ -44,8 +44,8 @@ pub struct Args {
     /// Only this rule: its name, or its zero-based index when unnamed.
     #[arg(long, value_name = "RULE")]
     pub rule: Option<String>,
-    /// Only this listener.
-    #[arg(long, value_name = "NAME")]
+    /// Only this listener: its name, or `<set namespace>/<set name>/<listener>` for a ListenerSet's.
+    #[arg(long, value_name = "KEY")]
     pub listener: Option<String>,
     /// The Gateway; may be left out when the input has exactly one.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
@@ -68,7 +68,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let chosen: Vec<&Explanation> = explained
         .iter()
         .filter(|e| args.rule.as_ref().is_none_or(|r| *r == e.rule))
-        .filter(|e| args.listener.as_ref().is_none_or(|l| *l == e.listener))
+        // The listener key: `web`, or `team-a/ls-a/web` for a ListenerSet's.
+        .filter(|e| {
+            args.listener.as_ref().is_none_or(|l| {
+                *l == attache_core::contract::EntryName::split(&e.entry).listener_key()
+            })
+        })
         .collect();
     if chosen.is_empty() {
         return Err(CliError::no_such_entry(
@@ -77,6 +82,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             args.listener.as_deref(),
             &gateway,
             &resolved,
+            &inputs,
         ));
     }
     let text = match args.output {

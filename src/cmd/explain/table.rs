@@ -54,8 +54,13 @@ fn rows(e: &Explanation) -> Vec<Row<'_>> {
 pub fn render(e: &Explanation, width: Option<usize>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", e.entry);
+    let of_set = e
+        .listener_set
+        .as_ref()
+        .map(|s| format!(" of {s}"))
+        .unwrap_or_default();
     let mut head = format!(
-        "listener {}, HTTPRoute {} rule {}",
+        "listener {}{of_set}, HTTPRoute {} rule {}",
         e.listener, e.route, e.rule
     );
     if !e.via.is_empty() {

@@ -6,7 +6,9 @@
 
 use std::process::ExitCode;
 
+use attache_core::contract::EntryName;
 use attache_core::explain::Explanation;
+use attache_core::model::kinds::UpperLevel;
 use attache_core::model::{Policy, Target};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
@@ -114,6 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             None,
             &gateway,
             &resolved,
+            &inputs,
         ));
     }
     let graph = build(&inputs, &gateway, &explained, args.route.is_some());
@@ -204,18 +207,40 @@ fn build(inputs: &Inputs, gateway: &ObjectKey, explained: &[Explanation], chosen
         &gw.key.to_string(),
     );
     g.edge(&ns, &gw_node, EdgeKind::Tree, Vec::new());
+    // The listener node of each listener key; a ListenerSet's listeners
+    // hang under the set's node (the levels table: listener, set, Gateway).
+    let mut listener_nodes: Vec<(String, String)> = Vec::new();
     for l in &gw.listeners {
         // With --route, only the listeners that serve it.
-        if chosen && !explained.iter().any(|e| e.listener == l.name) {
+        let key_of = |e: &Explanation| EntryName::split(&e.entry).listener_key();
+        if chosen && !explained.iter().any(|e| key_of(e) == l.key()) {
             continue;
         }
-        let target = Target::Gateway(gw.key.clone(), Some(l.name.clone()));
+        let mut parent = gw_node.clone();
+        if let Some(set_target) = UpperLevel::ListenerSet.target(gw, l) {
+            let name = l
+                .set
+                .as_ref()
+                .map(|s| s.key.to_string())
+                .unwrap_or_default();
+            let s = level(&mut g, &set_target, Level::ListenerSet, &name);
+            g.edge(&gw_node, &s, EdgeKind::Tree, Vec::new());
+            parent = s;
+        }
+        let Some(target) = UpperLevel::Listener.target(gw, l) else {
+            continue;
+        };
         let n = level(&mut g, &target, Level::Listener, &l.name);
-        g.edge(&gw_node, &n, EdgeKind::Tree, Vec::new());
+        g.edge(&parent, &n, EdgeKind::Tree, Vec::new());
+        listener_nodes.push((l.key(), n));
     }
     for e in explained {
-        let listener = Target::Gateway(gw.key.clone(), Some(e.listener.clone()));
-        let Some(mut parent) = g.find(&key(&listener)).map(str::to_string) else {
+        let listener_key = EntryName::split(&e.entry).listener_key();
+        let Some(mut parent) = listener_nodes
+            .iter()
+            .find(|(k, _)| *k == listener_key)
+            .map(|(_, n)| n.clone())
+        else {
             continue;
         };
         for via in &e.via {

@@ -9,6 +9,8 @@ pub enum Level {
     GatewayClass,
     Namespace,
     Gateway,
+    /// A ListenerSet (or XListenerSet) between its Gateway and its listeners.
+    ListenerSet,
     Listener,
     Route,
     Rule,
@@ -20,6 +22,7 @@ impl Level {
             Level::GatewayClass => "GatewayClass",
             Level::Namespace => "Namespace",
             Level::Gateway => "Gateway",
+            Level::ListenerSet => "ListenerSet",
             Level::Listener => "listener",
             Level::Route => "HTTPRoute",
             Level::Rule => "rule",

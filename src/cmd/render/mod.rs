@@ -16,7 +16,7 @@ mod wasmplugin;
 pub use wasmplugin::WasmPluginArgs;
 
 pub use super::load::ListenerArgs;
-use super::load::{encode_for, load_and_resolve_for, write_file, Loaded};
+use super::load::{encode_for, load_and_resolve_for, write_file, write_private_file, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
 use crate::output::{pretty_json, print_stdout, write_atomically};
@@ -202,12 +202,17 @@ fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
         layout: XdsLayout::new(&args.xds_dir),
     };
     let book = args.listeners.address_book(&docs)?;
-    let (state, notes) = xds::xds_state(&resolved.resolution, &book, &options)?;
+    let (state, (notes, errors)) = xds::xds_state(&resolved.resolution, &book, &options)?;
     print_notes(&notes);
+    print_errors(&errors);
     let local = XdsLayout::new(&match &args.output_dir {
         Some(dir) => dir.to_string_lossy().into_owned(),
         None => args.xds_dir.clone(),
     });
+    for (name, secret) in &state.secrets {
+        let path = local.sds_file(name)?;
+        write_private_file(Path::new(&path), &pretty_json(&xds::sds_response(secret))?)?;
+    }
     let mut files = vec![(local.cds_file(), xds::cds_response(&state.clusters))];
     for (name, config) in &state.route_configs {
         files.push((local.rds_file(name)?, xds::rds_response(config)));
@@ -216,7 +221,20 @@ fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
     for (path, value) in files {
         write_file(Path::new(&path), &pretty_json(&value)?)?;
     }
-    Ok(ExitCode::SUCCESS)
+    // The other listeners are written; a listener left out is still an
+    // error to fix.
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// A listener left out for a reason the user must fix.
+pub fn print_errors(errors: &[String]) {
+    for error in errors {
+        eprintln!("error: {error}");
+    }
 }
 
 fn print_notes(notes: &[String]) {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use attache_core::status::PolicyStatus;
+use attache_core::status::{PolicyStatus, RouteStatus};
 use attache_core::topology::ObjectKey;
 use serde::Serialize;
 
@@ -40,9 +40,12 @@ Every policy gets an Accepted condition (reason Accepted, Invalid, TargetNotFoun
 or Conflicted); each target (status.ancestors) also gets an Attached condition
 whose reason says how much of the policy is in effect there: Attached (every
 value it sets), Merged (some; the message names who took the rest) or
-Overridden (none). Every Gateway in the input is resolved. The YAML and JSON
-items carry what a controller writes to the status subresource, without
-lastTransitionTime (docs/status.md).")]
+Overridden (none). Every HTTPRoute follows, with Gateway API's RouteParentStatus
+per parentRef: Accepted True, or False with NoMatchingParent,
+NotAllowedByListeners or NoMatchingListenerHostname, or Unknown (Pending) when
+the parent is not in the input. Every Gateway in the input is resolved. The
+YAML and JSON items carry what a controller writes to the status subresource,
+without lastTransitionTime (docs/status.md).")]
 pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
@@ -68,7 +71,16 @@ pub struct Args {
 struct List<'a> {
     api_version: &'static str,
     kind: &'static str,
-    items: Vec<&'a PolicyStatus>,
+    items: Vec<Item<'a>>,
+}
+
+/// The policies, then the HTTPRoutes (each with its `RouteParentStatus`
+/// per parentRef), as one `kind: List` holds objects of several kinds.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Policy(&'a PolicyStatus),
+    Route(&'a RouteStatus),
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -92,6 +104,27 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .is_none_or(|ns| Some(ns) == p.metadata.namespace.as_ref())
         })
         .collect();
+    let routes_reaching: Option<BTreeSet<ObjectKey>> = match &args.gateway {
+        Some(key) => Some(attache_core::reach::routes_reaching(&inputs, key)?),
+        None => None,
+    };
+    let routes: Vec<&RouteStatus> = status
+        .routes
+        .iter()
+        .filter(|r| {
+            routes_reaching.as_ref().is_none_or(|keys| {
+                keys.iter().any(|k| {
+                    Some(&k.namespace) == r.metadata.namespace.as_ref() && k.name == r.metadata.name
+                })
+            })
+        })
+        .filter(|r| args.name.as_ref().is_none_or(|n| *n == r.metadata.name))
+        .filter(|r| {
+            args.namespace
+                .as_ref()
+                .is_none_or(|ns| Some(ns) == r.metadata.namespace.as_ref())
+        })
+        .collect();
     let format = args.output.unwrap_or(if std::io::stdout().is_terminal() {
         Format::Table
     } else {
@@ -100,10 +133,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let list = List {
         api_version: "v1",
         kind: "List",
-        items: chosen.clone(),
+        items: chosen
+            .iter()
+            .map(|p| Item::Policy(p))
+            .chain(routes.iter().map(|r| Item::Route(r)))
+            .collect(),
     };
     let text = match format {
-        Format::Table => table::render(&chosen),
+        Format::Table => table::render(&chosen, &routes),
         Format::Yaml => {
             serde_yaml_ng::to_string(&list).map_err(|source| CliError::Yaml { source })?
         }

@@ -1,6 +1,7 @@
 //! `attache status -o table`: one line per policy, kubectl's habit.
 
-use attache_core::status::{AncestorRef, Condition, PolicyStatus};
+use attache_core::status::routes::ParentReference;
+use attache_core::status::{AncestorRef, Condition, PolicyStatus, RouteStatus};
 
 /// Whether the policy as a whole is Accepted.
 pub fn accepted(p: &PolicyStatus) -> bool {
@@ -42,8 +43,67 @@ fn in_effect(p: &PolicyStatus) -> String {
     }
 }
 
-/// The table; columns as wide as their widest cell, the last one unpadded.
-pub fn render(policies: &[&PolicyStatus]) -> String {
+/// The policies' table, then (after a blank line) the routes' table: one
+/// line per parentRef.
+pub fn render(policies: &[&PolicyStatus], routes: &[&RouteStatus]) -> String {
+    let mut out = render_policies(policies);
+    if !routes.is_empty() {
+        out.push('\n');
+        out.push_str(&render_routes(routes));
+    }
+    out
+}
+
+/// `Gateway/edge:http`, `ListenerSet/gifts-edge`, with the port when given.
+fn parent(r: &ParentReference) -> String {
+    let mut out = format!("{}/{}", r.kind, r.name);
+    if let Some(section) = &r.section_name {
+        out.push(':');
+        out.push_str(section);
+    }
+    if let Some(port) = r.port {
+        out.push_str(&format!(" port {port}"));
+    }
+    out
+}
+
+fn render_routes(routes: &[&RouteStatus]) -> String {
+    let mut rows: Vec<Vec<String>> = vec![vec![
+        "ROUTE".into(),
+        "NAMESPACE".into(),
+        "NAME".into(),
+        "PARENT".into(),
+        "ACCEPTED".into(),
+        "REASON".into(),
+    ]];
+    for r in routes {
+        if r.status.parents.is_empty() {
+            rows.push(vec![
+                r.kind.clone(),
+                r.metadata.namespace.clone().unwrap_or_default(),
+                r.metadata.name.clone(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+        for p in &r.status.parents {
+            let accepted = accepted_condition(&p.conditions);
+            rows.push(vec![
+                r.kind.clone(),
+                r.metadata.namespace.clone().unwrap_or_default(),
+                r.metadata.name.clone(),
+                parent(&p.parent_ref),
+                accepted.map_or("-", |c| c.status.as_str()).into(),
+                accepted.map_or("-", |c| c.reason.as_str()).into(),
+            ]);
+        }
+    }
+    columns(&rows)
+}
+
+/// The policies' table; columns as wide as their widest cell, the last one unpadded.
+fn render_policies(policies: &[&PolicyStatus]) -> String {
     if policies.is_empty() {
         return "No policies found.\n".into();
     }
@@ -78,20 +138,30 @@ pub fn render(policies: &[&PolicyStatus]) -> String {
             in_effect(p),
         ]);
     }
-    let mut widths = [0usize; 7];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
+    columns(&rows)
+}
+
+/// Rows as columns as wide as their widest cell, the last one unpadded.
+fn columns(rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if widths.len() <= i {
+                widths.push(0);
+            }
+            widths[i] = widths[i].max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for row in &rows {
+    for row in rows {
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
             if i + 1 == row.len() {
                 line.push_str(cell);
             } else {
-                line.push_str(&format!("{cell:<w$}   ", w = widths[i]));
+                let w = widths.get(i).copied().unwrap_or_default();
+                line.push_str(&format!("{cell:<w$}   "));
             }
         }
         out.push_str(line.trim_end());

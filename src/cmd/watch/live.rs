@@ -20,17 +20,35 @@ pub fn read_live(layout: Option<&XdsLayout>, ecds: Option<&Path>) -> XdsState {
     };
     has.clusters = resources(&layout.cds_file());
     has.listeners = resources(&layout.lds_file());
-    for name in has.listeners.keys() {
+    let names: Vec<String> = has
+        .listeners
+        .values()
+        .flat_map(route_config_names)
+        .collect();
+    for name in names {
         // A name that is no safe file name (an LDS file written by someone
         // else) is not followed: its routes count as unknown.
-        let Ok(path) = layout.rds_file(name) else {
+        let Ok(path) = layout.rds_file(&name) else {
             continue;
         };
-        if let Some(config) = resources(&path).remove(name) {
-            has.route_configs.insert(name.clone(), config);
+        if let Some(config) = resources(&path).remove(&name) {
+            has.route_configs.insert(name, config);
         }
     }
     has
+}
+
+/// The route configurations a listener's filter chains read through RDS
+/// (one for an HTTP port, one per HTTPS listener).
+fn route_config_names(listener: &Value) -> Vec<String> {
+    listener["filter_chains"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|chain| chain["filters"].as_array().into_iter().flatten())
+        .filter_map(|f| f["typed_config"]["rds"]["route_config_name"].as_str())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The resources of a `DiscoveryResponse` file, by name, without `@type`

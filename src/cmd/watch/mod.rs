@@ -18,6 +18,7 @@ mod apply;
 mod envoy_admin;
 mod fingerprint;
 mod generation;
+mod last_good;
 mod live;
 mod steps;
 
@@ -29,14 +30,17 @@ use std::time::{Duration, Instant};
 use attache_core::topology::ObjectKey;
 use attache_render::xds::{self, Step, XdsLayout, XdsOptions};
 
-use super::load::{load_and_resolve, ListenerArgs, Loaded};
+use super::load::{resolve_docs, ListenerArgs, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
 use crate::input::ReadLimits;
 use crate::output::pretty_json;
+use crate::output::report;
 use apply::{Envoy, Failure, Pending};
+use attache_core::{DataPlane, Severity};
 use fingerprint::fingerprint;
 use generation::generation_of_ecds_file;
+use last_good::LastGood;
 use steps::{file_steps, Targets};
 
 #[derive(Debug, clap::Args)]
@@ -50,8 +54,11 @@ Examples:
       --envoy-admin 127.0.0.1:9901
 
 Prints `wrote generation N (R routes)` on standard output after each write.
-Input with errors (unreadable YAML, no such Gateway, an invalid policy) is not
-written: the last good files stay and standard error says why. The ECDS file
+An object whose edit has errors (an invalid policy or route) keeps its last
+good version, as an API server would refuse the edit, and every other change
+is written; a new object with errors is left out. Input that cannot be used
+at all (unreadable YAML, no such Gateway) is not written: the last good files
+stay and standard error says why. The ECDS file
 is written first and --out only after it, so --out never claims what Envoy
 does not have; a failed write is retried with back-off until it succeeds.
 With --xds-dir the LDS, RDS and CDS files (for `attache render envoy
@@ -140,6 +147,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         settle: Duration::from_millis(args.settle_ms),
         has: live::read_live(layout.as_ref(), args.ecds.as_deref()),
     };
+    let mut last_good = LastGood::default();
     let mut pending: Option<Pending> = None;
     let mut retry = Retry::new(interval);
     let mut acted_on: Option<u64> = None;
@@ -153,7 +161,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
             let first = acted_on.is_none();
             acted_on = Some(seen);
-            match prepare(&args, layout.as_ref(), &envoy, generation + 1, first) {
+            match prepare(
+                &args,
+                layout.as_ref(),
+                &envoy,
+                &mut last_good,
+                generation + 1,
+                first,
+            ) {
                 Ok(next) => {
                     pending = Some(next);
                     retry = Retry::new(interval);
@@ -236,29 +251,60 @@ fn prepare(
     args: &Args,
     layout: Option<&XdsLayout>,
     envoy: &Envoy,
+    last_good: &mut LastGood,
     generation: u64,
     first: bool,
 ) -> Result<Pending, CliError> {
+    let read = args.input.read(ReadLimits {
+        skip_irregular_in_directories: true,
+        ..ReadLimits::default()
+    })?;
+    // An object whose edit has errors keeps its last good version (or is
+    // left out when new); say why, then resolve what is left.
+    let inputs = args.input.parse(&read);
+    let errors_before = inputs
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if first && args.strict.strict && errors_before > 0 {
+        report(&inputs, &[]);
+        args.strict.check(errors_before, 0, "nothing written")?;
+    }
+    let docs = match last_good.patch(read, &inputs) {
+        Some(patched) if !patched.messages.is_empty() => {
+            for d in inputs
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+            {
+                eprintln!("{}: {d}", d.severity);
+            }
+            for message in &patched.messages {
+                eprintln!("note: {message}");
+            }
+            patched.docs
+        }
+        Some(patched) => patched.docs,
+        None => {
+            report(&inputs, &[]);
+            return Err(CliError::InvalidInput(errors_before));
+        }
+    };
     let Loaded {
         docs,
         resolved,
         errors,
         problems,
         ..
-    } = load_and_resolve(
-        &args.input,
-        args.gateway.as_ref(),
-        ReadLimits {
-            skip_irregular_in_directories: true,
-            ..ReadLimits::default()
-        },
-    )?;
+    } = resolve_docs(&args.input, docs, args.gateway.as_ref(), DataPlane::Envoy)?;
     if first {
         args.strict.check(problems, 0, "nothing written")?;
     }
     if errors > 0 {
         return Err(CliError::InvalidInput(errors));
     }
+    last_good.record(&docs);
     let document = pretty_json(&resolved.resolution.document)?;
     let next_document = resolved.resolution.document.clone();
     let plan = match (layout, &args.ecds) {
@@ -269,9 +315,13 @@ fn prepare(
                 layout: layout.clone(),
             };
             let book = args.listeners.address_book(&docs)?;
-            let (next, notes) = xds::xds_state(&resolved.resolution, &book, &options)?;
+            let (next, (notes, errors)) = xds::xds_state(&resolved.resolution, &book, &options)?;
             for note in notes {
                 eprintln!("note: {note}");
+            }
+            // The listener is left out; the others are served.
+            for error in errors {
+                eprintln!("error: {error}");
             }
             xds::transition(Some(&envoy.has), &next)
         }

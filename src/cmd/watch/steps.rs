@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::envoy_admin::Subscription;
 use super::generation::stamp_generation;
-use crate::cmd::load::{encode_for, write_file};
+use crate::cmd::load::{encode_for, write_file, write_private_file};
 use crate::cmd::CliError;
 use crate::output::pretty_json;
 
@@ -74,6 +74,12 @@ pub fn file_steps(
                 layout.rds_file(name)?,
                 xds::rds_response(config),
                 listener_live.then(|| Subscription::Routes(name.clone())),
+            )?,
+            (Step::Secret { name, resource }, Some(layout)) => json_file(
+                format!("the SDS file of Secret {name}"),
+                layout.sds_file(name)?,
+                xds::sds_response(resource),
+                None,
             )?,
             (Step::Listeners(listeners), Some(layout)) => json_file(
                 "the LDS file".into(),
@@ -140,7 +146,11 @@ impl FileStep {
                 if std::fs::read(&self.path).is_ok_and(|old| old == text.as_bytes()) {
                     return Ok(false);
                 }
-                write_file(&self.path, text)?;
+                match self.step {
+                    // It holds a private key: readable by its owner alone.
+                    Step::Secret { .. } => write_private_file(&self.path, text)?,
+                    _ => write_file(&self.path, text)?,
+                }
                 Ok(true)
             }
             None => match std::fs::remove_file(&self.path) {
@@ -163,6 +173,9 @@ impl FileStep {
         match &self.step {
             Step::Ecds(document) => has.document = document.clone(),
             Step::Clusters(clusters) => has.clusters = clusters.clone(),
+            Step::Secret { name, resource } => {
+                has.secrets.insert(name.clone(), resource.clone());
+            }
             Step::Routes { name, config, .. } => {
                 has.route_configs.insert(name.clone(), config.clone());
             }

@@ -18,7 +18,8 @@ pub struct Fixture {
     pub input: PathBuf,
     /// `NS/NAME` of the Gateway.
     pub gateway: &'static str,
-    /// Every Gateway listener that gets a local port; the first is the default.
+    /// Every listener (by key) that gets a local port; the first is the
+    /// default. `KEY=OTHER` puts KEY on OTHER's port.
     pub listeners: &'static [&'static str],
     /// Every backendRef (`NS/NAME`); all point at the one test backend, but
     /// `NS/NAME=HOST:PORT` points one elsewhere (a closed port, say).
@@ -70,11 +71,21 @@ impl Stack {
         let mut last_log = String::new();
         for _ in 0..START_TRIES {
             let bootstrap = scratch.join("envoy.yaml");
-            let listener_ports: Vec<(String, u16)> = fixture
-                .listeners
-                .iter()
-                .map(|name| ((*name).to_owned(), paths::free_port()))
-                .collect();
+            // `KEY=OTHER` shares OTHER's port (listeners of a Gateway and
+            // its ListenerSets on one port); others get a free port each.
+            let mut listener_ports: Vec<(String, u16)> = Vec::new();
+            for name in fixture.listeners {
+                let port = match name.split_once('=') {
+                    Some((_, other)) => listener_ports
+                        .iter()
+                        .find(|(n, _)| n == other)
+                        .map(|(_, p)| *p)
+                        .expect("a listener shares the port of one listed before it"),
+                    None => paths::free_port(),
+                };
+                let key = name.split_once('=').map_or(*name, |(key, _)| key);
+                listener_ports.push((key.to_owned(), port));
+            }
             let admin_port = paths::free_port();
             generator::render_envoy(&RenderEnvoy {
                 input,

@@ -44,6 +44,8 @@ const UNMATCHED: &str = "wasmcustom.attache.requests.unmatched";
 const COMPARED: &[&str] = &[
     "beta",
     "checkout",
+    // The deals team's route, through its ListenerSet's listener.
+    "deals.offers.0",
     "health",
     "health",
     "infra.ops.0",
@@ -182,6 +184,16 @@ fn start_pair() -> Pair {
         1
     );
     std::fs::write(&gateway, text).expect("write the Gateway");
+    // The deals team's ListenerSet listener shares the Gateway's `http` port.
+    let deals = input.join("60-deals.yaml");
+    let text = std::fs::read_to_string(&deals).expect("read the ListenerSet");
+    assert_eq!(text.matches("      port: 80\n").count(), 1);
+    let text = text.replacen(
+        "      port: 80\n",
+        &format!("      port: {}\n", istio_ports["http"]),
+        1,
+    );
+    std::fs::write(&deals, text).expect("write the ListenerSet");
     let plain = Stack::start(&Fixture {
         input: input.clone(),
         gateway: GATEWAY,
@@ -214,18 +226,23 @@ fn start_pair() -> Pair {
     }
 }
 
+/// Listener key -> local port of the plain bootstrap: an Envoy listener
+/// is named by the keys on its port joined with `+`, a key's `/` written
+/// `~` (`http+deals~deals-edge~http`).
 fn listener_ports(bootstrap: &Value) -> BTreeMap<String, u16> {
-    bootstrap["static_resources"]["listeners"]
+    let mut out = BTreeMap::new();
+    for l in bootstrap["static_resources"]["listeners"]
         .as_array()
         .expect("listeners")
-        .iter()
-        .map(|l| {
-            let port = l["address"]["socket_address"]["port_value"]
-                .as_u64()
-                .expect("port");
-            (l["name"].as_str().expect("name").to_owned(), port as u16)
-        })
-        .collect()
+    {
+        let port = l["address"]["socket_address"]["port_value"]
+            .as_u64()
+            .expect("port");
+        for key in l["name"].as_str().expect("name").split('+') {
+            out.insert(key.replace('~', "/"), port as u16);
+        }
+    }
+    out
 }
 
 /// What a request shows of the settings it got: the status, every request
@@ -286,7 +303,7 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
             .unwrap_or_else(|| panic!("no request reaches {} ({:?})", rule.entry, entry.matches));
         let client = [("x-internal-debug", "from-client")];
         let plain = pair.send(false, method, &rule.listener, &probe, &client);
-        let istio = pair.send(true, method, &rule.listener, &probe, &client);
+        let istio = pair.send(true, method, &rule.port_of, &probe, &client);
         sent += 1;
         assert_eq!(
             observed(&istio, entry),

@@ -128,7 +128,7 @@ impl<'a> SharedUpper<'a> {
                 .filter(|k| k.group() == group)
                 .cloned()
                 .collect();
-            let key = (listener.name.clone(), group, shape, gate.clone());
+            let key = (listener.key(), group, shape, gate.clone());
             if !self.memo.contains_key(&key) {
                 let upper = self.fold_upper(listener, group, &key.2, gate);
                 self.memo.insert(key.clone(), upper);
@@ -162,7 +162,7 @@ impl<'a> SharedUpper<'a> {
             .collect();
         let upper = self
             .memo
-            .get(&(listener.name.clone(), field.group(), shape, gate.clone()))?;
+            .get(&(listener.key(), field.group(), shape, gate.clone()))?;
         let u = upper.removed_by.get(field)?;
         upper.suppliers.get(*u).map(Supplier::to_string)
     }

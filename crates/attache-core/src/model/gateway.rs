@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::listener_set::{ListenersFrom, RawAllowedListeners, SetRef};
 use super::meta::{Meta, RawMeta};
 use crate::topology::ObjectKey;
 
@@ -22,7 +23,14 @@ pub struct Gateway {
     pub meta: Meta,
     pub key: ObjectKey,
     pub class: String,
+    /// Its own listeners, then (once everything is read) those of the
+    /// ListenerSets it takes, in listener precedence; Conflicted ones are
+    /// left out (docs/semantics.md, "ListenerSet").
     pub listeners: Vec<Listener>,
+    /// `spec.allowedListeners.namespaces`: which ListenerSets it takes.
+    pub allowed_listeners: ListenersFrom,
+    /// Own listeners that are Conflicted (they serve nothing): name -> why.
+    pub conflicted: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +41,37 @@ pub struct Listener {
     /// Lower-cased.
     pub hostname: Option<String>,
     pub allowed: AllowedRoutes,
+    /// The ListenerSet it comes from; `None` for the Gateway's own.
+    pub set: Option<SetRef>,
+    /// `tls` (HTTPS listeners of the Gateway itself; a ListenerSet's `tls`
+    /// is not read, docs/semantics.md "ListenerSet").
+    pub tls: Option<crate::topology::ListenerTls>,
+}
+
+impl Listener {
+    /// `http`, or `team-a/ls-a/http` for a ListenerSet's listener: how the
+    /// project names a listener everywhere (entry names, route
+    /// configurations, `options.listenerPorts`), built by the contract's
+    /// one rule.
+    pub fn key(&self) -> String {
+        crate::contract::listener_key(self.set_name(), &self.name)
+    }
+
+    /// The set's namespace and name, in the contract's words.
+    pub fn set_name(&self) -> Option<crate::contract::SetName<'_>> {
+        self.set.as_ref().map(|s| crate::contract::SetName {
+            namespace: &s.key.namespace,
+            name: &s.key.name,
+        })
+    }
+
+    /// `listener web` or `listener web of ListenerSet team-a/ls-a`, for messages.
+    pub fn describe(&self) -> String {
+        match &self.set {
+            Some(set) => format!("listener {} of {set}", self.name),
+            None => format!("listener {}", self.name),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +160,7 @@ pub struct RawGateway {
 pub struct RawGatewaySpec {
     pub gateway_class_name: String,
     pub listeners: Vec<RawListener>,
+    pub allowed_listeners: Option<RawAllowedListeners>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,9 +168,32 @@ pub struct RawGatewaySpec {
 pub struct RawListener {
     pub name: String,
     pub hostname: Option<String>,
-    pub port: u16,
+    /// Required on a Gateway's listener; an XListenerSet's may leave it
+    /// out (v1.4's dynamic port).
+    pub port: Option<u16>,
     pub protocol: String,
     pub allowed_routes: Option<RawAllowedRoutes>,
+    pub tls: Option<RawListenerTls>,
+}
+
+/// A listener's `tls` (Gateway API `GatewayTLSConfig`); `options` and
+/// `frontendValidation` are not read.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawListenerTls {
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub certificate_refs: Vec<RawSecretRef>,
+}
+
+/// A `SecretObjectReference`: group `""` and kind `Secret` by default.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawSecretRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: String,
+    pub namespace: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{
-    Gateway, GatewayClass, HttpRoute, Namespace, Policy, PolicyKind, Priority, Target,
+    Gateway, GatewayClass, HttpRoute, ListenerSet, Namespace, Policy, PolicyKind, Priority, SetRef,
+    Target,
 };
 use crate::source::Origin;
 use crate::topology::ObjectKey;
@@ -18,6 +19,8 @@ pub struct Inputs {
     pub namespaces: BTreeMap<String, Namespace>,
     pub gateways: BTreeMap<ObjectKey, Gateway>,
     pub routes: BTreeMap<ObjectKey, HttpRoute>,
+    /// Every ListenerSet read, attached or not (`SetState`).
+    pub listener_sets: BTreeMap<SetRef, ListenerSet>,
     /// Sorted by kind, namespace, name; invalid ones included.
     pub policies: Vec<Policy>,
     /// Valid policies by the target they attach to, in precedence order.
@@ -43,6 +46,7 @@ impl Inputs {
             Target::Namespace(name) => self.namespaces.get(name).map(|n| n.meta.priority),
             Target::Gateway(key, _) => self.gateways.get(key).map(|g| g.meta.priority),
             Target::Route(key, _) => self.routes.get(key).map(|r| r.meta.priority),
+            Target::ListenerSet(set, _) => self.listener_sets.get(set).map(|s| s.meta.priority),
         }
         .unwrap_or_default()
     }

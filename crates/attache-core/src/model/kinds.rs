@@ -8,6 +8,7 @@
 //! level").
 
 use super::gateway::{Gateway, Listener};
+use super::listener_set::{SetKind, SetRef, X_GATEWAY_GROUP};
 use super::policy::{Target, TargetKind};
 use super::route::GATEWAY_GROUP;
 use crate::topology::ObjectKey;
@@ -84,6 +85,20 @@ pub const TARGET_KINDS: &[TargetKindInfo] = &[
         sections: true,
     },
     TargetKindInfo {
+        kind: TargetKind::ListenerSet,
+        group: GATEWAY_GROUP,
+        name: "ListenerSet",
+        namespaced: true,
+        sections: true,
+    },
+    TargetKindInfo {
+        kind: TargetKind::XListenerSet,
+        group: X_GATEWAY_GROUP,
+        name: "XListenerSet",
+        namespaced: true,
+        sections: true,
+    },
+    TargetKindInfo {
         kind: TargetKind::HttpRoute,
         group: HTTP_ROUTE.group,
         name: HTTP_ROUTE.name,
@@ -133,49 +148,66 @@ impl TargetKind {
             TargetKind::Namespace => Target::Namespace(name.to_string()),
             TargetKind::Gateway => Target::Gateway(key(namespace?), section),
             TargetKind::HttpRoute => Target::Route(key(namespace?), section),
+            TargetKind::ListenerSet | TargetKind::XListenerSet => {
+                let kind = match self {
+                    TargetKind::XListenerSet => SetKind::XListenerSet,
+                    _ => SetKind::ListenerSet,
+                };
+                Target::ListenerSet(
+                    SetRef {
+                        kind,
+                        key: key(namespace?),
+                    },
+                    section,
+                )
+            }
         })
     }
 }
 
 /// A level above a route rule (docs/semantics.md, "The levels of one route
 /// rule"). The route levels (rule, route, delegating parents) come from the
-/// attachment's chain; these come from the Gateway and its listener.
+/// attachment's chain; these come from the listener and what holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpperLevel {
+    /// The listener: a Gateway's (`Gateway g listener l`) or a
+    /// ListenerSet's (`ListenerSet s listener l`).
     Listener,
+    /// The ListenerSet of a set's listener; absent for a Gateway's own.
+    ListenerSet,
     Gateway,
     Namespace,
     GatewayClass,
 }
 
 /// The upper levels, most specific first: the order the fold folds them in
-/// and status counts them in. A ListenerSet would be a row between
-/// `Listener` and `Gateway`.
+/// and status counts them in. A set's listener reaches the Gateway level
+/// (a Gateway policy reaches every attached set) but never the Gateway's
+/// listeners; the Namespace stays the Gateway's (docs/semantics.md,
+/// "ListenerSet").
 pub const UPPER_LEVELS: &[UpperLevel] = &[
     UpperLevel::Listener,
+    UpperLevel::ListenerSet,
     UpperLevel::Gateway,
     UpperLevel::Namespace,
     UpperLevel::GatewayClass,
 ];
 
 impl UpperLevel {
-    /// The kind a policy targets to sit at this level.
-    pub fn kind(self) -> TargetKind {
-        match self {
-            UpperLevel::Listener | UpperLevel::Gateway => TargetKind::Gateway,
-            UpperLevel::Namespace => TargetKind::Namespace,
-            UpperLevel::GatewayClass => TargetKind::GatewayClass,
-        }
-    }
-
-    /// This level's target for a rule served by `listener` of `gw`.
-    pub fn target(self, gw: &Gateway, listener: &Listener) -> Target {
-        match self {
-            UpperLevel::Listener => Target::Gateway(gw.key.clone(), Some(listener.name.clone())),
-            UpperLevel::Gateway => Target::Gateway(gw.key.clone(), None),
-            UpperLevel::Namespace => Target::Namespace(gw.key.namespace.clone()),
-            UpperLevel::GatewayClass => Target::GatewayClass(gw.class.clone()),
-        }
+    /// This level's target for a rule served by `listener` of `gw`; None
+    /// when the listener has no such level (a Gateway's own listener has no
+    /// ListenerSet).
+    pub fn target(self, gw: &Gateway, listener: &Listener) -> Option<Target> {
+        let section = Some(listener.name.clone());
+        Some(match (self, &listener.set) {
+            (UpperLevel::Listener, None) => Target::Gateway(gw.key.clone(), section),
+            (UpperLevel::Listener, Some(set)) => Target::ListenerSet(set.clone(), section),
+            (UpperLevel::ListenerSet, None) => return None,
+            (UpperLevel::ListenerSet, Some(set)) => Target::ListenerSet(set.clone(), None),
+            (UpperLevel::Gateway, _) => Target::Gateway(gw.key.clone(), None),
+            (UpperLevel::Namespace, _) => Target::Namespace(gw.key.namespace.clone()),
+            (UpperLevel::GatewayClass, _) => Target::GatewayClass(gw.class.clone()),
+        })
     }
 }
 
@@ -186,7 +218,7 @@ pub fn upper_targets<'a>(
 ) -> impl Iterator<Item = Target> + 'a {
     UPPER_LEVELS
         .iter()
-        .map(move |level| level.target(gw, listener))
+        .filter_map(move |level| level.target(gw, listener))
 }
 
 #[cfg(test)]
@@ -200,6 +232,8 @@ mod tests {
             TargetKind::Namespace,
             TargetKind::Gateway,
             TargetKind::HttpRoute,
+            TargetKind::ListenerSet,
+            TargetKind::XListenerSet,
         ] {
             assert_eq!(TARGET_KINDS.iter().filter(|t| t.kind == kind).count(), 1);
             let info = kind.info();

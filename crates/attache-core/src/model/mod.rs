@@ -5,6 +5,7 @@
 pub mod gateway;
 pub mod inputs;
 pub mod kinds;
+pub mod listener_set;
 pub mod meta;
 pub mod peers;
 pub mod policy;
@@ -14,6 +15,7 @@ pub use gateway::{
     AllowedRoutes, Gateway, GatewayClass, LabelSelector, Listener, Namespace, NamespaceFrom,
 };
 pub use inputs::Inputs;
+pub use listener_set::{ListenerSet, SetKind, SetRef, SetState};
 pub use meta::{Meta, Priority};
 pub use policy::{Policy, PolicyKind, Target, TargetRef};
 pub use route::{HttpRoute, ParentRef, Rule};

@@ -36,6 +36,10 @@ pub enum TargetKind {
     Namespace,
     Gateway,
     HttpRoute,
+    /// `gateway.networking.k8s.io` ListenerSet (sectionName = its listener).
+    ListenerSet,
+    /// `gateway.networking.x-k8s.io` XListenerSet, read alike.
+    XListenerSet,
 }
 
 /// How a kind's `spec` becomes settings.
@@ -79,6 +83,8 @@ pub const KINDS: &[KindInfo] = &[
         targets: &[
             TargetKind::Namespace,
             TargetKind::Gateway,
+            TargetKind::ListenerSet,
+            TargetKind::XListenerSet,
             TargetKind::HttpRoute,
         ],
         spec: SpecShape::Stanzas,
@@ -100,7 +106,14 @@ pub const KINDS: &[KindInfo] = &[
         name: "TrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
-        targets: &[TargetKind::Gateway, TargetKind::HttpRoute],
+        // Both set kinds (api/v1alpha1/kgateway/traffic_policy_types.go,
+        // `kind.endsWith('ListenerSet')`).
+        targets: &[
+            TargetKind::Gateway,
+            TargetKind::ListenerSet,
+            TargetKind::XListenerSet,
+            TargetKind::HttpRoute,
+        ],
         spec: SpecShape::Peer,
         own: false,
     },
@@ -110,7 +123,12 @@ pub const KINDS: &[KindInfo] = &[
         name: "BackendTrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
-        targets: &[TargetKind::Gateway, TargetKind::HttpRoute],
+        // ListenerSet only (api/v1alpha1/backendtrafficpolicy_types.go, v1.9.0).
+        targets: &[
+            TargetKind::Gateway,
+            TargetKind::ListenerSet,
+            TargetKind::HttpRoute,
+        ],
         spec: SpecShape::Peer,
         own: false,
     },
@@ -229,6 +247,11 @@ pub struct TargetRef {
     pub path: String,
     /// `None`: the target does not exist (`TargetNotFound`).
     pub resolved: Option<Target>,
+    /// Why a target that exists cannot be used (a ListenerSet not attached
+    /// or dropped, a Conflicted listener): still `TargetNotFound`, "attached
+    /// to an invalid target resource" (apis/v1/policy_types.go), and status
+    /// says which.
+    pub unusable: Option<String>,
 }
 
 /// An object a policy attaches to; `Option<String>` is the sectionName
@@ -239,6 +262,25 @@ pub enum Target {
     Namespace(String),
     Gateway(ObjectKey, Option<String>),
     Route(ObjectKey, Option<String>),
+    /// A ListenerSet, whole or one of its listeners (docs/semantics.md,
+    /// "ListenerSet").
+    ListenerSet(super::listener_set::SetRef, Option<String>),
+}
+
+impl Target {
+    /// The kind of object it names.
+    pub fn kind(&self) -> TargetKind {
+        match self {
+            Target::GatewayClass(_) => TargetKind::GatewayClass,
+            Target::Namespace(_) => TargetKind::Namespace,
+            Target::Gateway(..) => TargetKind::Gateway,
+            Target::Route(..) => TargetKind::HttpRoute,
+            Target::ListenerSet(set, _) => match set.kind {
+                super::listener_set::SetKind::ListenerSet => TargetKind::ListenerSet,
+                super::listener_set::SetKind::XListenerSet => TargetKind::XListenerSet,
+            },
+        }
+    }
 }
 
 impl fmt::Display for Target {
@@ -250,6 +292,8 @@ impl fmt::Display for Target {
             Target::Gateway(key, Some(listener)) => write!(f, "Gateway {key} listener {listener}"),
             Target::Route(key, None) => write!(f, "HTTPRoute {key}"),
             Target::Route(key, Some(rule)) => write!(f, "HTTPRoute {key} rule {rule}"),
+            Target::ListenerSet(set, None) => write!(f, "{set}"),
+            Target::ListenerSet(set, Some(listener)) => write!(f, "{set} listener {listener}"),
         }
     }
 }
@@ -316,7 +360,7 @@ pub struct RawTargetRef {
     pub name: String,
     /// Only the policy's own namespace may be named.
     pub namespace: Option<String>,
-    /// A Gateway listener or an HTTPRoute rule name.
+    /// A listener of a Gateway or ListenerSet, or an HTTPRoute rule name.
     pub section_name: Option<String>,
 }
 

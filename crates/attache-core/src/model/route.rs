@@ -37,6 +37,20 @@ impl ParentRef {
     pub fn is_gateway(&self) -> bool {
         self.group == GATEWAY_GROUP && self.kind == "Gateway"
     }
+
+    /// The ListenerSet it names, when its group and kind are one of the two
+    /// set kinds (docs/semantics.md, "ListenerSet").
+    pub fn set(&self) -> Option<super::listener_set::SetRef> {
+        super::listener_set::SetKind::find(&self.group, &self.kind).map(|kind| {
+            super::listener_set::SetRef {
+                kind,
+                key: ObjectKey {
+                    namespace: self.namespace.clone(),
+                    name: self.name.clone(),
+                },
+            }
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! Reading GatewayClass, Namespace and Gateway objects.
 
 use super::*;
+use crate::model::listener_set::ListenersFrom;
+use crate::model::SetRef;
 
 pub(super) fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
     read_metadata_only(
@@ -78,8 +80,45 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
     };
     let object = format!("Gateway {key}");
     let mut problems = Vec::new();
+    let listeners = read_listeners(
+        raw.spec.listeners,
+        None,
+        Some(&key.namespace),
+        &mut problems,
+    );
+    let allowed_listeners = allowed_listeners(raw.spec.allowed_listeners, &object, doc, inputs);
+    if !problems.is_empty() {
+        return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
+    }
+    if let Some(first) = inputs.gateways.get(&key) {
+        let d = duplicate("Gateway", &key.to_string(), &first.meta.origin, &doc.origin);
+        return inputs.diagnostics.push(d);
+    }
+    inputs.gateways.insert(
+        key.clone(),
+        Gateway {
+            meta,
+            key,
+            class: raw.spec.gateway_class_name,
+            listeners,
+            allowed_listeners,
+            conflicted: Vec::new(),
+        },
+    );
+}
+
+/// The listeners of a Gateway (`set` None) or of a ListenerSet: names are
+/// SectionNames, unique within the object; a problem drops the listener
+/// (and the caller drops the object).
+pub(super) fn read_listeners(
+    raw: Vec<crate::model::gateway::RawListener>,
+    set: Option<&SetRef>,
+    // The Gateway's namespace, where its listeners' Secrets live.
+    namespace: Option<&str>,
+    problems: &mut Vec<Problem>,
+) -> Vec<Listener> {
     let mut listeners: Vec<Listener> = Vec::new();
-    for (i, l) in raw.spec.listeners.into_iter().enumerate() {
+    for (i, l) in raw.into_iter().enumerate() {
         let path = format!("spec.listeners[{i}]");
         // A Gateway API SectionName; the renderer turns it into a file name
         // (`rds/<listener>/routes.json`), so `../x` must never get that far.
@@ -95,37 +134,142 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
             problems.push(Problem {
                 field: format!("{path}.name"),
                 message: format!("listener name {:?} is used twice", l.name),
-                hint: "give every listener of a Gateway a distinct name".into(),
+                hint: match set {
+                    Some(_) => "give every listener of a ListenerSet a distinct name",
+                    None => "give every listener of a Gateway a distinct name",
+                }
+                .into(),
             });
             continue;
         }
-        let Some(allowed) = allowed_routes(l.allowed_routes, &path, &mut problems) else {
+        // Only an XListenerSet may leave the port out (v1.4's dynamic
+        // port); the caller notes it. Port 0 then stands for "none".
+        let port = match (l.port, set) {
+            (Some(port), _) => port,
+            (None, Some(s)) if s.kind == crate::model::SetKind::XListenerSet => 0,
+            (None, _) => {
+                problems.push(Problem {
+                    field: format!("{path}.port"),
+                    message: "port is missing".into(),
+                    hint: "give the listener a port (1-65535)".into(),
+                });
+                continue;
+            }
+        };
+        let Some(allowed) = allowed_routes(l.allowed_routes, &path, problems) else {
             continue;
+        };
+        let tls = match (l.tls, set, namespace) {
+            (Some(raw), None, Some(ns)) => match listener_tls(raw, ns, &path, problems) {
+                Some(tls) => Some(tls),
+                None => continue,
+            },
+            _ => None,
         };
         listeners.push(Listener {
             name: l.name,
-            port: l.port,
+            port,
             protocol: l.protocol,
             hostname: l.hostname.map(|h| h.to_ascii_lowercase()),
             allowed,
+            set: set.cloned(),
+            tls,
         });
     }
-    if !problems.is_empty() {
-        return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
+    listeners
+}
+
+/// A Gateway listener's `tls`: mode `Terminate` (the default) with Secrets
+/// of the Gateway's own namespace. Another namespace needs a ReferenceGrant,
+/// which the resolver does not read, so it is refused rather than followed.
+fn listener_tls(
+    raw: crate::model::gateway::RawListenerTls,
+    namespace: &str,
+    path: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<crate::topology::ListenerTls> {
+    let before = problems.len();
+    if let Some(mode) = raw.mode.as_deref().filter(|m| *m != "Terminate") {
+        problems.push(Problem {
+            field: format!("{path}.tls.mode"),
+            message: format!("mode {mode:?} is not served: Attaché terminates TLS"),
+            hint: "use mode Terminate (the default), or serve TLS passthrough with another Gateway"
+                .into(),
+        });
     }
-    if let Some(first) = inputs.gateways.get(&key) {
-        let d = duplicate("Gateway", &key.to_string(), &first.meta.origin, &doc.origin);
-        return inputs.diagnostics.push(d);
+    let mut certificate_refs = Vec::new();
+    for (i, r) in raw.certificate_refs.into_iter().enumerate() {
+        let field = format!("{path}.tls.certificateRefs[{i}]");
+        let (group, kind) = (
+            r.group.unwrap_or_default(),
+            r.kind.unwrap_or("Secret".into()),
+        );
+        if !group.is_empty() || kind != "Secret" {
+            problems.push(Problem {
+                field: format!("{field}.kind"),
+                message: format!("{kind} of group {group:?} is not a certificate source"),
+                hint: "name a kubernetes.io/tls Secret (group \"\", kind Secret)".into(),
+            });
+            continue;
+        }
+        let ns = r.namespace.unwrap_or_else(|| namespace.to_string());
+        if ns != namespace {
+            problems.push(Problem {
+                field: format!("{field}.namespace"),
+                message: format!(
+                    "Secret {ns}/{} is in another namespace than the Gateway",
+                    r.name
+                ),
+                hint: "put the Secret in the Gateway's namespace (a ReferenceGrant is not read)"
+                    .into(),
+            });
+            continue;
+        }
+        certificate_refs.push(ObjectKey {
+            namespace: ns,
+            name: r.name,
+        });
     }
-    inputs.gateways.insert(
-        key.clone(),
-        Gateway {
-            meta,
-            key,
-            class: raw.spec.gateway_class_name,
-            listeners,
-        },
-    );
+    if certificate_refs.is_empty() && problems.len() == before {
+        problems.push(Problem {
+            field: format!("{path}.tls.certificateRefs"),
+            message: "no certificate to terminate TLS with".into(),
+            hint: "name the listener's kubernetes.io/tls Secret in certificateRefs".into(),
+        });
+    }
+    (problems.len() == before).then_some(crate::topology::ListenerTls { certificate_refs })
+}
+
+/// A Gateway's `allowedListeners` (default: none); `Selector` without a
+/// selector admits none and is an error on the Gateway, which is kept.
+fn allowed_listeners(
+    raw: Option<crate::model::listener_set::RawAllowedListeners>,
+    object: &str,
+    doc: &SourceDoc,
+    inputs: &mut Inputs,
+) -> ListenersFrom {
+    use crate::model::listener_set::RawListenersFrom as From;
+    let Some(ns) = raw.and_then(|r| r.namespaces) else {
+        return ListenersFrom::None;
+    };
+    match (ns.from.unwrap_or(From::None), ns.selector) {
+        (From::None, _) => ListenersFrom::None,
+        (From::Same, _) => ListenersFrom::Same,
+        (From::All, _) => ListenersFrom::All,
+        (From::Selector, Some(sel)) => ListenersFrom::Selector(sel),
+        (From::Selector, None) => {
+            inputs.diagnostics.push(
+                Diagnostic::error("from: Selector needs a selector; no ListenerSet is taken")
+                    .at(&doc.origin)
+                    .on(object)
+                    .field("spec.allowedListeners.namespaces.selector")
+                    .hint(
+                        "add selector.matchLabels (or matchExpressions), or use from: Same / All",
+                    ),
+            );
+            ListenersFrom::None
+        }
+    }
 }
 
 /// A listener's `allowedRoutes`, with Gateway API's defaults (namespaces

@@ -30,6 +30,7 @@ use crate::topology::{BackendTarget, ObjectKey};
 pub use crate::model::Inputs;
 
 mod gateway;
+mod listener_sets;
 mod peers;
 mod policy;
 mod route;
@@ -47,7 +48,9 @@ pub fn parse(docs: &[SourceDoc]) -> Inputs {
         read_doc(doc, &mut inputs);
     }
     note_skipped(&mut inputs);
+    listener_sets::link_listener_sets(&mut inputs);
     note_absent_parents(&mut inputs);
+    listener_sets::check_set_parents(&mut inputs);
     resolve_targets(&mut inputs);
     inputs
 }
@@ -104,6 +107,11 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
             }
         }
         _ if route_kind(group, kind, version).is_some() => read_route(doc, inputs),
+        _ if crate::model::SetKind::find(group, kind).is_some_and(|k| k.version() == version) => {
+            if let Some(set_kind) = crate::model::SetKind::find(group, kind) {
+                listener_sets::read_listener_set(doc, set_kind, inputs);
+            }
+        }
         ("", "Namespace") if version == "v1" => read_namespace(doc, inputs),
         _ if PolicyKind::find(group, kind).is_some() => {
             let Some(policy_kind) = PolicyKind::find(group, kind) else {
@@ -124,9 +132,10 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 );
             }
         }
-        // Read by `attache render` for backend addresses; not the resolver's
-        // business, and not worth a note in every demo log.
-        ("", "Service") | ("discovery.k8s.io", "EndpointSlice") => {}
+        // Read by `attache render` for backend addresses and HTTPS
+        // listeners' certificates; not the resolver's business, and not
+        // worth a note in every demo log.
+        ("", "Service" | "Secret") | ("discovery.k8s.io", "EndpointSlice") => {}
         (GATEWAY_GROUP | POLICY_GROUP, _) if !is_known_elsewhere(group, kind) => {
             inputs
                 .diagnostics
@@ -161,7 +170,6 @@ fn is_known_elsewhere(group: &str, kind: &str) -> bool {
                 | "ReferenceGrant"
                 | "BackendTLSPolicy"
                 | "BackendLBPolicy"
-                | "ListenerSet"
         )
 }
 
@@ -180,7 +188,7 @@ fn unknown_in_known_group(
         .collect();
     let (known, versions) = if policy_kinds.is_empty() {
         (
-            "GatewayClass, Gateway, HTTPRoute".to_string(),
+            "GatewayClass, Gateway, HTTPRoute, ListenerSet".to_string(),
             "v1, v1beta1",
         )
     } else {
@@ -223,6 +231,7 @@ fn note_skipped(inputs: &mut Inputs) {
         };
         inputs.diagnostics.push(Diagnostic::note(message).at(&first).hint(
             "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), \
+             ListenerSet (gateway.networking.k8s.io/v1) and XListenerSet (gateway.networking.x-k8s.io/v1alpha1), \
              Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1), kgateway's \
              TrafficPolicy and Envoy Gateway's BackendTrafficPolicy (v1alpha1)",
         ));

@@ -295,7 +295,14 @@ fn target_ref(
     notes: &mut Vec<(String, String)>,
 ) -> Option<(String, RawTargetRef)> {
     match serde_json::from_value::<RawTargetRef>(value) {
-        Ok(r) if matches!(r.kind.as_str(), "Gateway" | "HTTPRoute") => Some((path, r)),
+        // The namespaced kinds of `TARGET_KINDS`; whether this peer's kind
+        // may target it is `KINDS`' business (read_targets).
+        Ok(r)
+            if crate::model::policy::TargetKind::named(&r.kind)
+                .is_some_and(|k| k.info().namespaced) =>
+        {
+            Some((path, r))
+        }
         Ok(r) => {
             let message = format!(
                 "{path} names a {}, which Attaché does not serve; that target is not enforced",

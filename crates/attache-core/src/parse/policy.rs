@@ -195,6 +195,7 @@ pub(super) fn read_targets(
                 section_name: r.section_name,
                 path,
                 resolved: Some(target),
+                unusable: None,
             }),
             Err(p) => problems.push(p),
         }
@@ -262,8 +263,8 @@ fn namespaced_target(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Ta
         message,
         hint: hint.to_string(),
     };
-    // Called for the namespaced kinds only (`target_of`).
-    let wanted = TargetKind::find(GATEWAY_GROUP, &r.kind).unwrap_or(TargetKind::HttpRoute);
+    // Called for the namespaced kinds only, group checked (`target_of`).
+    let wanted = TargetKind::find(&r.group, &r.kind).unwrap_or(TargetKind::HttpRoute);
     let (true, Some(ns)) = (
         info.targets.contains(&wanted),
         policy.meta.namespace.clone(),
@@ -350,14 +351,15 @@ fn target_of(policy: &Policy, r: &RawTargetRef, path: &str) -> Result<Target, Pr
             Ok(Target::Namespace(r.name.clone()))
         }
         kind if TargetKind::named(kind).is_some_and(|k| k.info().namespaced) => {
-            expect_group(GATEWAY_GROUP)?;
+            let group = TargetKind::named(kind).map_or(GATEWAY_GROUP, |k| k.info().group);
+            expect_group(group)?;
             namespaced_target(policy, r, path)
         }
         other => Err(problem(
             ".kind",
             format!("{other:?} cannot be targeted"),
-            "target a GatewayClass (ClusterRoutePolicy only), Namespace, Gateway (sectionName = listener) or \
-             HTTPRoute (sectionName = rule name)",
+            "target a GatewayClass (ClusterRoutePolicy only), Namespace, Gateway or ListenerSet (sectionName = \
+             listener) or HTTPRoute (sectionName = rule name)",
         )),
     }
 }

@@ -1,7 +1,8 @@
 //! Reading HTTPRoutes: parent refs, rules, inline settings, delegation and backends.
 
 use super::*;
-use crate::contract::route_syntax;
+use crate::contract::route_syntax::{self, RegexProblem};
+use crate::re2_program;
 
 pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
     let raw: RawHttpRoute = match typed(doc, HTTP_ROUTE.name) {
@@ -343,11 +344,17 @@ fn check_matches(matches: &[HttpRouteMatch], index: usize, problems: &mut Vec<Pr
     }
 }
 
-/// Whether the filter's regex engine compiles `pattern` as the filter does.
-fn regex_compiles(pattern: &str) -> Result<(), String> {
+/// Whether the filter's regex engine compiles `pattern` as the filter does,
+/// and Envoy's RE2 within its program-size limit (`re2_program`).
+pub(crate) fn regex_compiles(pattern: &str) -> Result<(), RegexProblem> {
     regex_lite::RegexBuilder::new(&route_syntax::anchored(pattern))
         .size_limit(route_syntax::REGEX_SIZE_LIMIT)
         .build()
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| RegexProblem::Syntax(e.to_string()))?;
+    let size = re2_program::program_size(pattern).map_err(RegexProblem::Syntax)?;
+    let limit = re2_program::ENVOY_MAX_PROGRAM_SIZE;
+    if size > limit {
+        return Err(RegexProblem::TooLarge { size, limit });
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! After reading: which policy targets exist, and the precedence-ordered index by target.
 
 use super::*;
+use crate::model::{SetRef, SetState};
 
 /// Checks that each target exists, then indexes valid policies by target
 /// in precedence order.
@@ -13,6 +14,7 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
         classes: &inputs.classes,
         gateways: &inputs.gateways,
         routes: &inputs.routes,
+        listener_sets: &inputs.listener_sets,
         namespaces: inputs
             .gateways
             .keys()
@@ -34,7 +36,20 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
             };
             match known.check(&target) {
                 Ok(()) => by_target.entry(target).or_default().push(index),
-                Err(hint) => {
+                Err(Missing::Unusable(why)) => {
+                    missing.push(
+                        Diagnostic::warning(format!(
+                            "target {target} cannot be used (TargetNotFound): {why}"
+                        ))
+                        .at(&origin)
+                        .on(display.clone())
+                        .field(tr.path.clone())
+                        .hint("an invalid target resource: fix it, or target another"),
+                    );
+                    tr.resolved = None;
+                    tr.unusable = Some(why);
+                }
+                Err(Missing::Absent(hint)) => {
                     missing.push(
                         Diagnostic::warning(format!(
                             "target {target} does not exist (TargetNotFound)"
@@ -62,7 +77,7 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
     inputs.diagnostics.extend(missing);
 }
 
-/// kgateway's `targetSelectors`: each Gateway or HTTPRoute of the policy's
+/// kgateway's `targetSelectors`: each Gateway, ListenerSet or HTTPRoute of the policy's
 /// namespace whose labels match becomes a target, as if named in
 /// `targetRefs`, with the selector's `sectionName` (docs/peers.md); whether
 /// that section exists is then checked as for a targetRef.
@@ -71,6 +86,7 @@ fn select_targets(inputs: &mut Inputs) {
         policies,
         gateways,
         routes,
+        listener_sets,
         ..
     } = inputs;
     for policy in policies.iter_mut() {
@@ -81,30 +97,36 @@ fn select_targets(inputs: &mut Inputs) {
         for s in &policy.selectors {
             let hit = |labels: &BTreeMap<String, String>| s.selector.matches(labels);
             let section = &s.section_name;
-            let targets: Vec<(&str, Target)> = match s.kind {
+            let targets: Vec<Target> = match s.kind {
                 TargetKind::Gateway => gateways
                     .values()
                     .filter(|g| g.key.namespace == ns && hit(&g.meta.labels))
-                    .map(|g| {
-                        (
-                            TargetKind::Gateway.info().name,
-                            Target::Gateway(g.key.clone(), section.clone()),
-                        )
+                    .map(|g| Target::Gateway(g.key.clone(), section.clone()))
+                    .collect(),
+                TargetKind::ListenerSet | TargetKind::XListenerSet => listener_sets
+                    .values()
+                    .map(|l| Target::ListenerSet(l.id.clone(), section.clone()))
+                    .filter(|t| t.kind() == s.kind)
+                    .filter(|t| {
+                        let Target::ListenerSet(id, _) = t else {
+                            return false;
+                        };
+                        id.key.namespace == ns
+                            && listener_sets.get(id).is_some_and(|l| hit(&l.meta.labels))
                     })
                     .collect(),
                 _ => routes
                     .values()
                     .filter(|r| r.key.namespace == ns && hit(&r.meta.labels))
-                    .map(|r| {
-                        (
-                            TargetKind::HttpRoute.info().name,
-                            Target::Route(r.key.clone(), section.clone()),
-                        )
-                    })
+                    .map(|r| Target::Route(r.key.clone(), section.clone()))
                     .collect(),
             };
-            for (kind, target) in targets {
-                let (Target::Gateway(key, _) | Target::Route(key, _)) = &target else {
+            for target in targets {
+                let info = target.kind().info();
+                let (Target::Gateway(key, _)
+                | Target::Route(key, _)
+                | Target::ListenerSet(SetRef { key, .. }, _)) = &target
+                else {
                     continue;
                 };
                 let named = |t: &TargetRef| t.resolved.as_ref() == Some(&target);
@@ -112,12 +134,13 @@ fn select_targets(inputs: &mut Inputs) {
                     continue;
                 }
                 found.push(TargetRef {
-                    group: GATEWAY_GROUP.into(),
-                    kind: kind.into(),
+                    group: info.group.into(),
+                    kind: info.name.into(),
                     name: key.name.clone(),
                     section_name: s.section_name.clone(),
                     path: s.path.clone(),
                     resolved: Some(target.clone()),
+                    unusable: None,
                 });
             }
         }
@@ -130,13 +153,42 @@ struct Known<'a> {
     classes: &'a BTreeMap<String, GatewayClass>,
     gateways: &'a BTreeMap<ObjectKey, Gateway>,
     routes: &'a BTreeMap<ObjectKey, HttpRoute>,
+    listener_sets: &'a BTreeMap<SetRef, crate::model::ListenerSet>,
     /// Namespaces with a manifest, a Gateway or an HTTPRoute.
     namespaces: BTreeSet<&'a str>,
 }
 
+/// Why a target is not found: it is not there (the hint lists what is), or
+/// it is there but cannot be used (why).
+enum Missing {
+    Absent(String),
+    Unusable(String),
+}
+
 impl Known<'_> {
-    /// Ok when the target exists; otherwise a hint listing what does.
-    fn check(&self, target: &Target) -> Result<(), String> {
+    /// Ok when the target exists and can be used; otherwise why not.
+    fn check(&self, target: &Target) -> Result<(), Missing> {
+        match target {
+            Target::ListenerSet(set, section) => self.check_set(set, section.as_deref()),
+            Target::Gateway(key, Some(s)) => {
+                let conflicted = self
+                    .gateways
+                    .get(key)
+                    .and_then(|g| g.conflicted.iter().find(|(n, _)| n == s));
+                match conflicted {
+                    Some((_, why)) => Err(Missing::Unusable(format!(
+                        "listener {s} of Gateway {key} is Conflicted ({why})"
+                    ))),
+                    None => self.check_plain(target).map_err(Missing::Absent),
+                }
+            }
+            _ => self.check_plain(target).map_err(Missing::Absent),
+        }
+    }
+
+    /// Whether a target other than a ListenerSet exists; else a hint
+    /// listing what does.
+    fn check_plain(&self, target: &Target) -> Result<(), String> {
         match target {
             Target::GatewayClass(name) => {
                 self.classes
@@ -164,14 +216,33 @@ impl Known<'_> {
                         in_namespace(self.gateways, key)
                     ));
                 };
+                let own = || g.listeners.iter().filter(|l| l.set.is_none());
                 match section {
-                    Some(s) if !g.listeners.iter().any(|l| &l.name == s) => Err(format!(
-                        "listeners of Gateway {key}: {}",
-                        list(g.listeners.iter().map(|l| l.name.as_str()))
-                    )),
+                    Some(s) if !own().any(|l| &l.name == s) => {
+                        // A set's listener is targeted through its set
+                        // (Envoy Gateway skips them here too).
+                        if let Some(set) = g
+                            .listeners
+                            .iter()
+                            .find(|l| &l.name == s)
+                            .and_then(|l| l.set.as_ref())
+                        {
+                            return Err(format!(
+                                "{s} is a listener of {set}; target it as {{group: {}, kind: {}, name: {}, sectionName: {s}}}",
+                                set.kind.group(),
+                                set.kind.name(),
+                                set.key.name
+                            ));
+                        }
+                        Err(format!(
+                            "listeners of Gateway {key}: {}",
+                            list(own().map(|l| l.name.as_str()))
+                        ))
+                    }
                     _ => Ok(()),
                 }
             }
+            Target::ListenerSet(..) => Ok(()),
             Target::Route(key, section) => {
                 let Some(r) = self.routes.get(key) else {
                     return Err(format!(
@@ -191,6 +262,52 @@ impl Known<'_> {
                 }
             }
         }
+    }
+}
+
+impl Known<'_> {
+    /// A ListenerSet target exists when the set is attached to its Gateway
+    /// and, with a sectionName, that listener is not Conflicted
+    /// (`TargetNotFound` otherwise, the hint saying which).
+    fn check_set(&self, set: &SetRef, section: Option<&str>) -> Result<(), Missing> {
+        let Some(s) = self.listener_sets.get(set) else {
+            let same: Vec<&str> = self
+                .listener_sets
+                .keys()
+                .filter(|k| k.kind == set.kind && k.key.namespace == set.key.namespace)
+                .map(|k| k.key.name.as_str())
+                .collect();
+            return Err(Missing::Absent(format!(
+                "{}s in {}: {}",
+                set.kind.name(),
+                set.key.namespace,
+                list(same.into_iter())
+            )));
+        };
+        match &s.state {
+            SetState::Attached => {}
+            SetState::Detached(why) => {
+                return Err(Missing::Unusable(format!("{set} is not attached: {why}")))
+            }
+            SetState::Dropped(why) => {
+                return Err(Missing::Unusable(format!("{set} is dropped: {why}")))
+            }
+        }
+        let Some(section) = section else {
+            return Ok(());
+        };
+        if let Some((_, why)) = s.conflicted.iter().find(|(n, _)| n == section) {
+            return Err(Missing::Unusable(format!(
+                "listener {section} of {set} is Conflicted ({why})"
+            )));
+        }
+        if s.listeners.iter().any(|l| l.name == section) {
+            return Ok(());
+        }
+        Err(Missing::Absent(format!(
+            "listeners of {set}: {}",
+            list(s.listeners.iter().map(|l| l.name.as_str()))
+        )))
     }
 }
 

@@ -92,7 +92,26 @@ mod tests {
         assert_eq!(kinds, Some(&json!(["GatewayClass", "Namespace"])));
         let namespaced = policy_schemas(PolicyKind::RoutePolicy).spec;
         let kinds = namespaced.pointer("/properties/targetRef/properties/kind/enum");
-        assert_eq!(kinds, Some(&json!(["Namespace", "Gateway", "HTTPRoute"])));
+        assert_eq!(
+            kinds,
+            Some(&json!([
+                "Namespace",
+                "Gateway",
+                "ListenerSet",
+                "XListenerSet",
+                "HTTPRoute"
+            ]))
+        );
+        // Each set kind only with its own group.
+        let pairs = namespaced
+            .pointer("/properties/targetRef/anyOf")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        assert!(pairs.contains(&json!({
+            "properties": {"group": {"enum": ["gateway.networking.x-k8s.io"]}, "kind": {"enum": ["XListenerSet"]}},
+            "required": ["group"]
+        })));
         assert!(namespaced.pointer("/properties/default").is_some());
     }
 }

@@ -132,6 +132,19 @@ pub(crate) fn header_value(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// A duration above 0s (`retry.backoff`): Envoy refuses a zero back-off
+/// base interval (settings.rs says so to the resolver's users). A Gateway
+/// API duration is zero exactly when it has no digit 1-9.
+pub(crate) fn positive_duration(schema: &mut Schema) {
+    schema.insert(
+        "x-kubernetes-validations".into(),
+        json!([{
+            "rule": "self.matches('[1-9]')",
+            "message": "must be above 0s: Envoy refuses a zero back-off"
+        }]),
+    );
+}
+
 /// At most [`safety::MAX_HEADER_OPERATIONS`] operations per direction.
 pub(crate) fn operation_count_rule() -> Value {
     let max = safety::MAX_HEADER_OPERATIONS;

@@ -13,7 +13,7 @@ use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
 use crate::fold::{is_conflict, Folded, Loss};
-use crate::model::kinds::{upper_targets, UpperLevel, UPPER_LEVELS};
+use crate::model::kinds::upper_targets;
 use crate::model::peers::PEERS;
 use crate::model::Inputs;
 use crate::model::Target;
@@ -52,9 +52,9 @@ pub(crate) fn contributions(
     let gw = prepared.gateway;
     let mut stats = StatsByTarget::new();
     let mut shared = SharedUpper::new(inputs, gw).counting();
-    let mut rules_on: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut rules_on: BTreeMap<String, usize> = BTreeMap::new();
     for att in &prepared.attachments {
-        *rules_on.entry(att.listener.name.as_str()).or_default() += 1;
+        *rules_on.entry(att.listener.key()).or_default() += 1;
         let mut lower = RuleFold::new(inputs);
         lower.lower(att);
         let (mut merged, suppliers) = shared.complete(
@@ -79,7 +79,7 @@ pub(crate) fn contributions(
     }
     // Every rule on a listener reaches every policy of its upper levels.
     for listener in &gw.listeners {
-        let rules = rules_on.get(listener.name.as_str()).copied().unwrap_or(0);
+        let rules = rules_on.get(&listener.key()).copied().unwrap_or(0);
         if rules == 0 {
             continue;
         }
@@ -132,16 +132,12 @@ fn record_replaced(
     let mut gate = lower.gate.clone();
     let mut replaced = lower.replaced.clone();
     // The upper levels a kind that replaces whole may target.
-    let gated = |level: &&UpperLevel| {
+    let gated = |target: &Target| {
         PEERS
             .iter()
-            .any(|p| p.replaces_whole && p.kind.info().targets.contains(&level.kind()))
+            .any(|p| p.replaces_whole && p.kind.info().targets.contains(&target.kind()))
     };
-    for target in UPPER_LEVELS
-        .iter()
-        .filter(gated)
-        .map(|level| level.target(gw, listener))
-    {
+    for target in upper_targets(gw, listener).filter(gated) {
         if let Some(ranked) = inputs.by_target.get(&target) {
             gate.step(inputs, &target, ranked, &mut replaced);
         }
@@ -166,7 +162,7 @@ fn count_replaced(
         if set == 0 {
             continue;
         }
-        let upper = matches!(r.target, Target::Gateway(..));
+        let upper = matches!(r.target, Target::Gateway(..) | Target::ListenerSet(..));
         let s = stats.entry((r.index, r.target)).or_default();
         if !(upper && upper_reached) {
             s.entries += 1;

@@ -21,6 +21,9 @@ use crate::model::{Policy, Target, TargetRef};
 use counting::{contributions, ContributionStats};
 
 pub(crate) mod counting;
+pub mod routes;
+
+pub use routes::{route_status, RouteStatus};
 
 pub const CONTROLLER_NAME: &str = "policy.attache.dev/attache";
 
@@ -87,6 +90,8 @@ pub struct Condition {
 #[derive(Debug, Clone)]
 pub struct StatusReport {
     pub policies: Vec<PolicyStatus>,
+    /// Each HTTPRoute's attachment per parentRef (`RouteParentStatus`).
+    pub routes: Vec<RouteStatus>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -120,15 +125,16 @@ pub fn policy_status(inputs: &Inputs) -> StatusReport {
         .policies
         .iter()
         .enumerate()
-        .map(|(i, p)| one(i, p, &stats))
+        .map(|(i, p)| one(inputs, i, p, &stats))
         .collect();
     StatusReport {
         policies,
+        routes: route_status(inputs),
         diagnostics,
     }
 }
 
-fn condition(
+pub(crate) fn condition(
     kind: &str,
     ok: bool,
     reason: &str,
@@ -145,6 +151,7 @@ fn condition(
 }
 
 fn one(
+    inputs: &Inputs,
     index: usize,
     policy: &Policy,
     stats: &BTreeMap<(usize, Target), ContributionStats>,
@@ -179,7 +186,8 @@ fn one(
                     .unwrap_or_default();
                 let (accepted, is_conflicted) = accepted_at(target, &s, generation);
                 conflicted += usize::from(is_conflicted);
-                vec![accepted, attached(&s, generation)]
+                let unreached = || routes::unreached(inputs, target);
+                vec![accepted, attached(&s, unreached, generation)]
             }
         };
         ancestors.push(AncestorStatus {
@@ -210,14 +218,21 @@ fn ancestor_ref(policy: &Policy, tr: &TargetRef) -> AncestorRef {
 }
 
 fn target_not_found(tr: &TargetRef, generation: Option<i64>) -> Condition {
-    let message = match &tr.section_name {
+    let message = match (&tr.unusable, &tr.section_name) {
+        (Some(why), _) => format!("attached to an invalid target resource: {why}"),
+        (None, section) => not_there(tr, section.as_deref()),
+    };
+    condition("Accepted", false, "TargetNotFound", message, generation)
+}
+
+fn not_there(tr: &TargetRef, section: Option<&str>) -> String {
+    match section {
         Some(section) => format!(
             "{} {} or its section {section} does not exist",
             tr.kind, tr.name
         ),
         None => format!("{} {} does not exist", tr.kind, tr.name),
-    };
-    condition("Accepted", false, "TargetNotFound", message, generation)
+    }
 }
 
 /// The `Accepted` condition at one target, and whether it is Conflicted
@@ -251,12 +266,17 @@ fn accepted_at(
 }
 
 /// kgateway's finer result at one target: Attached, Merged or Overridden.
-fn attached(s: &ContributionStats, generation: Option<i64>) -> Condition {
+/// `unreached`: why no route rule is served through the target, asked
+/// only when none is (status/routes.rs).
+fn attached(
+    s: &ContributionStats,
+    unreached: impl FnOnce() -> String,
+    generation: Option<i64>,
+) -> Condition {
     let winners = s.winners.iter().cloned().collect::<Vec<_>>().join("; ");
     let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
     if s.entries == 0 {
-        let message = "no route rule is served through this target yet".into();
-        condition("Attached", true, "Attached", message, generation)
+        condition("Attached", true, "Attached", unreached(), generation)
     } else if s.fields_lost == 0 {
         let message = format!(
             "supplies every field it sets on {} route rule(s)",

@@ -23,6 +23,8 @@ fn generated() -> Document {
         routes: vec![RouteEntry {
             name: name.clone(),
             listener: "http".into(),
+            listener_set: None,
+            listener_set_kind: None,
             route_namespace: "shop".into(),
             route_name: "checkout".into(),
             rule: "0".into(),

@@ -159,3 +159,39 @@ fn a_document_on_one_port_never_reads_it_for_fallback() {
     assert_eq!(routed(&config, &mut host).as_deref(), Some("http/shop/a/0"));
     assert_eq!(*host.property_reads.borrow(), 1, "the route name only");
 }
+
+#[test]
+fn a_listener_sets_entry_is_found_by_istiods_name_and_its_listener_keys_port() {
+    // Rule 0 of route shop/gifts on the Gateway's `http` (80) and on the
+    // ListenerSet team-a/ls-a's `http` (8080, its key in listenerPorts),
+    // with different settings: istiod names both `shop.gifts.0`, the
+    // request's port picks the entry (docs/istio.md, "ListenerSets").
+    let config = compile(&json!({
+        "schemaVersion": 2, "gateway": "infra/edge",
+        "options": {"istioRouteNames": true,
+                    "listenerPorts": {"http": 80, "team-a/ls-a/http": 8080}},
+        "strings": ["x-route", "p0", "p1"],
+        "profiles": [{"requestHeaders": {"set": [[0, 1]]}},
+                     {"requestHeaders": {"set": [[0, 2]]}}],
+        "groups": [
+            {"profile": 0, "hostnames": ["shop.example.com"],
+             "routes": [{"name": "http/shop/gifts/0",
+                         "matches": [{"path": {"type": "PathPrefix", "value": "/gifts"}}]}]},
+            {"profile": 1, "hostnames": ["shop.example.com"],
+             "routes": [{"name": "team-a/ls-a/http/shop/gifts/0",
+                         "matches": [{"path": {"type": "PathPrefix", "value": "/gifts"}}]}]}
+        ]
+    }));
+    let mut on_set = request("/gifts", "shop.gifts.0", 8080);
+    assert_eq!(
+        routed(&config, &mut on_set).as_deref(),
+        Some("team-a/ls-a/http/shop/gifts/0")
+    );
+    assert_eq!(by_name_and_fallback(&on_set), (1, 0));
+    let mut on_gateway = request("/gifts", "shop.gifts.0", 80);
+    assert_eq!(
+        routed(&config, &mut on_gateway).as_deref(),
+        Some("http/shop/gifts/0")
+    );
+    assert_eq!(by_name_and_fallback(&on_gateway), (1, 0));
+}

@@ -60,8 +60,27 @@ pub fn envoy_bootstrap(
         ecds_path: &options.ecds_path,
         default_config: Some(&default_config),
     };
-    let listeners: Vec<Value> = resources
-        .listeners
+    // A certificate in the static bootstrap could only rotate with a
+    // restart, and would put the private key in a file printed to stdout:
+    // HTTPS listeners are served in the file-based layout, through SDS.
+    let mut notes = resources.notes;
+    let mut kept = Vec::new();
+    for mut port_listener in resources.listeners {
+        port_listener.chains.retain(|chain| {
+            let tls = chain.tls.is_some();
+            if tls {
+                notes.push(format!(
+                    "listener '{}' (HTTPS) is not rendered in the static bootstrap: serve it with `render envoy --xds-dir` and `watch --xds-dir`, where its certificate comes through SDS and rotates without a restart",
+                    chain.name
+                ));
+            }
+            !tls
+        });
+        if !port_listener.chains.is_empty() {
+            kept.push(port_listener);
+        }
+    }
+    let listeners: Vec<Value> = kept
         .iter()
         .map(|l| listener(l, &options.listeners.listen_address, Routes::Inline, filter))
         .collect();
@@ -70,10 +89,8 @@ pub fn envoy_bootstrap(
         "listeners": listeners,
         "clusters": resources.clusters.into_values().collect::<Vec<_>>()
     });
-    Ok(Rendered {
-        config,
-        notes: resources.notes,
-    })
+    notes.extend(resources.errors);
+    Ok(Rendered { config, notes })
 }
 
 /// The file-based xDS bootstrap: no listener, route or cluster of its own,

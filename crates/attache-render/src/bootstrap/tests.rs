@@ -163,7 +163,7 @@ fn listener_ports_move_listeners_and_unknown_names_are_refused() {
     );
     assert_eq!(
         rendered.notes,
-        ["listener 'tls' (HTTPS) is not rendered: only HTTP listeners are"]
+        ["listener 'tls' (HTTPS) is not served: it names no certificate (tls.certificateRefs)"]
     );
     let cluster = &rendered.config["static_resources"]["clusters"][0];
     assert_eq!(

@@ -5,9 +5,12 @@
 //! otherwise freeze every route of its listener at the last good table.
 //!
 //! Regexes are checked with `regex-syntax`, whose syntax is close to RE2's
-//! (both leave out backreferences and look-around); RE2's program-size
-//! limit in Envoy is not modelled (docs/envoy.md says so).
+//! (both leave out backreferences and look-around), and against Envoy's
+//! RE2 program-size limit with the resolver's model
+//! (`attache_core::re2_program`), which refuses such a route before it gets
+//! here: this is the second line, for whatever slips past the first.
 
+use attache_core::re2_program;
 use serde_json::Value;
 
 use super::XdsState;
@@ -55,9 +58,39 @@ fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), Xd
             });
         }
     }
+    // The resolver refuses a zero back-off (settings.rs); behind it, a
+    // zero that got through anyway is named with the policy that set it.
+    let back_off = &action["retry_policy"]["retry_back_off"]["base_interval"];
+    if let Some(text) = back_off.as_str().filter(|t| is_zero_duration(t)) {
+        let supplier = state
+            .document
+            .routes
+            .iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.sources.get("retry.backoffMs"))
+            .cloned()
+            .unwrap_or_else(|| "an unknown source".into());
+        return Err(XdsCheckError::ZeroBackOff {
+            listener: listener.to_string(),
+            route: name.to_string(),
+            base_interval: text.to_string(),
+            supplier,
+        });
+    }
     let mut regexes = Vec::new();
     collect_regexes(&route["match"], &mut regexes);
     for regex in regexes {
+        if let Ok(size) = re2_program::program_size(regex) {
+            if size > re2_program::ENVOY_MAX_PROGRAM_SIZE {
+                return Err(XdsCheckError::RegexTooLarge {
+                    listener: listener.to_string(),
+                    route: name.to_string(),
+                    regex: regex.to_string(),
+                    size,
+                    limit: re2_program::ENVOY_MAX_PROGRAM_SIZE,
+                });
+            }
+        }
         if let Err(err) = regex_syntax::Parser::new().parse(regex) {
             return Err(XdsCheckError::BadRegex {
                 listener: listener.to_string(),
@@ -73,6 +106,12 @@ fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), Xd
         }
     }
     Ok(())
+}
+
+/// A protobuf JSON duration (`0s`, `0.000s`) of zero.
+fn is_zero_duration(text: &str) -> bool {
+    text.strip_suffix('s')
+        .is_some_and(|n| n.chars().all(|c| c == '0' || c == '.'))
 }
 
 /// Every `safe_regex.regex` under `value`.

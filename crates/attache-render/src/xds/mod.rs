@@ -26,6 +26,7 @@ use crate::backends::AddressBook;
 use crate::error::RenderError;
 use crate::listener::{listener, FilterSource, Routes, LISTENER_TYPE_URL};
 use crate::resources::{gateway_resources, ListenerOptions};
+use crate::sds;
 
 pub use crate::error::XdsCheckError;
 pub use crate::listener::config_source;
@@ -56,6 +57,16 @@ impl XdsLayout {
 
     pub fn cds_file(&self) -> String {
         format!("{}/cds/clusters.json", self.root)
+    }
+
+    /// The SDS file of the Secret `<namespace>/<name>`:
+    /// `ROOT/sds/<namespace>_<name>/secret.json` (`_` is in no Kubernetes
+    /// name, so no two Secrets share a file). Refused when it could leave
+    /// `sds/`.
+    pub fn sds_file(&self, secret: &str) -> Result<String, RenderError> {
+        let flat = secret.replacen('/', "_", 1);
+        let name = file_component(&flat)?;
+        Ok(format!("{}/sds/{name}/secret.json", self.root))
     }
 
     /// The RDS file of the listener (and route configuration) `name`.
@@ -107,6 +118,8 @@ pub struct XdsState {
     pub listeners: BTreeMap<String, Value>,
     pub route_configs: BTreeMap<String, Value>,
     pub clusters: BTreeMap<String, Value>,
+    /// SDS `Secret` resources (certificate and private key) by SDS name.
+    pub secrets: BTreeMap<String, Value>,
 }
 
 impl Default for XdsState {
@@ -122,17 +135,22 @@ impl Default for XdsState {
             listeners: BTreeMap::new(),
             route_configs: BTreeMap::new(),
             clusters: BTreeMap::new(),
+            secrets: BTreeMap::new(),
         }
     }
 }
 
+/// What [`xds_state`] left out: notes, and errors the user must fix (an
+/// HTTPS listener whose Secret is missing), the rest being rendered.
+pub type LeftOut = (Vec<String>, Vec<String>);
+
 /// The resources for `resolution`, checked ([`check`]) before anyone
-/// writes them; notes say what was left out.
+/// writes them; notes and errors say what was left out.
 pub fn xds_state(
     resolution: &GatewayResolution,
     book: &AddressBook,
     options: &XdsOptions,
-) -> Result<(XdsState, Vec<String>), RenderError> {
+) -> Result<(XdsState, LeftOut), RenderError> {
     let resources = gateway_resources(resolution, book, &options.listeners)?;
     // No default configuration: the listener is only written once its
     // ECDS file is, and a listener must not change when the document does
@@ -146,20 +164,33 @@ pub fn xds_state(
         clusters: resources.clusters,
         ..XdsState::default()
     };
+    let mut sds = BTreeMap::new();
+    for (name, secret) in &resources.secrets {
+        sds.insert(name.clone(), options.layout.sds_file(name)?);
+        state
+            .secrets
+            .insert(name.clone(), sds::secret_resource(secret));
+    }
     for port_listener in &resources.listeners {
-        let rds = options.layout.rds_file(&port_listener.name)?;
+        let mut rds = BTreeMap::new();
+        for chain in &port_listener.chains {
+            rds.insert(chain.name.clone(), options.layout.rds_file(&chain.name)?);
+            state
+                .route_configs
+                .insert(chain.name.clone(), chain.route_config.clone());
+        }
         let address = &options.listeners.listen_address;
+        let routes = Routes::Files {
+            rds: &rds,
+            sds: &sds,
+        };
         state.listeners.insert(
             port_listener.name.clone(),
-            listener(port_listener, address, Routes::Rds(&rds), filter),
-        );
-        state.route_configs.insert(
-            port_listener.name.clone(),
-            port_listener.route_config.clone(),
+            listener(port_listener, address, routes, filter),
         );
     }
     check(&state)?;
-    Ok((state, resources.notes))
+    Ok((state, (resources.notes, resources.errors)))
 }
 
 /// A state-of-the-world `DiscoveryResponse` holding `resources` of
@@ -194,6 +225,11 @@ pub fn lds_response(listeners: &BTreeMap<String, Value>) -> Value {
 /// One RDS file's content.
 pub fn rds_response(route_config: &Value) -> Value {
     discovery_response(ROUTE_CONFIGURATION_TYPE_URL, [route_config])
+}
+
+/// One SDS file's content.
+pub fn sds_response(secret: &Value) -> Value {
+    discovery_response(sds::SECRET_TYPE_URL, [secret])
 }
 
 /// The CDS file's content.

@@ -4,7 +4,8 @@
 //! the writes"):
 //!
 //! 1. ECDS: the document with the entries of both generations;
-//! 2. CDS: the clusters of both generations;
+//! 2. CDS: the clusters of both generations, then SDS: each changed
+//!    certificate (HTTPS listeners);
 //! 3. RDS: each listener's new route table (routes switch here);
 //! 4. LDS: the new listeners (after their RDS files exist);
 //! 5. CDS: only the new clusters (the old ones are unused now);
@@ -29,6 +30,8 @@ pub enum Step {
     Ecds(Document),
     /// The CDS file, holding these clusters.
     Clusters(BTreeMap<String, Value>),
+    /// The SDS file of one Secret (a certificate and its private key).
+    Secret { name: String, resource: Value },
     /// The RDS file of listener `name`. `listener_live`: the listener was
     /// in the previous generation, so Envoy has an RDS subscription whose
     /// progress can be awaited; a new listener reads the file when it is
@@ -57,11 +60,23 @@ pub fn transition(previous: Option<&XdsState>, next: &XdsState) -> Vec<Step> {
         Step::Ecds(both_documents.clone()),
         Step::Clusters(both_clusters.clone()),
     ];
+    // Certificates before the listeners that name them; a rotated one is
+    // this step alone (the listener does not change).
+    for (name, resource) in &next.secrets {
+        if previous.secrets.get(name) != Some(resource) {
+            steps.push(Step::Secret {
+                name: name.clone(),
+                resource: resource.clone(),
+            });
+        }
+    }
     for (name, config) in &next.route_configs {
         steps.push(Step::Routes {
             name: name.clone(),
             config: config.clone(),
-            listener_live: previous.listeners.contains_key(name),
+            // A route configuration Envoy had came with its listener, so
+            // its RDS subscription exists.
+            listener_live: previous.route_configs.contains_key(name),
         });
     }
     steps.push(Step::Listeners(next.listeners.clone()));
@@ -121,6 +136,7 @@ mod tests {
                 .iter()
                 .map(|l| ((*l).to_string(), json!({"name": l})))
                 .collect(),
+            secrets: BTreeMap::new(),
         }
     }
 
@@ -141,6 +157,7 @@ mod tests {
                 } => format!("rds {name} live={listener_live}"),
                 Step::Listeners(l) => format!("lds{:?}", l.keys().collect::<Vec<_>>()),
                 Step::RemoveRoutes(name) => format!("rm rds {name}"),
+                Step::Secret { name, .. } => format!("sds {name}"),
             })
             .collect()
     }
