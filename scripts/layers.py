@@ -78,11 +78,12 @@ LAYERS = {
     # check does not follow); `cmd/load.rs` the loading `render` and `watch`
     # share. Commands are siblings: none imports another.
     "src": [
-        ("base", ["strict_value", "output", "input", "cmd", "cmd::load", "cmd::strict", "cmd::wrap"]),
+        ("base", ["output", "input", "cmd", "cmd::load", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
         (
             "commands",
             [
                 "cmd::completion",
+                "cmd::controller",
                 "cmd::crds",
                 "cmd::diff",
                 "cmd::explain",

@@ -1,16 +1,14 @@
 //! Reading manifests: files, directories (recursive), `-` for stdin;
 //! multi-document YAML and `kind: List`. Everything here is I/O or syntax;
-//! meaning is the core's job.
+//! meaning is the core's job. The text itself is read by `attache_input`,
+//! which the controller shares for objects from the API.
 
 use std::collections::HashSet;
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-use attache_core::source::{Origin, SourceDoc};
-use serde::Deserialize;
-
-use crate::strict_value::StrictValue;
+use attache_core::source::SourceDoc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -19,8 +17,8 @@ pub enum InputError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{origin}: not valid YAML: {message}\n  hint: check indentation and quoting near that line; documents are separated by '---'")]
-    Yaml { origin: Origin, message: String },
+    #[error(transparent)]
+    Yaml(#[from] attache_input::YamlError),
     #[error("{path}: no such file or directory\n  hint: -f takes files, directories (read recursively) or '-' for standard input")]
     Missing { path: String },
     #[error("{path}: is {what}, not a regular file; not read\n  hint: only regular files are read (and directories by -f); reading a FIFO or a device could block or never end")]
@@ -228,189 +226,21 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// Splits a YAML stream into objects; empty documents are skipped and the
-/// items of a list (`kind: List`, or a typed list such as `HTTPRouteList`)
-/// become objects of their own.
+/// Splits a YAML stream into objects: `attache_input::parse_text`, the
+/// reader the controller shares, with its error as ours.
 pub fn parse_text(file: &str, text: &str, docs: &mut Vec<SourceDoc>) -> Result<(), InputError> {
-    for (index, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
-        let origin = Origin {
-            file: file.to_string(),
-            document: index + 1,
-            item: None,
-        };
-        let StrictValue(value) =
-            StrictValue::deserialize(document).map_err(|e| InputError::Yaml {
-                origin: origin.clone(),
-                message: e.to_string(),
-            })?;
-        if value.is_null() {
-            continue;
-        }
-        let list = value.as_object().and_then(|map| {
-            let item_kind = list_item_kind(map)?;
-            let items = map.get("items").and_then(|i| i.as_array());
-            Some((item_kind, map.get("apiVersion"), items))
-        });
-        let Some((item_kind, api_version, items)) = list else {
-            docs.push(SourceDoc { origin, value });
-            continue;
-        };
-        for (item, value) in items.into_iter().flatten().enumerate() {
-            let mut value = value.clone();
-            if !item_kind.is_empty() {
-                typed_list_item(&mut value, api_version, item_kind);
-            }
-            docs.push(SourceDoc {
-                origin: Origin {
-                    item: Some(item),
-                    ..origin.clone()
-                },
-                value,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The kind of a list's items: `Some("")` for a plain `List` (each item
-/// names its own kind), `Some("HTTPRoute")` for a typed `HTTPRouteList`, as
-/// the API server returns a collection; `None` for anything else. A typed
-/// list must carry an `items` array, so that a kind which merely ends in
-/// `List` is not taken for one.
-fn list_item_kind(map: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
-    let kind = map.get("kind")?.as_str()?;
-    if kind == "List" {
-        return Some("");
-    }
-    let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty())?;
-    map.get("items")?.as_array()?;
-    Some(item_kind)
-}
-
-/// The API server leaves `apiVersion` and `kind` out of a typed list's
-/// items (the list names them once); an item that names its own keeps them.
-fn typed_list_item(
-    value: &mut serde_json::Value,
-    api_version: Option<&serde_json::Value>,
-    item_kind: &str,
-) {
-    let Some(item) = value.as_object_mut() else {
-        return;
-    };
-    if let Some(api_version) = api_version {
-        item.entry("apiVersion")
-            .or_insert_with(|| api_version.clone());
-    }
-    item.entry("kind")
-        .or_insert_with(|| serde_json::Value::String(item_kind.to_string()));
+    Ok(attache_input::parse_text(file, text, docs)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn multi_document_and_lists_keep_their_origin() {
-        let mut docs = Vec::new();
-        parse_text(
-            "in.yaml",
-            "kind: Gateway\n---\n---\nkind: List\nitems:\n- kind: A\n- kind: B\n",
-            &mut docs,
-        )
-        .unwrap();
-        let origins: Vec<String> = docs.iter().map(|d| d.origin.to_string()).collect();
-        assert_eq!(
-            origins,
-            [
-                "in.yaml (document 1)",
-                "in.yaml (document 3, items[0])",
-                "in.yaml (document 3, items[1])"
-            ]
-        );
-    }
-
-    #[test]
-    fn a_typed_list_gives_its_items_the_list_s_api_version_and_kind() {
-        let mut docs = Vec::new();
-        let text = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRouteList\nmetadata: {resourceVersion: \"7\"}\nitems:\n- metadata: {name: a, namespace: shop}\n- apiVersion: gateway.networking.k8s.io/v1beta1\n  kind: HTTPRoute\n  metadata: {name: b, namespace: shop}\n";
-        parse_text("routes.yaml", text, &mut docs).unwrap();
-        let read: Vec<(String, String, String)> = docs
-            .iter()
-            .map(|d| {
-                (
-                    d.origin.to_string(),
-                    d.value["apiVersion"].as_str().unwrap_or("").to_string(),
-                    d.value["kind"].as_str().unwrap_or("").to_string(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            read,
-            [
-                (
-                    "routes.yaml (document 1, items[0])".to_string(),
-                    "gateway.networking.k8s.io/v1".to_string(),
-                    "HTTPRoute".to_string()
-                ),
-                (
-                    "routes.yaml (document 1, items[1])".to_string(),
-                    "gateway.networking.k8s.io/v1beta1".to_string(),
-                    "HTTPRoute".to_string()
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_kind_ending_in_list_without_items_is_an_object() {
-        let mut docs = Vec::new();
-        parse_text("x.yaml", "kind: AllowList\nspec: {}\n", &mut docs).unwrap();
-        assert_eq!(docs.len(), 1);
-        assert_eq!(docs[0].value["kind"], "AllowList");
-    }
-
-    #[test]
-    fn bad_yaml_names_file_and_document() {
-        let mut docs = Vec::new();
-        let err = parse_text("x.yaml", "kind: A\n---\nkind: [unclosed\n", &mut docs).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("x.yaml (document 2): not valid YAML"),
-            "{err}"
-        );
-    }
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("attache-input-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir
-    }
-
-    #[test]
-    fn duplicate_keys_are_an_error_naming_the_key() {
-        let mut docs = Vec::new();
-        let err = parse_text(
-            "p.yaml",
-            "kind: A\n---\nspec:\n  timeouts: {request: 1s, request: 60s}\n",
-            &mut docs,
-        )
-        .unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.starts_with("p.yaml (document 2): not valid YAML"),
-            "{text}"
-        );
-        assert!(text.contains("duplicate key \"request\""), "{text}");
-    }
-
-    #[test]
-    fn non_string_keys_read_as_kubernetes_reads_them() {
-        let mut docs = Vec::new();
-        parse_text("k.yaml", "labels: {80: http, true: yes}\n", &mut docs).unwrap();
-        assert_eq!(
-            docs[0].value,
-            serde_json::json!({"labels": {"80": "http", "true": "yes"}})
-        );
     }
 
     #[test]

@@ -5,7 +5,6 @@
 mod cmd;
 mod input;
 mod output;
-mod strict_value;
 
 use std::process::ExitCode;
 

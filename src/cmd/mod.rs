@@ -121,6 +121,8 @@ pub enum Command {
     /// Package the filter for distribution (an OCI image for Istio).
     #[command(subcommand)]
     Package(package::Command),
+    /// Run in a Kubernetes cluster: apply each Gateway's WasmPlugin, write policy status.
+    Controller(controller::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completion(completion::CompletionArgs),
     /// Print the man page, or write one per command with --out-dir.
@@ -138,6 +140,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Graph(args) => graph::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Package(command) => package::run(command),
+        Command::Controller(args) => controller::run(args),
         Command::Completion(args) => completion::completion(args),
         Command::Man(args) => completion::man(args),
     }
@@ -262,12 +265,14 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
 }
 
 pub mod completion;
+pub mod controller;
 pub mod crds;
 pub mod diff;
 pub mod explain;
 pub mod graph;
 pub mod load;
 pub mod package;
+pub mod plugin_flags;
 pub mod render;
 pub mod resolve;
 pub mod status;

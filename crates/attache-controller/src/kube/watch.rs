@@ -1,0 +1,209 @@
+//! One watcher per kind of `crate::kinds::KINDS`, each feeding a reflector
+//! store (kube-runtime's `Writer`): the list-then-watch protocol, bookmarks,
+//! a watch that ends (resumed from the last resourceVersion) and a 410 Gone
+//! (a fresh list) are kube-runtime's. What is ours: a kind whose CRD is not
+//! installed (404) is skipped with one log line and tried again later, a
+//! 403 says which permission is missing, and every change wakes the
+//! reconciler.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use tokio::sync::Notify;
+
+use crate::kinds::{Role, WatchedKind, MANAGED_BY};
+
+/// How long a kind whose CRD is missing waits before it is looked for again.
+pub const MISSING_RETRY: Duration = Duration::from_secs(30);
+/// The longest wait between tries after an API error (doubling from 1 s).
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// What the watchers share with the reconciler.
+#[derive(Default)]
+pub struct Shared {
+    /// Woken on every change of any watched kind.
+    pub changed: Notify,
+    state: Mutex<WatchState>,
+}
+
+#[derive(Default)]
+struct WatchState {
+    /// Kinds not served (404 on list).
+    missing: BTreeSet<&'static str>,
+    /// Kinds whose first list is complete.
+    synced: BTreeSet<&'static str>,
+}
+
+impl Shared {
+    pub fn missing(&self) -> BTreeSet<&'static str> {
+        self.lock().missing.clone()
+    }
+
+    /// Every kind listed once or known to be missing: the cache is whole.
+    pub fn ready(&self, kinds: usize) -> bool {
+        let state = self.lock();
+        state.synced.union(&state.missing).count() >= kinds
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WatchState> {
+        // A poisoned lock only means another task panicked mid-update of two
+        // sets of names; they stay usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks a kind missing; true when it was not already (log once).
+    fn set_missing(&self, kind: &'static str, missing: bool) -> bool {
+        let mut state = self.lock();
+        if missing {
+            state.synced.remove(kind);
+            state.missing.insert(kind)
+        } else {
+            state.missing.remove(kind)
+        }
+    }
+
+    fn set_synced(&self, kind: &'static str) {
+        self.lock().synced.insert(kind);
+    }
+}
+
+pub fn api_resource(kind: &WatchedKind) -> ApiResource {
+    ApiResource {
+        group: kind.group.into(),
+        version: kind.version.into(),
+        api_version: kind.api_version(),
+        kind: kind.kind.into(),
+        plural: kind.plural.into(),
+    }
+}
+
+/// The API of a kind, over all namespaces (namespace scoping is applied to
+/// the snapshot, docs/controller.md).
+pub fn api(client: &Client, kind: &WatchedKind) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &api_resource(kind))
+}
+
+/// What an API error means for a watcher.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// 404: the kind is not served (CRD not installed).
+    NotInstalled,
+    /// 403: RBAC does not allow list/watch.
+    Forbidden(String),
+    /// 410 Gone: the resourceVersion is too old; list again at once.
+    Gone,
+    /// Anything else: try again after a back-off.
+    Other(String),
+}
+
+pub fn classify(err: &watcher::Error) -> Failure {
+    let api = match err {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => match e {
+            kube::Error::Api(status) => Some((status.code, status.message.clone())),
+            _ => None,
+        },
+        watcher::Error::WatchError(status) => Some((status.code, status.message.clone())),
+        watcher::Error::NoResourceVersion => None,
+    };
+    match api {
+        Some((404, _)) => Failure::NotInstalled,
+        Some((403, message)) => Failure::Forbidden(message),
+        Some((410, _)) => Failure::Gone,
+        _ => Failure::Other(err.to_string()),
+    }
+}
+
+/// Watches one kind forever, keeping `store` current.
+pub async fn run(
+    client: Client,
+    kind: &'static WatchedKind,
+    mut store: Writer<DynamicObject>,
+    shared: Arc<Shared>,
+) {
+    let mut config = watcher::Config::default();
+    if kind.role == Role::Output {
+        // Only what we wrote: the label render wasmplugin sets.
+        config = config.labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+    }
+    let mut backoff = Duration::from_secs(1);
+    loop {
+        let stream = watcher(api(&client, kind), config.clone());
+        futures::pin_mut!(stream);
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(event) => {
+                    backoff = Duration::from_secs(1);
+                    if shared.set_missing(kind.kind, false) {
+                        tracing::info!(kind = kind.kind, "the kind is served now; watching it");
+                    }
+                    let done = matches!(event, watcher::Event::InitDone);
+                    store.apply_watcher_event(&event);
+                    if done {
+                        shared.set_synced(kind.kind);
+                    }
+                    if !matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)) {
+                        shared.changed.notify_one();
+                    }
+                }
+                Err(err) => {
+                    let wait = match classify(&err) {
+                        Failure::NotInstalled => {
+                            if shared.set_missing(kind.kind, true) {
+                                tracing::warn!(
+                                    kind = kind.kind,
+                                    api_version = %kind.api_version(),
+                                    retry_seconds = MISSING_RETRY.as_secs(),
+                                    "the API server does not serve this kind (CRD not installed); skipped, looked for again later"
+                                );
+                                // Objects of a kind that went away are gone.
+                                store.apply_watcher_event(&watcher::Event::Init);
+                                store.apply_watcher_event(&watcher::Event::InitDone);
+                                shared.changed.notify_one();
+                            }
+                            MISSING_RETRY
+                        }
+                        Failure::Gone => {
+                            tracing::info!(
+                                kind = kind.kind,
+                                "watch expired (410 Gone); listing again"
+                            );
+                            Duration::ZERO
+                        }
+                        Failure::Forbidden(message) => {
+                            tracing::error!(
+                                kind = kind.kind,
+                                %message,
+                                "forbidden: the ServiceAccount may not list/watch {} (deploy/controller has the RBAC it needs)",
+                                kind.plural
+                            );
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                            backoff
+                        }
+                        Failure::Other(message) => {
+                            tracing::warn!(kind = kind.kind, %message, "watch failed; retrying");
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                            backoff
+                        }
+                    };
+                    tokio::time::sleep(wait).await;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A reflector store for a kind, and the reader the snapshot takes.
+pub fn store(kind: &WatchedKind) -> (Store<DynamicObject>, Writer<DynamicObject>) {
+    let writer = Writer::new(api_resource(kind));
+    (writer.as_reader(), writer)
+}

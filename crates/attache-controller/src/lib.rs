@@ -1,0 +1,14 @@
+//! `attache controller`: the generator run in the cluster
+//! (docs/controller.md, docs/semantics.md section 11).
+//!
+//! Shaped like kube-rs's controller-rs: the decisions are pure functions of
+//! a snapshot of objects ([`reconcile`], [`status`]), tested table-driven;
+//! [`kube`](crate::kube) is the thin adapter that watches, applies and
+//! writes status. Objects from the API are read by the same reader as files
+//! (`attache_input`), resolved by the same core.
+
+pub mod kinds;
+pub mod kube;
+pub mod reconcile;
+pub mod snapshot;
+pub mod status;

@@ -1,0 +1,225 @@
+//! The pure reconcile: a snapshot of the cluster in, per Gateway the
+//! WasmPlugin it should have out (docs/controller.md). No I/O and no clock:
+//! the adapter (`crate::kube`) applies what this decides.
+//!
+//! The resolver is the one `attache resolve` runs, on the objects the one
+//! reader read, so the applied configuration is what `resolve` gives for the
+//! same objects (docs/semantics.md section 11).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use attache_core::topology::ObjectKey;
+use attache_core::{DataPlane, Inputs};
+use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
+use serde_json::{json, Value};
+
+use crate::kinds::{KINDS, MANAGED_BY, WASM_PLUGIN};
+use crate::snapshot::Snapshot;
+
+/// Istio's Gateway controller: the default `--controller-name`, since the
+/// configuration is delivered as an Istio WasmPlugin.
+pub const ISTIO_CONTROLLER: &str = "istio.io/gateway-controller";
+
+/// What the controller serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Gateways whose GatewayClass has this `spec.controllerName`.
+    pub controller_name: String,
+    /// Only objects in these namespaces (cluster-scoped ones always); empty
+    /// means every namespace.
+    pub namespaces: BTreeSet<String>,
+    pub plugin: WasmPluginOptions,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            controller_name: ISTIO_CONTROLLER.to_string(),
+            namespaces: BTreeSet::new(),
+            plugin: WasmPluginOptions::default(),
+        }
+    }
+}
+
+/// What one Gateway needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Server-side apply this WasmPlugin: it differs from the live one.
+    Apply(Value),
+    /// The live WasmPlugin already is what the input gives: no write.
+    Unchanged,
+    /// The Gateway cannot be resolved: its live WasmPlugin (if any) stays
+    /// as it was, the last good configuration (docs/semantics.md section 11).
+    Keep(String),
+}
+
+/// The reconcile of every Gateway the controller serves.
+#[derive(Debug)]
+pub struct Plan {
+    /// The parsed input, for status.
+    pub inputs: Inputs,
+    pub gateways: BTreeMap<ObjectKey, Outcome>,
+    /// Our WasmPlugins whose Gateway still exists but is no longer ours
+    /// (its class changed): they must go, or they would keep configuring a
+    /// Gateway we no longer serve. A deleted Gateway's WasmPlugin goes with
+    /// it (ownerReference), so it is not listed here.
+    pub orphans: Vec<ObjectKey>,
+    /// What the reader and the resolver reported, one line each, for the log.
+    pub diagnostics: Vec<String>,
+}
+
+/// The GatewayClasses whose `spec.controllerName` is ours.
+fn our_classes(snapshot: &Snapshot, controller_name: &str) -> BTreeSet<String> {
+    snapshot
+        .docs
+        .iter()
+        .filter(|d| d.value["kind"] == "GatewayClass")
+        .filter(|d| d.value["spec"]["controllerName"] == controller_name)
+        .filter_map(|d| d.value["metadata"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn in_scope(config: &Config, namespace: Option<&str>) -> bool {
+    config.namespaces.is_empty() || namespace.is_none_or(|ns| config.namespaces.contains(ns))
+}
+
+/// The Gateways we serve, with their uid (for the ownerReference).
+pub fn our_gateways(config: &Config, snapshot: &Snapshot) -> BTreeMap<ObjectKey, String> {
+    let classes = our_classes(snapshot, &config.controller_name);
+    snapshot
+        .docs
+        .iter()
+        .filter(|d| d.value["kind"] == "Gateway")
+        .filter(|d| {
+            d.value["spec"]["gatewayClassName"]
+                .as_str()
+                .is_some_and(|c| classes.contains(c))
+        })
+        .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
+        .map(|d| {
+            let key = crate::snapshot::key_of(&d.value);
+            let uid = d.value["metadata"]["uid"].as_str().unwrap_or_default();
+            (key, uid.to_string())
+        })
+        .collect()
+}
+
+/// Resolves every Gateway we serve and compares with what is live.
+pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
+    let docs: Vec<_> = snapshot
+        .docs
+        .iter()
+        .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
+        .cloned()
+        .collect();
+    let inputs = attache_core::parse(&docs);
+    let mut diagnostics: Vec<String> = snapshot.unreadable.clone();
+    diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
+    let ours = our_gateways(config, snapshot);
+    let mut gateways = BTreeMap::new();
+    for (key, uid) in &ours {
+        let outcome = if snapshot.missing.contains(WASM_PLUGIN.kind) {
+            Outcome::Keep(
+                "the WasmPlugin CRD (extensions.istio.io) is not installed: is Istio installed?"
+                    .into(),
+            )
+        } else {
+            match desired(config, &inputs, key, uid) {
+                Ok((plugin, found)) => {
+                    diagnostics.extend(found);
+                    match snapshot.plugins.get(&plugin_key(key)) {
+                        Some(live) if same(live, &plugin) => Outcome::Unchanged,
+                        _ => Outcome::Apply(plugin),
+                    }
+                }
+                Err(why) => Outcome::Keep(why),
+            }
+        };
+        gateways.insert(key.clone(), outcome);
+    }
+    let orphans = snapshot
+        .plugins
+        .iter()
+        .filter(|(_, live)| managed_by_us(live))
+        .filter_map(|(key, live)| {
+            let gateway = owner_gateway(live)?;
+            let gateway = ObjectKey {
+                namespace: key.namespace.clone(),
+                name: gateway,
+            };
+            let exists = inputs.gateways.contains_key(&gateway);
+            (exists && !ours.contains_key(&gateway)).then(|| key.clone())
+        })
+        .collect();
+    diagnostics.dedup();
+    Plan {
+        inputs,
+        gateways,
+        orphans,
+        diagnostics,
+    }
+}
+
+/// The WasmPlugin's name for a Gateway (`render wasmplugin`'s).
+pub fn plugin_key(gateway: &ObjectKey) -> ObjectKey {
+    ObjectKey {
+        namespace: gateway.namespace.clone(),
+        name: format!("attache-{}", gateway.name),
+    }
+}
+
+/// The WasmPlugin a Gateway should have: `render wasmplugin`'s object with
+/// an ownerReference to the Gateway, so that it goes when the Gateway goes.
+fn desired(
+    config: &Config,
+    inputs: &Inputs,
+    key: &ObjectKey,
+    uid: &str,
+) -> Result<(Value, Vec<String>), String> {
+    let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio)
+        .map_err(|e| format!("Gateway {key} cannot be resolved: {e}"))?;
+    let mut plugin = wasm_plugin(&resolved.resolution, &config.plugin)
+        .map_err(|e| format!("Gateway {key}: cannot encode its WasmPlugin: {e}"))?;
+    plugin["metadata"]["ownerReferences"] = json!([{
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "name": key.name,
+        "uid": uid,
+    }]);
+    let found = resolved
+        .diagnostics
+        .iter()
+        .map(|d| format!("Gateway {key}: {d}"))
+        .collect();
+    Ok((plugin, found))
+}
+
+/// Whether the live object already says what we would apply: the spec, our
+/// label and the ownerReference (the API server adds the rest of metadata).
+fn same(live: &Value, desired: &Value) -> bool {
+    let owners = |v: &Value| v["metadata"]["ownerReferences"].clone();
+    live["spec"] == desired["spec"] && managed_by_us(live) && owners(live) == owners(desired)
+}
+
+fn managed_by_us(live: &Value) -> bool {
+    live["metadata"]["labels"][MANAGED_BY.0] == MANAGED_BY.1
+}
+
+/// The Gateway named by a WasmPlugin's ownerReference.
+fn owner_gateway(live: &Value) -> Option<String> {
+    live["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|o| o["kind"] == "Gateway")
+        .and_then(|o| o["name"].as_str())
+        .map(str::to_string)
+}
+
+/// The kinds the snapshot lacks, as the log line names them.
+pub fn missing_kinds(snapshot: &Snapshot) -> Vec<String> {
+    KINDS
+        .iter()
+        .filter(|k| snapshot.missing.contains(k.kind))
+        .map(|k| format!("{} ({})", k.kind, k.api_version()))
+        .collect()
+}

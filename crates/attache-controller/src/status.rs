@@ -1,0 +1,221 @@
+//! The status the controller writes to RoutePolicy and ClusterRoutePolicy
+//! (docs/semantics.md section 11): `attache status`'s content (the same
+//! function computes it), plus `Programmed` per ancestor once the
+//! configuration carrying the policy is applied, at most 16 ancestors,
+//! `lastTransitionTime` kept while a condition's status holds, and other
+//! controllers' ancestors left as they are. Pure: the clock comes in as
+//! `now`, the live status with the snapshot.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use attache_core::status::CONTROLLER_NAME;
+use attache_core::topology::ObjectKey;
+use attache_core::Inputs;
+use serde_json::{json, Value};
+
+use crate::kinds::{named, Role, WatchedKind};
+use crate::snapshot::Snapshot;
+
+/// GEP-713 bounds `status.ancestors` to 16 entries (PolicyStatus,
+/// `+kubebuilder:validation:MaxItems=16`).
+pub const MAX_ANCESTORS: usize = 16;
+
+/// One status subresource write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusPatch {
+    pub kind: &'static WatchedKind,
+    pub key: ObjectKey,
+    /// The whole new `status`.
+    pub status: Value,
+}
+
+/// How each Gateway we serve ended this round: applied (or already live),
+/// or the error that kept its last configuration.
+pub type Applied = BTreeMap<ObjectKey, Result<(), String>>;
+
+/// The policies (indices into `inputs.policies`) each served Gateway carries.
+pub type Reach = BTreeMap<ObjectKey, BTreeSet<usize>>;
+
+/// Which policies reach each Gateway (a Gateway that cannot be resolved
+/// reaches none that can be listed; its failure is in `applied`).
+pub fn reach(inputs: &Inputs, gateways: impl IntoIterator<Item = ObjectKey>) -> Reach {
+    gateways
+        .into_iter()
+        .map(|key| {
+            let found = attache_core::reach::policies_reaching(inputs, &key).unwrap_or_default();
+            (key, found)
+        })
+        .collect()
+}
+
+/// The status writes this round needs: only policies of our own kinds, and
+/// only those whose status differs from the live one.
+pub fn patches(
+    inputs: &Inputs,
+    snapshot: &Snapshot,
+    reach: &Reach,
+    applied: &Applied,
+    now: &str,
+) -> Vec<StatusPatch> {
+    let report = attache_core::policy_status(inputs);
+    let live: BTreeMap<(String, ObjectKey), &Value> = snapshot
+        .docs
+        .iter()
+        .filter_map(|d| {
+            let kind = d.value["kind"].as_str()?.to_string();
+            Some(((kind, crate::snapshot::key_of(&d.value)), &d.value))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (index, policy) in report.policies.iter().enumerate() {
+        let Some(kind) = named(&policy.kind).filter(|k| k.role == Role::InputWithStatus) else {
+            continue;
+        };
+        let key = ObjectKey {
+            namespace: policy.metadata.namespace.clone().unwrap_or_default(),
+            name: policy.metadata.name.clone(),
+        };
+        let Some(object) = live.get(&(policy.kind.clone(), key.clone())) else {
+            continue;
+        };
+        let gateways: Vec<&ObjectKey> = reach
+            .iter()
+            .filter(|(_, found)| found.contains(&index))
+            .map(|(k, _)| k)
+            .collect();
+        let programmed = programmed(&gateways, applied);
+        let computed = serde_json::to_value(&policy.status).unwrap_or(Value::Null);
+        let status = merge(&computed, &object["status"], &programmed, now);
+        if status != object["status"] {
+            out.push(StatusPatch { kind, key, status });
+        }
+    }
+    out
+}
+
+/// `Programmed` for a policy: True when every Gateway it reaches has the
+/// configuration carrying it applied.
+fn programmed(gateways: &[&ObjectKey], applied: &Applied) -> (bool, String, String) {
+    if gateways.is_empty() {
+        return (
+            false,
+            "Pending".into(),
+            "no Gateway served by this controller carries it".into(),
+        );
+    }
+    let failed: Vec<String> = gateways
+        .iter()
+        .filter_map(|g| match applied.get(*g) {
+            Some(Ok(())) => None,
+            Some(Err(why)) => Some(why.clone()),
+            None => Some(format!("Gateway {g} was not reconciled")),
+        })
+        .collect();
+    if failed.is_empty() {
+        let names: Vec<String> = gateways.iter().map(ToString::to_string).collect();
+        (
+            true,
+            "Programmed".into(),
+            format!("applied to Gateway {}", names.join(", ")),
+        )
+    } else {
+        (false, "Pending".into(), failed.join("; "))
+    }
+}
+
+/// The new status from the computed one and the live one.
+fn merge(computed: &Value, live: &Value, programmed: &(bool, String, String), now: &str) -> Value {
+    let generation = computed["conditions"][0]["observedGeneration"].clone();
+    let conditions = stamp(&computed["conditions"], &live["conditions"], now);
+    let live_ancestors = live["ancestors"].as_array().cloned().unwrap_or_default();
+    // Other controllers' entries are theirs (GEP-713): kept, first.
+    let mut ancestors: Vec<Value> = live_ancestors
+        .iter()
+        .filter(|a| a["controllerName"] != CONTROLLER_NAME)
+        .cloned()
+        .collect();
+    let ours = computed["ancestors"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for mut ancestor in ours {
+        if ancestors.len() == MAX_ANCESTORS {
+            break;
+        }
+        let accepted = ancestor["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "Accepted" && c["status"] == "True")
+        });
+        if accepted {
+            let (ok, reason, message) = programmed;
+            let mut condition = json!({
+                "type": "Programmed",
+                "status": if *ok { "True" } else { "False" },
+                "reason": reason,
+                "message": message,
+            });
+            if !generation.is_null() {
+                condition["observedGeneration"] = generation.clone();
+            }
+            if let Some(list) = ancestor["conditions"].as_array_mut() {
+                list.push(condition);
+            }
+        }
+        let before = live_ancestors
+            .iter()
+            .find(|a| {
+                a["ancestorRef"] == ancestor["ancestorRef"]
+                    && a["controllerName"] == CONTROLLER_NAME
+            })
+            .map(|a| a["conditions"].clone())
+            .unwrap_or(Value::Null);
+        ancestor["conditions"] = stamp(&ancestor["conditions"], &before, now);
+        ancestors.push(ancestor);
+    }
+    json!({"conditions": conditions, "ancestors": ancestors})
+}
+
+/// Each condition gets `lastTransitionTime`: the live one's when a
+/// condition of the same type had the same status, else `now` (Kubernetes
+/// API conventions, "Typical status properties").
+fn stamp(conditions: &Value, live: &Value, now: &str) -> Value {
+    let live = live.as_array().cloned().unwrap_or_default();
+    let stamped: Vec<Value> = conditions
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut c| {
+            let kept = live
+                .iter()
+                .find(|l| l["type"] == c["type"] && l["status"] == c["status"])
+                .and_then(|l| l.get("lastTransitionTime").cloned());
+            c["lastTransitionTime"] = kept.unwrap_or_else(|| json!(now));
+            c
+        })
+        .collect();
+    Value::Array(stamped)
+}
+
+/// Our status laid over a fresher live one (after a 409): the policy-level
+/// conditions and our ancestors from `ours`, other controllers' ancestors
+/// from `fresh`, at most 16 in all.
+pub fn rebase(ours: &Value, fresh: &Value) -> Value {
+    let mine = |a: &&Value| a["controllerName"] == CONTROLLER_NAME;
+    let theirs = fresh["ancestors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| !mine(a));
+    let ours_list = ours["ancestors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(mine);
+    let ancestors: Vec<Value> = theirs
+        .chain(ours_list)
+        .take(MAX_ANCESTORS)
+        .cloned()
+        .collect();
+    json!({"conditions": ours["conditions"], "ancestors": ancestors})
+}

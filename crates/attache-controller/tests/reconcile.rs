@@ -1,0 +1,396 @@
+//! The pure reconcile, table-driven on a snapshot built from examples/shop
+//! as the API server would return it (uid, resourceVersion, generation).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail by panicking
+
+use std::collections::BTreeSet;
+
+use attache_controller::kinds::{named, WatchedKind, WASM_PLUGIN};
+use attache_controller::reconcile::{reconcile, Config, Outcome};
+use attache_controller::snapshot::Snapshot;
+use attache_controller::status::{self, Applied, MAX_ANCESTORS};
+use attache_core::topology::ObjectKey;
+use serde_json::{json, Value};
+
+mod common;
+use common::shop;
+
+const NOW: &str = "2026-11-26T07:00:00Z";
+const LATER: &str = "2026-11-26T08:00:00Z";
+
+fn edge() -> ObjectKey {
+    ObjectKey {
+        namespace: "infra".into(),
+        name: "edge".into(),
+    }
+}
+
+fn config() -> Config {
+    Config {
+        controller_name: "attache.dev/gateway-controller".into(),
+        ..Config::default()
+    }
+}
+
+fn snapshot(objects: &[Value], missing: &[&'static str]) -> Snapshot {
+    let rows = objects.iter().map(|v| {
+        let kind: &'static WatchedKind = named(v["kind"].as_str().unwrap()).unwrap();
+        (kind, v)
+    });
+    Snapshot::from_objects(rows, missing.iter().copied().collect::<BTreeSet<_>>())
+}
+
+/// One reconcile round as the adapter runs it: plan, then (every apply
+/// succeeding) the status writes.
+fn round(
+    objects: &[Value],
+    missing: &[&'static str],
+    now: &str,
+) -> (
+    attache_controller::reconcile::Plan,
+    Vec<status::StatusPatch>,
+) {
+    let snap = snapshot(objects, missing);
+    let plan = reconcile(&config(), &snap);
+    let applied: Applied = plan
+        .gateways
+        .iter()
+        .map(|(k, o)| {
+            let r = match o {
+                Outcome::Keep(why) => Err(why.clone()),
+                _ => Ok(()),
+            };
+            (k.clone(), r)
+        })
+        .collect();
+    let reach = status::reach(&plan.inputs, plan.gateways.keys().cloned());
+    let patches = status::patches(&plan.inputs, &snap, &reach, &applied, now);
+    (plan, patches)
+}
+
+fn applied_plugin(plan: &attache_controller::reconcile::Plan) -> Value {
+    match plan.gateways.get(&edge()) {
+        Some(Outcome::Apply(v)) => v.clone(),
+        other => panic!("expected an apply for infra/edge, got {other:?}"),
+    }
+}
+
+/// Writes the plan's WasmPlugin and status into the objects, as the API
+/// server would after a successful round.
+fn settle(
+    objects: &mut Vec<Value>,
+    plan: &attache_controller::reconcile::Plan,
+    patches: &[status::StatusPatch],
+) {
+    for outcome in plan.gateways.values() {
+        if let Outcome::Apply(p) = outcome {
+            objects.retain(|o| {
+                !(o["kind"] == "WasmPlugin" && o["metadata"]["name"] == p["metadata"]["name"])
+            });
+            let mut live = p.clone();
+            live["metadata"]["resourceVersion"] = json!("9");
+            live["status"] = json!({"observedGeneration": 1});
+            objects.push(live);
+        }
+    }
+    for patch in patches {
+        let o = objects
+            .iter_mut()
+            .find(|o| {
+                o["kind"] == patch.kind.kind && o["metadata"]["name"] == patch.key.name.as_str()
+            })
+            .unwrap();
+        o["status"] = patch.status.clone();
+    }
+}
+
+fn policy_status<'a>(patches: &'a [status::StatusPatch], name: &str) -> &'a Value {
+    &patches
+        .iter()
+        .find(|p| p.key.name == name)
+        .unwrap_or_else(|| panic!("no status patch for {name}"))
+        .status
+}
+
+#[test]
+fn a_gateway_gets_the_wasmplugin_render_wasmplugin_writes_owned_by_it() {
+    let objects = shop();
+    let (plan, _) = round(&objects, &[], NOW);
+    let plugin = applied_plugin(&plan);
+    // The same object `attache render wasmplugin` writes for the same input.
+    let docs: Vec<_> = snapshot(&objects, &[]).docs;
+    let inputs = attache_core::parse(&docs);
+    let resolved =
+        attache_core::resolve_for(&inputs, &edge(), attache_core::DataPlane::Istio).unwrap();
+    let rendered =
+        attache_render::wasmplugin::wasm_plugin(&resolved.resolution, &Default::default()).unwrap();
+    assert_eq!(plugin["spec"], rendered["spec"]);
+    assert_eq!(plugin["metadata"]["name"], "attache-edge");
+    assert_eq!(
+        plugin["metadata"]["ownerReferences"],
+        json!([{"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "name": "edge", "uid": "uid-edge"}])
+    );
+    assert!(plan.orphans.is_empty());
+}
+
+#[test]
+fn status_carries_attache_status_content_plus_programmed() {
+    let objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    let report = attache_core::policy_status(&plan.inputs);
+    let computed = report
+        .policies
+        .iter()
+        .find(|p| p.metadata.name == "edge-defaults")
+        .unwrap();
+    let written = policy_status(&patches, "edge-defaults");
+    assert_eq!(written["conditions"][0]["reason"], "Accepted");
+    assert_eq!(written["conditions"][0]["lastTransitionTime"], NOW);
+    assert_eq!(written["conditions"][0]["observedGeneration"], 1);
+    let ancestor = &written["ancestors"][0];
+    assert_eq!(ancestor["controllerName"], "policy.attache.dev/attache");
+    let types: Vec<&str> = ancestor["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["Accepted", "Attached", "Programmed"]);
+    assert_eq!(ancestor["conditions"][2]["status"], "True");
+    assert_eq!(
+        ancestor["conditions"][2]["message"],
+        "applied to Gateway infra/edge"
+    );
+    // Everything but Programmed and the times is `attache status`'s.
+    assert_eq!(
+        ancestor["conditions"][0]["message"],
+        computed.status.ancestors[0].conditions[0].message.as_str()
+    );
+    // The peers' policies are never written (none in the example), only ours.
+    assert!(patches
+        .iter()
+        .all(|p| ["RoutePolicy", "ClusterRoutePolicy"].contains(&p.kind.kind)));
+}
+
+#[test]
+fn a_restart_on_a_settled_cluster_writes_nothing() {
+    let mut objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    assert!(!patches.is_empty());
+    settle(&mut objects, &plan, &patches);
+    let (again, patches) = round(&objects, &[], LATER);
+    assert_eq!(again.gateways.get(&edge()), Some(&Outcome::Unchanged));
+    assert!(patches.is_empty(), "{patches:?}");
+}
+
+#[test]
+fn an_invalid_policy_is_ignored_as_resolve_ignores_it_and_status_says_why() {
+    let mut objects = shop();
+    let clean = applied_plugin(&round(&objects, &[], NOW).0);
+    objects.push(json!({
+        "apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+        "metadata": {"name": "broken", "namespace": "infra", "uid": "u", "generation": 3},
+        "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "edge"}],
+                 "defaults": {"timeouts": {"request": "soon"}}}
+    }));
+    let (plan, patches) = round(&objects, &[], NOW);
+    assert_eq!(
+        applied_plugin(&plan)["spec"],
+        clean["spec"],
+        "one bad policy never poisons others"
+    );
+    let written = policy_status(&patches, "broken");
+    assert_eq!(written["conditions"][0]["reason"], "Invalid");
+    assert_eq!(written["conditions"][0]["observedGeneration"], 3);
+    assert!(
+        written["conditions"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timeouts.request"),
+        "{written}"
+    );
+    assert_eq!(written["ancestors"], json!([]));
+}
+
+#[test]
+fn conflicting_policies_the_loser_is_conflicted() {
+    let mut objects = shop();
+    for (name, value) in [("a-first", "5s"), ("b-second", "7s")] {
+        objects.push(json!({
+            "apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+            "metadata": {"name": name, "namespace": "shop", "uid": name, "generation": 1,
+                         "creationTimestamp": if name == "a-first" {"2026-01-01T00:00:00Z"} else {"2026-02-01T00:00:00Z"}},
+            "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "storefront"}],
+                     "defaults": {"timeouts": {"backendRequest": value}}}
+        }));
+    }
+    let (_, patches) = round(&objects, &[], NOW);
+    let reasons: Vec<(&str, &str)> = ["a-first", "b-second"]
+        .iter()
+        .map(|n| {
+            (
+                *n,
+                policy_status(&patches, n)["conditions"][0]["reason"]
+                    .as_str()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    // Same level, same field, other values: the older wins (GEP-713
+    // precedence), the newer is Conflicted and its status names the winner.
+    assert_eq!(
+        reasons,
+        [("a-first", "Accepted"), ("b-second", "Conflicted")]
+    );
+    let message = policy_status(&patches, "b-second")["ancestors"][0]["conditions"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("a-first"), "{message}");
+}
+
+#[test]
+fn a_deleted_gateway_is_left_to_garbage_collection_and_its_policies_are_pending() {
+    let mut objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    settle(&mut objects, &plan, &patches);
+    objects.retain(|o| o["kind"] != "Gateway");
+    let (plan, patches) = round(&objects, &[], LATER);
+    assert!(plan.gateways.is_empty());
+    assert!(
+        plan.orphans.is_empty(),
+        "the ownerReference removes it, not us"
+    );
+    let guard = policy_status(&patches, "platform-guardrails");
+    let programmed = guard["ancestors"][0]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Programmed")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (programmed["status"].as_str(), programmed["reason"].as_str()),
+        (Some("False"), Some("Pending"))
+    );
+    assert_eq!(programmed["lastTransitionTime"], LATER);
+    // Accepted did not change status: its time is kept.
+    assert_eq!(guard["conditions"][0]["lastTransitionTime"], NOW);
+}
+
+#[test]
+fn a_gateway_that_changes_class_loses_its_wasmplugin() {
+    let mut objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    settle(&mut objects, &plan, &patches);
+    for o in objects.iter_mut().filter(|o| o["kind"] == "Gateway") {
+        o["spec"]["gatewayClassName"] = json!("someone-else");
+    }
+    let (plan, _) = round(&objects, &[], LATER);
+    assert!(plan.gateways.is_empty());
+    assert_eq!(
+        plan.orphans,
+        [ObjectKey {
+            namespace: "infra".into(),
+            name: "attache-edge".into()
+        }]
+    );
+}
+
+#[test]
+fn a_policy_that_moves_targets_changes_the_plugin_and_its_ancestors() {
+    let mut objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    settle(&mut objects, &plan, &patches);
+    let before = applied_plugin(&plan);
+    let policy = objects
+        .iter_mut()
+        .find(|o| o["metadata"]["name"] == "checkout-retries")
+        .unwrap();
+    assert_eq!(policy["spec"]["targetRefs"][0]["sectionName"], "checkout");
+    policy["spec"]["targetRefs"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("sectionName");
+    policy["metadata"]["generation"] = json!(2);
+    let (plan, patches) = round(&objects, &[], LATER);
+    let after = applied_plugin(&plan);
+    assert_ne!(
+        before["spec"]["pluginConfig"],
+        after["spec"]["pluginConfig"]
+    );
+    let written = policy_status(&patches, "checkout-retries");
+    assert_eq!(
+        written["ancestors"][0]["ancestorRef"],
+        json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "storefront", "namespace": "shop"})
+    );
+    // A new ancestor: its conditions are new, so stamped now.
+    assert_eq!(
+        written["ancestors"][0]["conditions"][0]["lastTransitionTime"],
+        LATER
+    );
+    assert_eq!(written["conditions"][0]["observedGeneration"], 2);
+}
+
+#[test]
+fn a_missing_crd_the_wasmplugin_keeps_nothing_written_and_peers_are_optional() {
+    let objects = shop();
+    let (plan, patches) = round(&objects, &[WASM_PLUGIN.kind], NOW);
+    match plan.gateways.get(&edge()) {
+        Some(Outcome::Keep(why)) => assert!(why.contains("WasmPlugin CRD"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let guard = policy_status(&patches, "platform-guardrails");
+    let programmed = &guard["ancestors"][0]["conditions"][2];
+    assert_eq!(programmed["status"], "False");
+    assert!(programmed["message"]
+        .as_str()
+        .unwrap()
+        .contains("WasmPlugin CRD"));
+    // A peer's CRD missing (kgateway not installed) changes nothing.
+    let (plan, _) = round(&objects, &["TrafficPolicy", "BackendTrafficPolicy"], NOW);
+    assert!(matches!(
+        plan.gateways.get(&edge()),
+        Some(Outcome::Apply(_))
+    ));
+}
+
+#[test]
+fn namespaces_scope_what_is_served() {
+    let objects = shop();
+    let snap = snapshot(&objects, &[]);
+    let mut cfg = config();
+    cfg.namespaces = ["shop".to_string()].into();
+    assert!(reconcile(&cfg, &snap).gateways.is_empty());
+    cfg.namespaces = ["infra".to_string(), "shop".to_string()].into();
+    assert_eq!(reconcile(&cfg, &snap).gateways.len(), 1);
+    cfg.controller_name = "istio.io/gateway-controller".into();
+    assert!(
+        reconcile(&cfg, &snap).gateways.is_empty(),
+        "a class of another controller"
+    );
+}
+
+#[test]
+fn at_most_16_ancestors_and_other_controllers_entries_are_kept() {
+    let mut objects = shop();
+    let refs: Vec<Value> = (0..20)
+        .map(|i| json!({"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": format!("r{i}")}))
+        .collect();
+    objects.push(json!({
+        "apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+        "metadata": {"name": "wide", "namespace": "shop", "uid": "w", "generation": 1},
+        "spec": {"targetRefs": refs, "defaults": {"timeouts": {"request": "3s"}}},
+        "status": {"ancestors": [{"ancestorRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "x"},
+                                  "controllerName": "example.com/other", "conditions": []}]}
+    }));
+    let (_, patches) = round(&objects, &[], NOW);
+    let ancestors = policy_status(&patches, "wide")["ancestors"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(ancestors.len(), MAX_ANCESTORS);
+    assert_eq!(ancestors[0]["controllerName"], "example.com/other");
+    assert!(ancestors[1..]
+        .iter()
+        .all(|a| a["controllerName"] == "policy.attache.dev/attache"));
+}
