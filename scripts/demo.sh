@@ -7,6 +7,8 @@
 #                              they show, and exit (scripts/test.sh runs this)
 #   scripts/demo.sh --https [--check]   the HTTPS listener example instead
 #                              (scripts/demo_https.sh)
+#   scripts/demo.sh --grpc [--check]   examples/grpc instead: a GRPCRoute over
+#                              h2c and an HTTPS listener (scripts/demo_grpc.sh)
 #
 # Ports: DEMO_PORT (8080, the Gateway's `http` listener), DEMO_OPS_PORT (8081,
 # its `admin` listener), DEMO_ADMIN_PORT (9901, Envoy's admin interface),
@@ -27,8 +29,10 @@ case "${1:-}" in
   --check) CHECK=true ;;
   # The HTTPS listener example (examples/https): scripts/demo_https.sh.
   --https) shift; exec bash "$ROOT/scripts/demo_https.sh" "$@" ;;
+  # examples/grpc, a GRPCRoute over h2c and TLS: scripts/demo_grpc.sh.
+  --grpc) shift; exec bash "$ROOT/scripts/demo_grpc.sh" "$@" ;;
   "") ;;
-  *) die "usage: scripts/demo.sh [--https] [--check]" ;;
+  *) die "usage: scripts/demo.sh [--check] | --https [--check] | --grpc [--check]" ;;
 esac
 
 PORT="${DEMO_PORT:-8080}"

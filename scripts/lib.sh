@@ -5,6 +5,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 ENVOY_VERSION="1.40.0"
+# grpcio (PyPI) for the gRPC end-to-end tests (tests/e2e/grpc.rs).
+GRPCIO_VERSION="1.85.1"
 VENV="$ROOT/.venv"
 
 case "${CARGO_TARGET_DIR:-}" in

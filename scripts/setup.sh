@@ -48,6 +48,18 @@ if ! "$VENV/bin/python" -c 'import re2' >/dev/null 2>&1; then
     || die "pip could not install google-re2==$RE2_PY_VERSION (is PyPI reachable?)"
 fi
 
+# --- gRPC for the end-to-end tests -------------------------------------------
+# tests/e2e/grpc.rs drives real gRPC calls through Envoy with a grpcio client
+# and server (tests/e2e/grpc_peer.py; generic handlers, no protobuf codegen).
+# The venv exists by now (the RE2 step above).
+if "$VENV/bin/python" -c "import grpc, sys; sys.exit(grpc.__version__ != '$GRPCIO_VERSION')" 2>/dev/null; then
+  say "grpcio $GRPCIO_VERSION already in $VENV"
+else
+  say "installing grpcio==$GRPCIO_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "grpcio==$GRPCIO_VERSION" \
+    || die "pip could not install grpcio==$GRPCIO_VERSION (is PyPI reachable?)"
+fi
+
 # --- Rust targets and builds -------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   say "adding the wasm32-wasip1 target"

@@ -17,6 +17,7 @@ mod harness;
 mod control_headers;
 mod edge_values;
 mod example;
+mod grpc;
 mod headers;
 mod hostile;
 mod hot_reload;

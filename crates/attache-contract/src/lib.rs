@@ -16,12 +16,14 @@
 
 pub mod data_plane;
 pub mod entry_name;
+pub mod grpc;
 pub mod precedence;
 pub mod route_syntax;
 pub mod safety;
 
 pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
 pub use entry_name::{listener_key, EntryName, SetName};
+pub use grpc::GrpcMethodMatch;
 
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +102,10 @@ pub struct RouteEntry {
     pub route_name: String,
     /// The rule's `name`, or its zero-based index when it has none.
     pub rule: String,
+    /// The kind of the route, when it is not an HTTPRoute: `GRPCRoute`.
+    /// Absent means HTTPRoute, so every HTTPRoute entry reads as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_kind: Option<String>,
     /// Effective hostnames (listener and route intersected); empty means any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hostnames: Vec<String>,
@@ -183,6 +189,16 @@ pub struct Header {
     pub value: String,
 }
 
+/// The `routeKind` of a GRPCRoute rule's entry.
+pub const GRPC_ROUTE_KIND: &str = "GRPCRoute";
+
+impl RouteEntry {
+    /// Whether the entry is a GRPCRoute rule's (its backend speaks HTTP/2).
+    pub fn is_grpc(&self) -> bool {
+        self.route_kind.as_deref() == Some(GRPC_ROUTE_KIND)
+    }
+}
+
 /// Gateway API `HTTPRouteMatch`. All conditions must hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -195,6 +211,23 @@ pub struct HttpRouteMatch {
     pub query_params: Vec<QueryParamMatch>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// A GRPCRoute's method match, in place of `path` (a match has one or
+    /// the other): the path it stands for is [`HttpRouteMatch::path_match`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc_method: Option<GrpcMethodMatch>,
+}
+
+impl HttpRouteMatch {
+    /// The path this match requires: `path`, or the one a gRPC method match
+    /// stands for ([`GrpcMethodMatch::path_match`]); None means any path.
+    /// The renderer and the filter's fallback both read the path here.
+    pub fn path_match(&self) -> Option<std::borrow::Cow<'_, PathMatch>> {
+        match (&self.path, &self.grpc_method) {
+            (Some(p), _) => Some(std::borrow::Cow::Borrowed(p)),
+            (None, Some(g)) => g.path_match().map(std::borrow::Cow::Owned),
+            (None, None) => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 
 use std::cmp::Reverse;
 
-use crate::{HttpRouteMatch, PathMatch, PathMatchType};
+use crate::{GrpcMethodMatch, HttpRouteMatch, PathMatch, PathMatchType, StringMatchType};
 
 /// Gateway API precedence of one match, smaller first. Ties keep document
 /// order (the caller's stable sort), which the resolver gives as the spec's
@@ -15,8 +15,10 @@ pub struct MatchPrecedence {
     /// 0 exact, 1 prefix, 2 regular expression (implementation-specific in
     /// Gateway API; Attaché puts it after every prefix).
     path_kind: u8,
-    /// Longer prefixes first.
+    /// Longer prefixes first (for a gRPC match: the longer service).
     path_length: Reverse<usize>,
+    /// A gRPC match: the longer method first (0 for an HTTPRoute match).
+    grpc_method_length: Reverse<usize>,
     /// A match with a method first.
     no_method: bool,
     headers: Reverse<usize>,
@@ -25,6 +27,9 @@ pub struct MatchPrecedence {
 
 impl MatchPrecedence {
     pub fn of(m: Option<&HttpRouteMatch>) -> Self {
+        if let Some((m, g)) = m.and_then(|m| Some((m, m.grpc_method.as_ref()?))) {
+            return Self::of_grpc(m, g);
+        }
         let path = m.and_then(|m| m.path.as_ref());
         let (path_kind, path_length) = match path {
             Some(PathMatch {
@@ -44,9 +49,36 @@ impl MatchPrecedence {
         MatchPrecedence {
             path_kind,
             path_length: Reverse(path_length),
+            grpc_method_length: Reverse(0),
             no_method: m.is_none_or(|m| m.method.is_none()),
             headers: Reverse(m.map_or(0, |m| m.headers.len())),
             query_params: Reverse(m.map_or(0, |m| m.query_params.len())),
+        }
+    }
+}
+
+impl MatchPrecedence {
+    /// GRPCRoute precedence (after the hostname, which the callers rank
+    /// first): the most characters of a matching service, then of a
+    /// matching method, then the most header matches. Among HTTPRoute
+    /// matches on the same host (implementation-specific in Gateway API) a
+    /// literal gRPC match ranks as a path prefix whose length is the
+    /// service's (service and method: an exact path), and a regular
+    /// expression after every prefix, as an HTTPRoute regex does.
+    fn of_grpc(m: &HttpRouteMatch, g: &GrpcMethodMatch) -> Self {
+        let (service, method) = g.precedence_lengths();
+        let path_kind = match (g.kind, service, method) {
+            (StringMatchType::RegularExpression, _, _) => 2,
+            (_, s, m) if s > 0 && m > 0 => 0,
+            _ => 1,
+        };
+        MatchPrecedence {
+            path_kind,
+            path_length: Reverse(service),
+            grpc_method_length: Reverse(method),
+            no_method: true,
+            headers: Reverse(m.headers.len()),
+            query_params: Reverse(0),
         }
     }
 }
@@ -128,6 +160,53 @@ mod tests {
         assert_eq!(
             MatchPrecedence::of(None),
             MatchPrecedence::of(Some(&path(PathMatchType::PathPrefix, "/")))
+        );
+    }
+
+    #[test]
+    fn grpc_precedence_is_service_then_method_then_headers() {
+        let grpc = |service: Option<&str>, method: Option<&str>, headers: usize| HttpRouteMatch {
+            grpc_method: Some(GrpcMethodMatch {
+                kind: StringMatchType::Exact,
+                service: service.map(str::to_string),
+                method: method.map(str::to_string),
+            }),
+            headers: (0..headers)
+                .map(|i| HeaderMatch {
+                    kind: StringMatchType::Exact,
+                    name: format!("h{i}"),
+                    value: "1".into(),
+                })
+                .collect(),
+            ..HttpRouteMatch::default()
+        };
+        // Every one of these matches a call to /shop.Cart/Add.
+        let mut cases = [
+            ("any call", HttpRouteMatch::default()),
+            ("method only", grpc(None, Some("Add"), 0)),
+            ("method only + header", grpc(None, Some("Add"), 1)),
+            ("service only", grpc(Some("shop.Cart"), None, 0)),
+            (
+                "service and method",
+                grpc(Some("shop.Cart"), Some("Add"), 0),
+            ),
+            (
+                "service and method + 2 headers",
+                grpc(Some("shop.Cart"), Some("Add"), 2),
+            ),
+        ];
+        cases.sort_by_key(|(_, m)| MatchPrecedence::of(Some(m)));
+        let order: Vec<&str> = cases.iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            order,
+            [
+                "service and method + 2 headers",
+                "service and method",
+                "service only",
+                "method only + header",
+                "method only",
+                "any call"
+            ]
         );
     }
 }

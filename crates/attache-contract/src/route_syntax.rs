@@ -133,7 +133,16 @@ pub fn check_match(
             ),
         })
     };
-    if let Some(p) = &m.path {
+    if let Some(g) = &m.grpc_method {
+        // The user wrote a method match (`method` in a GRPCRoute): its
+        // problems, and those of the path it stands for, are named there.
+        check_grpc(m, g).map_err(|(field, message, hint)| refuse(field.into(), message, hint))?;
+        if let Some(p) = g.path_match() {
+            if p.kind == PathMatchType::RegularExpression {
+                regex("method".into(), &p.value)?;
+            }
+        }
+    } else if let Some(p) = &m.path {
         if p.kind == PathMatchType::RegularExpression {
             regex("path.value".into(), &p.value)?;
         } else if !p.value.starts_with('/') {
@@ -168,6 +177,54 @@ pub fn check_match(
     for (i, q) in m.query_params.iter().enumerate() {
         if q.kind == StringMatchType::RegularExpression {
             regex(format!("queryParams[{i}].value"), &q.value)?;
+        }
+    }
+    Ok(())
+}
+
+/// A gRPC method match: instead of a path, at least one of service and
+/// method, and for `Exact` Gateway API's names (so that the path it stands
+/// for, [`crate::grpc::GrpcMethodMatch::path_match`], needs no escaping).
+fn check_grpc(
+    m: &HttpRouteMatch,
+    g: &crate::GrpcMethodMatch,
+) -> Result<(), (&'static str, String, &'static str)> {
+    if m.path.is_some() {
+        return Err((
+            "grpcMethod",
+            "a match has a path and a gRPC method".into(),
+            "a GRPCRoute match names a service and method, an HTTPRoute match a path",
+        ));
+    }
+    if g.service.is_none() && g.method.is_none() {
+        return Err((
+            "method",
+            "a gRPC method match names neither service nor method".into(),
+            "set service, method or both (or leave method out to match every call)",
+        ));
+    }
+    if g.kind == StringMatchType::Exact {
+        if let Some(s) = g
+            .service
+            .as_deref()
+            .filter(|s| !crate::grpc::is_service_name(s))
+        {
+            return Err((
+                "method.service",
+                format!("service {s:?} is not a gRPC service name"),
+                "write a dotted name such as shop.v1.Cart, or use type RegularExpression",
+            ));
+        }
+        if let Some(name) = g
+            .method
+            .as_deref()
+            .filter(|m| !crate::grpc::is_method_name(m))
+        {
+            return Err((
+                "method.method",
+                format!("method {name:?} is not a gRPC method name"),
+                "write a name of letters, digits and _ such as GetItem, or use type RegularExpression",
+            ));
         }
     }
     Ok(())

@@ -43,6 +43,18 @@ pub const RETRY_TRIGGERS: &[&str] = &[
     "unavailable",
 ];
 
+/// The gRPC triggers of [`RETRY_TRIGGERS`] (Envoy's `retry_grpc_on`, Envoy
+/// Gateway's names): Envoy reads them only from a route's `retry_grpc_on`
+/// or the `x-envoy-retry-grpc-on` request header, never from
+/// `x-envoy-retry-on`, so the filter sends each trigger where Envoy reads it
+/// ([`is_grpc_retry_trigger`]).
+pub const GRPC_RETRY_TRIGGERS: &[&str] = RETRY_TRIGGERS.split_at(11).1;
+
+/// Whether `trigger` is one of Envoy's gRPC retry triggers.
+pub fn is_grpc_retry_trigger(trigger: &str) -> bool {
+    GRPC_RETRY_TRIGGERS.contains(&trigger)
+}
+
 /// Whether a document may carry `trigger` in `retryOn`: a token, since it
 /// travels in a comma-separated header. Deliberately wider than
 /// [`RETRY_TRIGGERS`]: the filter forwards a trigger a newer resolver knows
@@ -215,6 +227,22 @@ pub fn check_header_value(value: &str) -> Result<(), ValueRefusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_grpc_triggers_are_envoys_retry_grpc_on_names() {
+        assert_eq!(
+            GRPC_RETRY_TRIGGERS,
+            [
+                "cancelled",
+                "deadline-exceeded",
+                "internal",
+                "resource-exhausted",
+                "unavailable"
+            ]
+        );
+        assert!(!is_grpc_retry_trigger("5xx"));
+        assert!(!is_grpc_retry_trigger("connect-failure"));
+    }
 
     #[test]
     fn ordinary_names_are_allowed_in_any_case() {

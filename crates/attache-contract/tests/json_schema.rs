@@ -25,60 +25,90 @@ fn full_document() -> Document {
             istio_route_names: true,
             listener_ports: [("http".to_string(), 80)].into_iter().collect(),
         },
-        routes: vec![RouteEntry {
-            name: route_entry_name("http", "shop", "checkout", "0"),
-            listener: "http".into(),
-            listener_set: None,
-            listener_set_kind: None,
-            route_namespace: "shop".into(),
-            route_name: "checkout".into(),
-            rule: "0".into(),
-            hostnames: vec!["shop.example.com".into(), "*.example.com".into()],
-            matches: vec![HttpRouteMatch {
-                path: Some(PathMatch {
-                    kind: PathMatchType::RegularExpression,
-                    value: "/a/[0-9]+".into(),
+        routes: vec![
+            RouteEntry {
+                name: route_entry_name("http", "shop", "checkout", "0"),
+                listener: "http".into(),
+                listener_set: None,
+                listener_set_kind: None,
+                route_namespace: "shop".into(),
+                route_name: "checkout".into(),
+                rule: "0".into(),
+                route_kind: None,
+                hostnames: vec!["shop.example.com".into(), "*.example.com".into()],
+                matches: vec![HttpRouteMatch {
+                    path: Some(PathMatch {
+                        kind: PathMatchType::RegularExpression,
+                        value: "/a/[0-9]+".into(),
+                    }),
+                    headers: vec![HeaderMatch {
+                        kind: StringMatchType::Exact,
+                        name: "x-v".into(),
+                        value: "2".into(),
+                    }],
+                    query_params: vec![QueryParamMatch {
+                        kind: StringMatchType::RegularExpression,
+                        name: "q".into(),
+                        value: ".*".into(),
+                    }],
+                    method: Some("POST".into()),
+                    grpc_method: None,
+                }],
+                timeouts: Some(Timeouts {
+                    request_ms: Some(10_000),
+                    backend_request_ms: Some(0),
                 }),
-                headers: vec![HeaderMatch {
-                    kind: StringMatchType::Exact,
-                    name: "x-v".into(),
-                    value: "2".into(),
-                }],
-                query_params: vec![QueryParamMatch {
-                    kind: StringMatchType::RegularExpression,
-                    name: "q".into(),
-                    value: ".*".into(),
-                }],
-                method: Some("POST".into()),
-            }],
-            timeouts: Some(Timeouts {
-                request_ms: Some(10_000),
-                backend_request_ms: Some(0),
+                retry: Some(Retry {
+                    attempts: Some(3),
+                    codes: Some(vec![502, 503]),
+                    backoff_ms: Some(100),
+                    retry_on: Some(vec!["connect-failure".into()]),
+                }),
+                request_headers: Some(HeaderChanges {
+                    set: vec![Header {
+                        name: "x-a".into(),
+                        value: "1".into(),
+                    }],
+                    add: vec![Header {
+                        name: "x-b".into(),
+                        value: "summer,winter".into(),
+                    }],
+                    remove: vec!["x-c".into()],
+                }),
+                response_headers: Some(HeaderChanges::default()),
+                sources: [(
+                    "timeouts.requestMs".to_string(),
+                    "RoutePolicy shop/slow".to_string(),
+                )]
+                .into(),
+            },
+            grpc_entry(),
+        ],
+    }
+}
+
+/// A GRPCRoute rule's entry: its kind, and a method match in place of a path.
+fn grpc_entry() -> RouteEntry {
+    RouteEntry {
+        name: route_entry_name("http", "shop", "cart", "add"),
+        listener: "http".into(),
+        route_namespace: "shop".into(),
+        route_name: "cart".into(),
+        rule: "add".into(),
+        route_kind: Some("GRPCRoute".into()),
+        matches: vec![HttpRouteMatch {
+            grpc_method: Some(GrpcMethodMatch {
+                kind: StringMatchType::Exact,
+                service: Some("shop.v1.Cart".into()),
+                method: Some("Add".into()),
             }),
-            retry: Some(Retry {
-                attempts: Some(3),
-                codes: Some(vec![502, 503]),
-                backoff_ms: Some(100),
-                retry_on: Some(vec!["connect-failure".into()]),
-            }),
-            request_headers: Some(HeaderChanges {
-                set: vec![Header {
-                    name: "x-a".into(),
-                    value: "1".into(),
-                }],
-                add: vec![Header {
-                    name: "x-b".into(),
-                    value: "summer,winter".into(),
-                }],
-                remove: vec!["x-c".into()],
-            }),
-            response_headers: Some(HeaderChanges::default()),
-            sources: [(
-                "timeouts.requestMs".to_string(),
-                "RoutePolicy shop/slow".to_string(),
-            )]
-            .into(),
+            ..HttpRouteMatch::default()
         }],
+        retry: Some(Retry {
+            retry_on: Some(vec!["unavailable".into()]),
+            ..Retry::default()
+        }),
+        ..RouteEntry::default()
     }
 }
 
@@ -120,12 +150,29 @@ fn the_schema_rejects_what_the_contract_forbids() {
             json!("Prefix"),
         ),
         (
+            "unknown route kind",
+            "/routes/1/routeKind",
+            json!("TCPRoute"),
+        ),
+        (
+            "gRPC method match without service or method",
+            "/routes/1/matches/0/grpcMethod",
+            json!({"type": "Exact"}),
+        ),
+        (
             "route name without four parts",
             "/routes/0/name",
             json!("checkout"),
         ),
     ];
     support::assert_rejects(&validator, &base, &cases);
+    let mut both = base.clone();
+    both["routes"][1]["matches"][0]["path"] =
+        json!({"type": "Exact", "value": "/shop.v1.Cart/Add"});
+    assert!(
+        !validator.is_valid(&both),
+        "schema accepted a match with a path and a gRPC method"
+    );
     let mut missing = base.clone();
     missing["routes"][0]
         .as_object_mut()

@@ -18,7 +18,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::ResolveError;
 use crate::hostname::intersect_lists;
 use crate::matches::intersect_all;
-use crate::model::kinds::HTTP_ROUTE;
+use crate::model::kinds::{RouteKind, HTTP_ROUTE};
 use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, Rule};
 use crate::route_parents::{self, admits_kind, admits_namespace, selects};
@@ -74,9 +74,11 @@ pub fn attach<'a>(
 ) -> Result<Vec<Attachment<'a>>, ResolveError> {
     let mut out = Vec::new();
     let mut budget = Budget::new(inputs.limits, &gateway.key);
+    let clashes = kind_clashes(inputs, gateway, diags);
     for listener in &gateway.listeners {
-        for route in inputs.routes.values() {
-            if !attaches(inputs, gateway, listener, route) {
+        for route in inputs.all_routes() {
+            let clash = route.kind == RouteKind::Grpc && clashes.contains(&route.key);
+            if clash || !attaches(inputs, gateway, listener, route) {
                 continue;
             }
             let listener_hosts: Vec<String> = listener.hostname.iter().cloned().collect();
@@ -88,7 +90,7 @@ pub fn attach<'a>(
                         gateway.key
                     ))
                     .at(&route.meta.origin)
-                    .on(format!("HTTPRoute {}", route.key))
+                    .on(route.object())
                     .field("spec.hostnames"),
                 );
                 continue;
@@ -110,6 +112,46 @@ pub fn attach<'a>(
     }
     route_parents::report(inputs, gateway, diags);
     Ok(dedupe(out, diags))
+}
+
+/// GRPCRoutes that share their namespace and name with an HTTPRoute on
+/// this Gateway: their entries would take the HTTPRoute's names
+/// (`<listener>/<namespace>/<route>/<rule>`), so the GRPCRoute is not
+/// attached here and is an error naming both (docs/semantics.md,
+/// "GRPCRoute"), never a silent overwrite.
+fn kind_clashes(
+    inputs: &Inputs,
+    gateway: &Gateway,
+    diags: &mut Vec<Diagnostic>,
+) -> BTreeSet<ObjectKey> {
+    let on_gateway = |route: &HttpRoute| {
+        gateway
+            .listeners
+            .iter()
+            .any(|l| attaches(inputs, gateway, l, route))
+    };
+    let mut clashes = BTreeSet::new();
+    for grpc in inputs.grpc_routes.values().filter(|r| on_gateway(r)) {
+        let Some(http) = inputs.routes.get(&grpc.key).filter(|r| on_gateway(r)) else {
+            continue;
+        };
+        diags.push(
+            Diagnostic::error(format!(
+                "GRPCRoute {key} and HTTPRoute {key} both attach to Gateway {}, and their entries would share names; the GRPCRoute is not served there",
+                gateway.key,
+                key = grpc.key
+            ))
+            .at(&grpc.meta.origin)
+            .on(grpc.object())
+            .field("metadata.name")
+            .hint(format!(
+                "rename the GRPCRoute or the HTTPRoute (defined at {})",
+                http.meta.origin
+            )),
+        );
+        clashes.insert(grpc.key.clone());
+    }
+    clashes
 }
 
 /// What one Gateway may cost: every rule visited and every entry produced is
@@ -188,7 +230,7 @@ fn attaches(inputs: &Inputs, gateway: &Gateway, listener: &Listener, route: &Htt
         .parent_refs
         .iter()
         .any(|p| selects(p, gateway, listener));
-    named && admits_namespace(inputs, gateway, listener, route) && admits_kind(listener)
+    named && admits_namespace(inputs, gateway, listener, route) && admits_kind(listener, route)
 }
 
 impl<'a> Walker<'a, '_, '_> {
@@ -419,11 +461,7 @@ fn dedupe<'a>(mut all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<
                 .hint("attach each route to a listener one way only")
             }
         };
-        diags.push(
-            diagnostic
-                .at(&route.meta.origin)
-                .on(format!("HTTPRoute {}", route.key)),
-        );
+        diags.push(diagnostic.at(&route.meta.origin).on(route.object()));
     }
     out
 }

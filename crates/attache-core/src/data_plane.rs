@@ -87,12 +87,12 @@ pub(crate) fn istio_request_conflicts(
         .into_iter()
         .map(|name| {
             Diagnostic::warning(format!(
-                "entry {entry}: request header {name} gets a value from above the rule (a policy or a delegating parent rule), and HTTPRoute {} rule {} names it in its own filter too; under Istio the route's filter is applied after the Attaché filter, so the rule's own value reaches the backend",
-                route.key,
+                "entry {entry}: request header {name} gets a value from above the rule (a policy or a delegating parent rule), and {} rule {} names it in its own filter too; under Istio the route's filter is applied after the Attaché filter, so the rule's own value reaches the backend",
+                route.object(),
                 rule.label()
             ))
             .at(&route.meta.origin)
-            .on(format!("HTTPRoute {}", route.key))
+            .on(route.object())
             .field(format!("spec.rules[{}].filters", rule.index))
             .hint("change the header in one place: the policy or parent, or this rule's filter")
         })

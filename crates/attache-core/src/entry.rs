@@ -10,6 +10,7 @@ use crate::data_plane::DataPlane;
 use crate::field::document::Settings;
 use crate::field::FieldKey;
 use crate::fold::Folded;
+use crate::model::kinds::RouteKind;
 use crate::supplier::Supplier;
 
 /// What the steps after the fold changed, for the entry's `sources`.
@@ -77,6 +78,7 @@ pub(crate) fn to_entry(
         route_namespace: route.key.namespace.clone(),
         route_name: route.key.name.clone(),
         rule: rule.label(),
+        route_kind: (route.kind != RouteKind::Http).then(|| route.kind.name().to_string()),
         hostnames: att.hostnames.clone(),
         matches: att.matches.clone(),
         timeouts: (settings.timeouts != Timeouts::default()).then_some(settings.timeouts),

@@ -22,6 +22,10 @@ pub struct Explanation {
     pub listener_set: Option<String>,
     /// `namespace/name` of the leaf route.
     pub route: String,
+    /// The leaf route's kind when it is not an HTTPRoute (`GRPCRoute`), as
+    /// in the entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route_kind: Option<String>,
     pub rule: String,
     /// Delegating parents, outermost first (`HTTPRoute ns/name rule r`).
     pub via: Vec<String>,
@@ -29,6 +33,13 @@ pub struct Explanation {
     pub lost: Vec<LostContribution>,
     /// Post-fold adjustments such as the backendRequest clamp.
     pub notes: Vec<String>,
+}
+
+impl Explanation {
+    /// The leaf route's kind name: `HTTPRoute` unless `route_kind` says.
+    pub fn route_kind_name(&self) -> &str {
+        self.route_kind.as_deref().unwrap_or("HTTPRoute")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -64,6 +64,8 @@ pub fn intersect(parent: &HttpRouteMatch, child: &HttpRouteMatch) -> Option<Http
         headers,
         query_params,
         method,
+        // Delegation is HTTPRoute only: neither side has a gRPC method match.
+        grpc_method: None,
     })
 }
 

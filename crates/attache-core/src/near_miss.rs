@@ -42,7 +42,7 @@ fn groups() -> Vec<&'static str> {
 /// The kinds the resolver reads from `group`.
 pub fn kinds_of(group: &str) -> Vec<&'static str> {
     if group == GATEWAY_GROUP {
-        return vec!["GatewayClass", "Gateway", "HTTPRoute"];
+        return vec!["GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute"];
     }
     KINDS
         .iter()

@@ -9,6 +9,7 @@ use crate::error::ResolveError;
 use crate::field::{FieldKey, FieldValue};
 use crate::fold::levels::RuleFold;
 use crate::fold::Folded;
+use crate::model::kinds::RouteKind;
 use crate::model::{Gateway, Inputs};
 use crate::topology::ObjectKey;
 use crate::written::duration;
@@ -139,6 +140,24 @@ pub(crate) fn clamp(folded: &mut Folded) -> Option<String> {
     }
 }
 
+/// `explain`'s note on a request timeout of a GRPCRoute rule: Envoy's
+/// request timeout runs from the request's start to the end of the
+/// response, so it bounds the whole call, a stream's included
+/// (docs/semantics.md, "GRPCRoute").
+pub(crate) fn grpc_timeout_note(kind: RouteKind, folded: &Folded) -> Option<String> {
+    if kind != RouteKind::Grpc {
+        return None;
+    }
+    match folded.fields.get(&FieldKey::RequestTimeout).map(|e| &e.value) {
+        Some(FieldValue::Millis(ms)) if *ms > 0 => Some(format!(
+            "timeouts.request {} on a GRPCRoute bounds the whole call, streams included: a server-streaming or bidirectional call is ended (DEADLINE_EXCEEDED) {} after it starts, however long it keeps sending",
+            duration(*ms),
+            duration(*ms)
+        )),
+        _ => None,
+    }
+}
+
 pub(crate) fn clamp_warning(note: &str, att: &Attachment<'_>, name: &str) -> Diagnostic {
     let (route, rule) = match att.leaf() {
         Some((route, rule)) => (route, rule),
@@ -146,7 +165,7 @@ pub(crate) fn clamp_warning(note: &str, att: &Attachment<'_>, name: &str) -> Dia
     };
     Diagnostic::warning(format!("{note} (entry {name})"))
         .at(&route.meta.origin)
-        .on(format!("HTTPRoute {}", route.key))
+        .on(route.object())
         .field(format!("spec.rules[{}]", rule.index))
         .hint("set backendRequest no larger than request")
 }

@@ -28,7 +28,7 @@ pub fn routes_reaching(
         .filter(|r| {
             r.parent_refs
                 .iter()
-                .any(|p| crate::route_parents::Parent::of(p, gw).is_some())
+                .any(|p| crate::route_parents::Parent::of(inputs, p, gw).is_some())
         })
         .map(|r| r.key.clone())
         .collect())

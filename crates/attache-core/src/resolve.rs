@@ -15,9 +15,10 @@ pub use crate::error::ResolveError;
 use crate::explain::{explain, Explanation};
 use crate::fold::levels::RuleFold;
 use crate::fold::shared::SharedUpper;
+use crate::model::kinds::RouteKind;
 use crate::model::Inputs;
 pub use crate::prepare::select_gateway;
-use crate::prepare::{clamp, clamp_warning, fold_full, prepare, Prepared};
+use crate::prepare::{clamp, clamp_warning, fold_full, grpc_timeout_note, prepare, Prepared};
 use crate::retries::{self, add_connection_errors};
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 
@@ -139,6 +140,7 @@ pub fn explain_route(
         let mut fold = fold_full(inputs, prepared.gateway, att);
         let name = att.entry_name();
         let mut notes: Vec<String> = clamp(&mut fold.folded).into_iter().collect();
+        notes.extend(grpc_timeout_note(leaf_route.kind, &fold.folded));
         if add_connection_errors(&mut fold.folded) {
             notes.push(retries::NOTE.to_string());
         }
@@ -158,10 +160,12 @@ pub fn explain_route(
             listener: att.listener.name.clone(),
             listener_set: att.listener.set.as_ref().map(ToString::to_string),
             route: leaf_route.key.to_string(),
+            route_kind: (leaf_route.kind != RouteKind::Http)
+                .then(|| leaf_route.kind.name().to_string()),
             rule: leaf_rule.label(),
             via: att.chain[..att.chain.len() - 1]
                 .iter()
-                .map(|(r, rule)| format!("HTTPRoute {} rule {}", r.key, rule.label()))
+                .map(|(r, rule)| format!("{} rule {}", r.object(), rule.label()))
                 .collect(),
             fields: Vec::new(),
             lost: Vec::new(),

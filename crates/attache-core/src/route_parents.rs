@@ -7,9 +7,8 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::hostname::intersect_lists;
-use crate::model::kinds::HTTP_ROUTE;
 use crate::model::route::ParentRef;
-use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom, SetRef};
+use crate::model::{Gateway, HttpRoute, Inputs, Listener, NamespaceFrom, SetRef, SetState};
 
 /// Whether `parent` names `gateway` at all (group, kind, namespace, name).
 pub(crate) fn names_gateway(parent: &ParentRef, gateway: &Gateway) -> bool {
@@ -30,17 +29,23 @@ pub enum Parent {
 
 impl Parent {
     /// What `parent` names on `gateway`, if anything: the Gateway, or a set
-    /// whose listeners `gateway` holds.
-    pub fn of(parent: &ParentRef, gateway: &Gateway) -> Option<Parent> {
+    /// attached to it (whether or not any of its listeners survived the
+    /// conflict check).
+    pub fn of(inputs: &Inputs, parent: &ParentRef, gateway: &Gateway) -> Option<Parent> {
         if names_gateway(parent, gateway) {
             return Some(Parent::Gateway);
         }
         let set = parent.set()?;
-        gateway
-            .listeners
-            .iter()
-            .any(|l| l.set.as_ref() == Some(&set))
+        inputs
+            .listener_sets
+            .get(&set)
+            .is_some_and(|s| s.state == SetState::Attached && s.parent == gateway.key)
             .then_some(Parent::Set(set))
+    }
+
+    /// What `parent` names, by its kind alone: a set, or else the Gateway.
+    fn named_by(parent: &ParentRef) -> Parent {
+        parent.set().map_or(Parent::Gateway, Parent::Set)
     }
 
     /// Whether the listener belongs to this parent.
@@ -65,7 +70,12 @@ impl Parent {
 /// and `port`, when given, are the listener's. A listener without a port
 /// (an XListenerSet's dynamic port) matches no `port`.
 pub(crate) fn selects(parent: &ParentRef, gateway: &Gateway, listener: &Listener) -> bool {
-    Parent::of(parent, gateway).is_some_and(|p| p.owns(listener))
+    // Per listener, per route: compared in place, nothing allocated.
+    let owner = match &listener.set {
+        None => names_gateway(parent, gateway),
+        Some(set) => parent.names_set(set),
+    };
+    owner
         && parent
             .section_name
             .as_ref()
@@ -97,10 +107,11 @@ pub(crate) fn admits_namespace(
     }
 }
 
-pub(crate) fn admits_kind(listener: &Listener) -> bool {
+pub(crate) fn admits_kind(listener: &Listener, route: &HttpRoute) -> bool {
+    let info = route.kind.info();
     match &listener.allowed.kinds {
-        Some(kinds) => kinds.iter().any(|(g, k)| HTTP_ROUTE.is(g, k)),
-        None => HTTP_ROUTE.protocols.contains(&listener.protocol.as_str()),
+        Some(kinds) => kinds.iter().any(|(g, k)| info.is(g, k)),
+        None => info.protocols.contains(&listener.protocol.as_str()),
     }
 }
 
@@ -150,7 +161,7 @@ pub fn refusal(
     let admitted: Vec<&Listener> = by_namespace
         .iter()
         .copied()
-        .filter(|l| admits_kind(l))
+        .filter(|l| admits_kind(l, route))
         .collect();
     if admitted.is_empty() {
         return Some(Refusal::NotAllowedByListeners {
@@ -177,7 +188,7 @@ pub fn serving<'g>(
         .listeners
         .iter()
         .filter(|l| selects(parent, gateway, l))
-        .filter(|l| admits_namespace(inputs, gateway, l, route) && admits_kind(l))
+        .filter(|l| admits_namespace(inputs, gateway, l, route) && admits_kind(l, route))
         .filter(|l| {
             let hosts: Vec<String> = l.hostname.iter().cloned().collect();
             intersect_lists(&hosts, &route.hostnames).is_some()
@@ -189,9 +200,9 @@ pub fn serving<'g>(
 /// ListenerSet it takes) but reaches none of its listeners
 /// (docs/semantics.md, "Attachment").
 pub fn report(inputs: &Inputs, gateway: &Gateway, diags: &mut Vec<Diagnostic>) {
-    for route in inputs.routes.values() {
+    for route in inputs.all_routes() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
-            if Parent::of(parent, gateway).is_none() {
+            if Parent::of(inputs, parent, gateway).is_none() {
                 continue;
             }
             let Some(refusal) = refusal(inputs, gateway, route, parent) else {
@@ -211,7 +222,7 @@ pub fn refusal_text(
     gateway: &Gateway,
     refusal: &Refusal,
 ) -> (String, String) {
-    let named = Parent::of(parent, gateway).unwrap_or(Parent::Gateway);
+    let named = Parent::named_by(parent);
     let named_listeners: Vec<&str> = gateway
         .listeners
         .iter()
@@ -240,7 +251,7 @@ fn warning(
     let (message, hint) = refusal_text(route, parent, gateway, refusal);
     Diagnostic::warning(message)
         .at(&route.meta.origin)
-        .on(format!("HTTPRoute {}", route.key))
+        .on(route.object())
         .field(format!("spec.parentRefs[{index}]"))
         .hint(hint)
 }
@@ -285,7 +296,10 @@ fn why(
             "see the listeners' allowedRoutes.namespaces".to_string(),
         ),
         Refusal::NotAllowedByListeners { namespace: false } => (
-            "no listener it selects admits the kind HTTPRoute".to_string(),
+            format!(
+                "no listener it selects admits the kind {}",
+                route.kind.name()
+            ),
             "see the listeners' allowedRoutes.kinds".to_string(),
         ),
         Refusal::NoMatchingListenerHostname => (

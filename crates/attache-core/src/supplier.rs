@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::model::kinds::RouteKind;
 use crate::model::meta::{Granularity, Op};
 use crate::model::{Priority, Target};
 use crate::topology::ObjectKey;
@@ -64,7 +65,11 @@ pub enum Source {
         target: Target,
     },
     /// A rule's own values.
-    Inline { route: ObjectKey, rule: String },
+    Inline {
+        kind: RouteKind,
+        route: ObjectKey,
+        rule: String,
+    },
 }
 
 /// One contribution to one route rule.
@@ -84,7 +89,7 @@ impl Supplier {
     pub fn who(&self) -> String {
         match &self.source {
             Source::Policy { name, .. } => name.clone(),
-            Source::Inline { route, rule } => format!("HTTPRoute {route} rule {rule}"),
+            Source::Inline { kind, route, rule } => format!("{} {route} rule {rule}", kind.name()),
         }
     }
 }

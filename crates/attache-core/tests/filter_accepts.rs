@@ -63,6 +63,20 @@ fn extra() -> impl Strategy<Value = &'static str> {
     ])
 }
 
+/// GRPCRoute matches, good and bad (docs/semantics.md, "GRPCRoute").
+fn grpc_match() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "{method: {service: shop.v1.Cart, method: Add}}",
+        "{method: {service: shop.v1.Cart}}",
+        "{method: {method: Add}, headers: [{name: x-a, value: v}]}",
+        "{method: {type: RegularExpression, service: \"shop\\\\..*|a\", method: \"A.*\"}}",
+        "{method: {type: RegularExpression, method: \"((\"}}",
+        "{method: {service: \"shop/v1\"}}",
+        "{method: {type: Exact}}",
+        "{headers: [{name: x-b, value: w}]}",
+    ])
+}
+
 fn settings() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
         "timeouts: {request: 10s, backendRequest: 20s}",
@@ -85,22 +99,30 @@ fn objects() -> impl Strategy<Value = String> {
         prop::collection::vec((path(), extra()), 0..3),
         settings(),
         any::<bool>(),
+        prop::option::of(prop::collection::vec(grpc_match(), 0..3)),
     )
-        .prop_map(|(hosts, matches, settings, on_gateway)| {
+        .prop_map(|(hosts, matches, settings, on_gateway, grpc)| {
             let hosts: Vec<String> = hosts.iter().map(|h| format!("\"{h}\"")).collect();
-            let matches: Vec<String> = matches
-                .iter()
-                .map(|(p, x)| format!("{{path: {p}{x}}}"))
-                .collect();
+            let (kind, matches) = match grpc {
+                // A GRPCRoute instead, with method matches.
+                Some(methods) => ("GRPCRoute", methods.iter().map(|m| m.to_string()).collect()),
+                None => (
+                    "HTTPRoute",
+                    matches
+                        .iter()
+                        .map(|(p, x)| format!("{{path: {p}{x}}}"))
+                        .collect::<Vec<String>>(),
+                ),
+            };
             let target = if on_gateway {
-                "{group: gateway.networking.k8s.io, kind: Gateway, name: edge}"
+                "{group: gateway.networking.k8s.io, kind: Gateway, name: edge}".to_string()
             } else {
-                "{group: gateway.networking.k8s.io, kind: HTTPRoute, name: R}"
+                format!("{{group: gateway.networking.k8s.io, kind: {kind}, name: R}}")
             };
             format!(
                 r#"---
 apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
+kind: {kind}
 metadata: {{name: R, namespace: shop}}
 spec:
   parentRefs: [{{name: edge}}]

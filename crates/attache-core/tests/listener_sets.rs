@@ -409,6 +409,11 @@ fn a_later_sets_listener_with_the_same_port_and_hostname_is_conflicted() {
          listener http of ListenerSet team-b/ls-b is Conflicted and serves no route"
             .into()
     )), "{found:#?}");
+    // The route through the set whose only listener lost says so.
+    assert!(found.contains(&(
+        Severity::Warning,
+        "attaches to no listener of ListenerSet team-b/ls-b: NoMatchingParent: it has no listeners".into()
+    )), "{found:#?}");
 }
 
 #[test]
@@ -762,4 +767,110 @@ spec:
         "ListenerSet"
     );
     assert_eq!(selected.status.ancestors[0].ancestor_ref.name, "ls-a");
+}
+
+#[test]
+fn a_route_sharing_no_hostname_with_the_sets_listener_is_no_matching_listener_hostname() {
+    let yaml = two_teams().replace(
+        "metadata: {name: app, namespace: team-a}\nspec:\n  parentRefs: [{kind: ListenerSet, name: ls-a}]",
+        "metadata: {name: app, namespace: team-a}\nspec:\n  hostnames: [b.example.com]\n  parentRefs: [{kind: ListenerSet, name: ls-a}]",
+    );
+    assert_ne!(yaml, two_teams());
+    let found = warnings_and_errors(&yaml);
+    assert_eq!(
+        found,
+        [(
+            Severity::Warning,
+            "attaches to no listener of ListenerSet team-a/ls-a: NoMatchingListenerHostname: it shares no hostname with any listener that admits it".to_string()
+        )]
+    );
+}
+
+#[test]
+fn route_status_through_a_set_says_accepted_or_why_not() {
+    let parents = |yaml: &str| -> Vec<(String, String, String)> {
+        let report = policy_status(&inputs(yaml));
+        let route = report
+            .routes
+            .iter()
+            .find(|r| r.metadata.namespace.as_deref() == Some("team-a"))
+            .unwrap();
+        route
+            .status
+            .parents
+            .iter()
+            .map(|p| {
+                assert_eq!(p.parent_ref.kind, "ListenerSet");
+                let c = &p.conditions[0];
+                (c.status.clone(), c.reason.clone(), c.message.clone())
+            })
+            .collect()
+    };
+    assert_eq!(
+        parents(&two_teams()),
+        [(
+            "True".to_string(),
+            "Accepted".to_string(),
+            "attached to ListenerSet team-a/ls-a through 1 listener(s)".to_string()
+        )]
+    );
+    let closed = two_teams().replace(
+        &format!("allowedListeners: {SELECTOR}"),
+        "allowedListeners: {}",
+    );
+    assert_eq!(
+        parents(&closed),
+        [(
+            "False".to_string(),
+            "NoMatchingParent".to_string(),
+            "names ListenerSet team-a/ls-a, which is not attached: NotAllowed: Gateway infra/edge takes \
+             ListenerSets from no namespace (spec.allowedListeners.namespaces.from: None)"
+                .to_string()
+        )]
+    );
+}
+
+#[test]
+fn two_conflicting_listeners_of_the_gateway_itself_both_lose_and_a_policy_on_one_says_so() {
+    let yaml = [
+        gateway(SELECTOR).replace(
+            "  listeners:\n  - name: http\n",
+            "  listeners:\n  - {name: twin, port: 80, protocol: HTTP, hostname: www.example.com}\n  - name: http\n",
+        ),
+        route("infra", "home", "{name: edge}"),
+        policy(
+            "infra",
+            "on-twin",
+            "{group: gateway.networking.k8s.io, kind: Gateway, name: edge, sectionName: twin}",
+            "timeouts: {request: 1s}",
+        ),
+    ]
+    .concat();
+    let r = resolve_yaml(&yaml, "infra/edge");
+    assert!(names(&r).is_empty(), "{:?}", names(&r));
+    let conflicts: Vec<String> = warnings_and_errors(&yaml)
+        .into_iter()
+        .map(|(_, m)| m)
+        .filter(|m| m.contains("Conflict"))
+        .collect();
+    assert_eq!(
+        conflicts,
+        [
+            "HostnameConflict: listener twin and listener http are both on port 80; listener twin is Conflicted and serves no route",
+            "HostnameConflict: listener http and listener twin are both on port 80; listener http is Conflicted and serves no route",
+            "target Gateway infra/edge listener twin cannot be used (TargetNotFound): listener twin of Gateway infra/edge \
+             is Conflicted (HostnameConflict: listener twin and listener http are both on port 80)",
+        ]
+    );
+    let report = policy_status(&inputs(&yaml));
+    let p = report
+        .policies
+        .iter()
+        .find(|p| p.metadata.name == "on-twin")
+        .unwrap();
+    assert_eq!(
+        p.status.ancestors[0].conditions[0].message,
+        "attached to an invalid target resource: listener twin of Gateway infra/edge is Conflicted \
+         (HostnameConflict: listener twin and listener http are both on port 80)"
+    );
 }

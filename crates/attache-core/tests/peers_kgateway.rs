@@ -252,7 +252,7 @@ fn targets_attache_does_not_serve_are_noted_not_fatal() {
             "TrafficPolicy",
             "tp",
             "",
-            "  targetRefs:\n    - {group: gateway.networking.k8s.io, kind: GRPCRoute, name: g}\n    - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\n  timeouts: {request: 3s}\n",
+            "  targetRefs:\n    - {group: gateway.networking.k8s.io, kind: TCPRoute, name: g}\n    - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}\n  timeouts: {request: 3s}\n",
         );
     let inputs = inputs(&yaml);
     assert!(inputs

@@ -204,7 +204,7 @@ fn a_typo_in_a_known_groups_kind_or_version_is_an_error_not_a_note() {
     .replace("kind: RoutePolicy", "kind: RoutePolcy");
     let old_route = "---\napiVersion: gateway.networking.k8s.io/v1alpha2\nkind: HTTPRoute\nmetadata: {name: old, namespace: appns}\nspec: {}\n";
     let other_kind =
-        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {name: g, namespace: appns}\nspec: {}\n";
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: TLSRoute\nmetadata: {name: g, namespace: appns}\nspec: {}\n";
     let parsed = inputs(&(topology("") + &typo + old_route + other_kind));
     let shown: Vec<String> = parsed
         .diagnostics
@@ -227,7 +227,7 @@ fn a_typo_in_a_known_groups_kind_or_version_is_an_error_not_a_note() {
     assert!(
         shown
             .iter()
-            .any(|m| m.starts_with("note: ") && m.contains("GRPCRoute is not read")),
+            .any(|m| m.starts_with("note: ") && m.contains("TLSRoute is not read")),
         "{shown:#?}"
     );
 }

@@ -3,12 +3,13 @@
 //! filter enforces policy by setting them, and (by default) strips any a
 //! client sent so that clients cannot lengthen or multiply what policy says.
 
-use attache_contract::{Retry, Timeouts};
+use attache_contract::{safety, Retry, Timeouts};
 
 use crate::ops::HeaderOp;
 
 pub const MAX_RETRIES: &str = "x-envoy-max-retries";
 pub const RETRY_ON: &str = "x-envoy-retry-on";
+pub const RETRY_GRPC_ON: &str = "x-envoy-retry-grpc-on";
 pub const RETRIABLE_STATUS_CODES: &str = "x-envoy-retriable-status-codes";
 pub const RQ_TIMEOUT_MS: &str = "x-envoy-upstream-rq-timeout-ms";
 pub const PER_TRY_TIMEOUT_MS: &str = "x-envoy-upstream-rq-per-try-timeout-ms";
@@ -21,7 +22,7 @@ pub const CLIENT_CONTROL_HEADERS: [&str; 15] = [
     // The router's retry policy (source/common/router/retry_state_impl.cc).
     MAX_RETRIES,
     RETRY_ON,
-    "x-envoy-retry-grpc-on",
+    RETRY_GRPC_ON,
     RETRIABLE_STATUS_CODES,
     "x-envoy-retriable-header-names",
     // The router's timeouts (source/common/router/router.cc,
@@ -87,9 +88,16 @@ pub fn retry_ops(retry: &Retry) -> Vec<HeaderOp> {
     }
     let codes = retry.codes.as_deref().unwrap_or_default();
     let mut triggers: Vec<&str> = Vec::new();
+    let mut grpc_triggers: Vec<&str> = Vec::new();
     for trigger in retry.retry_on.iter().flatten() {
-        if !triggers.contains(&trigger.as_str()) {
-            triggers.push(trigger);
+        // Envoy reads the gRPC triggers from their own header only.
+        let list = if safety::is_grpc_retry_trigger(trigger) {
+            &mut grpc_triggers
+        } else {
+            &mut triggers
+        };
+        if !list.contains(&trigger.as_str()) {
+            list.push(trigger);
         }
     }
     if !codes.is_empty() && !triggers.contains(&RETRIABLE_STATUS_CODES_TRIGGER) {
@@ -97,6 +105,9 @@ pub fn retry_ops(retry: &Retry) -> Vec<HeaderOp> {
     }
     if !triggers.is_empty() {
         ops.push(HeaderOp::set(RETRY_ON, &triggers.join(",")));
+    }
+    if !grpc_triggers.is_empty() {
+        ops.push(HeaderOp::set(RETRY_GRPC_ON, &grpc_triggers.join(",")));
     }
     if !codes.is_empty() {
         let joined: Vec<String> = codes.iter().map(u16::to_string).collect();
@@ -158,6 +169,28 @@ mod tests {
             vec![
                 HeaderOp::set(RETRY_ON, "retriable-status-codes"),
                 HeaderOp::set(RETRIABLE_STATUS_CODES, "500"),
+            ]
+        );
+    }
+
+    #[test]
+    fn grpc_triggers_go_in_their_own_header() {
+        let retry = Retry {
+            attempts: Some(2),
+            retry_on: Some(vec![
+                "connect-failure".into(),
+                "unavailable".into(),
+                "reset".into(),
+                "resource-exhausted".into(),
+            ]),
+            ..Retry::default()
+        };
+        assert_eq!(
+            retry_ops(&retry),
+            vec![
+                HeaderOp::set(MAX_RETRIES, "2"),
+                HeaderOp::set(RETRY_ON, "connect-failure,reset"),
+                HeaderOp::set(RETRY_GRPC_ON, "unavailable,resource-exhausted"),
             ]
         );
     }

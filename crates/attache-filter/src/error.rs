@@ -66,6 +66,8 @@ pub enum Problem {
     Path(String),
     #[error("{0:?} is not a valid hostname: expected a DNS name, optionally starting with '*.'")]
     Hostname(String),
+    #[error("gRPC method match: {0}")]
+    GrpcMethod(String),
     #[error("regular expression does not compile: {0}")]
     Regex(String),
     #[error("route name {name:?} is already used by {first}; names must be unique")]

@@ -157,7 +157,17 @@ impl Conditions {
 
     pub fn compile(m: &HttpRouteMatch) -> Result<Self, ConditionError> {
         let err = |field: String, problem| ConditionError { field, problem };
-        let path = match &m.path {
+        if m.grpc_method.is_some() {
+            // A GRPCRoute's method match: the contract's one check, then the
+            // path it stands for is compiled like any other.
+            route_syntax::check_match(m, |p| {
+                FullMatch::new(p)
+                    .map(|_| ())
+                    .map_err(route_syntax::RegexProblem::Syntax)
+            })
+            .map_err(|r| err(r.field, Problem::GrpcMethod(r.message)))?;
+        }
+        let path = match m.path_match().as_deref() {
             None => PathCondition::Prefix(String::new()),
             Some(p) => match p.kind {
                 PathMatchType::RegularExpression => PathCondition::Regex(Box::new(
@@ -413,6 +423,12 @@ mod tests {
             r#"{"headers": [{"name": "x-a", "type": "RegularExpression", "value": "\\p{Greek}"}]}"#,
             r#"{"queryParams": [{"name": "q", "type": "RegularExpression", "value": "["}]}"#,
             r#"{"path": {"type": "RegularExpression", "value": "/v[0-9]+"}}"#,
+            r#"{"grpcMethod": {"type": "Exact"}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "service": "a/b"}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "method": "Get.It"}}"#,
+            r#"{"grpcMethod": {"type": "RegularExpression", "service": "("}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "service": "a.B"}, "path": {"value": "/"}}"#,
+            r#"{"grpcMethod": {"type": "Exact", "service": "a.B", "method": "C"}}"#,
         ];
         for text in yaml {
             let m: HttpRouteMatch = serde_json::from_str(text).unwrap();
@@ -422,6 +438,26 @@ mod tests {
         }
         assert!(HostPattern::parse("shop.example.com:8080").is_err());
         assert!(!route_syntax::is_hostname("shop.example.com:8080"));
+    }
+
+    #[test]
+    fn a_grpc_method_match_matches_the_path_the_contract_gives() {
+        let compile = |text: &str| {
+            let m: HttpRouteMatch = serde_json::from_str(text).unwrap();
+            Conditions::compile(&m).unwrap().path
+        };
+        let exact = compile(r#"{"grpcMethod": {"service": "shop.v1.Cart", "method": "Add"}}"#);
+        assert!(exact.matches(Some("/shop.v1.Cart/Add")));
+        assert!(!exact.matches(Some("/shop.v1.Cart/Remove")));
+        let service = compile(r#"{"grpcMethod": {"service": "shop.v1.Cart"}}"#);
+        assert!(service.matches(Some("/shop.v1.Cart/Remove")));
+        assert!(!service.matches(Some("/shop.v1.CartX/Remove")));
+        let method = compile(r#"{"grpcMethod": {"method": "Add"}}"#);
+        assert!(method.matches(Some("/any.Service/Add")));
+        assert!(!method.matches(Some("/a/b/Add")));
+        let regex = compile(r#"{"grpcMethod": {"type": "RegularExpression", "service": "a|b"}}"#);
+        assert!(regex.matches(Some("/b/Get")));
+        assert!(!regex.matches(Some("/ab/Get")));
     }
 
     #[test]

@@ -84,6 +84,7 @@ fn filter_chain(chain: &Chain, routes: Routes<'_>, filter: FilterSource<'_>) -> 
         "common_http_protocol_options": {"idle_timeout": "3600s"},
         "stream_idle_timeout": "300s",
         "request_headers_timeout": "10s",
+        "local_reply_config": grpc_deadline_reply(),
         "http_filters": [
             ecds_filter(filter),
             {"name": "envoy.filters.http.router", "typed_config": {"@type": ROUTER_TYPE_URL}}
@@ -112,6 +113,33 @@ fn filter_chain(chain: &Chain, routes: Routes<'_>, filter: FilterSource<'_>) -> 
         json!([{"name": "envoy.filters.network.http_connection_manager", "typed_config": hcm}]);
     out
 }
+
+/// A gRPC call cut by the route's timeout (`timeouts.request`, or
+/// `backendRequest` on the last try) ends with `DEADLINE_EXCEEDED`, as a
+/// gRPC deadline does. Envoy answers a timed-out gRPC request with a
+/// trailers-only 504 whose `grpc-status` it derives from the HTTP status
+/// (504 -> UNAVAILABLE, gRPC's HTTP mapping), which a client would take for
+/// a retriable outage; Envoy keeps a `grpc-status` a local-reply mapper
+/// set. Only replies with Envoy's upstream-timeout flag (`UT`) to gRPC
+/// requests are touched (docs/envoy.md).
+fn grpc_deadline_reply() -> Value {
+    json!({"mappers": [{
+        "filter": {"and_filter": {"filters": [
+            {"response_flag_filter": {"flags": ["UT"]}},
+            {"header_filter": {"header": {
+                "name": "content-type",
+                "string_match": {"prefix": "application/grpc"}
+            }}}
+        ]}},
+        "headers_to_add": [{
+            "header": {"key": "grpc-status", "value": GRPC_DEADLINE_EXCEEDED},
+            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD"
+        }]
+    }]})
+}
+
+/// gRPC's status code 4.
+const GRPC_DEADLINE_EXCEEDED: &str = "4";
 
 /// The Attaché filter, configured from the ECDS file. Envoy watches the
 /// file's directory and applies a new file that is renamed into place.

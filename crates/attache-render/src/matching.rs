@@ -13,7 +13,9 @@ use serde_json::{json, Map, Value};
 /// The Envoy `RouteMatch` for one Gateway API match.
 pub fn route_match(m: &HttpRouteMatch) -> Value {
     let mut out = Map::new();
-    let (key, value) = path_specifier(m.path.as_ref());
+    // A GRPCRoute's method match stands for a path (attache_contract::grpc,
+    // the same path the filter's fallback compiles).
+    let (key, value) = path_specifier(m.path_match().as_deref());
     out.insert(key.to_string(), value);
     let mut headers: Vec<Value> = m.headers.iter().map(header_matcher).collect();
     if let Some(method) = &m.method {
@@ -117,6 +119,7 @@ mod tests {
     fn headers_method_and_query_become_envoy_matchers() {
         let m = HttpRouteMatch {
             path: None,
+            grpc_method: None,
             headers: vec![
                 HeaderMatch {
                     kind: StringMatchType::Exact,
@@ -147,6 +150,30 @@ mod tests {
                 ],
                 "query_parameters": [{"name": "Debug", "string_match": {"exact": "1"}}]
             })
+        );
+    }
+
+    #[test]
+    fn grpc_method_matches_become_the_paths_the_contract_gives() {
+        let grpc = |service: Option<&str>, method: Option<&str>| HttpRouteMatch {
+            grpc_method: Some(attache_contract::GrpcMethodMatch {
+                kind: StringMatchType::Exact,
+                service: service.map(str::to_string),
+                method: method.map(str::to_string),
+            }),
+            ..HttpRouteMatch::default()
+        };
+        assert_eq!(
+            route_match(&grpc(Some("shop.v1.Cart"), Some("Add"))),
+            json!({"path": "/shop.v1.Cart/Add"})
+        );
+        assert_eq!(
+            route_match(&grpc(Some("shop.v1.Cart"), None)),
+            json!({"path_separated_prefix": "/shop.v1.Cart"})
+        );
+        assert_eq!(
+            route_match(&grpc(None, Some("Add"))),
+            json!({"safe_regex": {"regex": "/[^/]+/Add"}})
         );
     }
 }

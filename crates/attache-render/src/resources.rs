@@ -93,6 +93,7 @@ pub fn gateway_resources(
     let mut secrets = BTreeMap::new();
     let mut errors = Vec::new();
     let mut rendered: Vec<&str> = Vec::new();
+    let keys: Vec<String> = routes.iter().map(RouteEntry::listener_key).collect();
     for (port, port_listeners) in &by_port {
         let name = port_listener_name(port_listeners);
         let mut chains = Vec::new();
@@ -116,17 +117,17 @@ pub fn gateway_resources(
                 },
                 false => None,
             };
+            // Entries name their listener by key (`http`, `team-a/ls-a/http`).
             let served: Vec<&RouteEntry> = routes
                 .iter()
-                .filter(|e| {
-                    let key = e.listener_key();
-                    group.iter().any(|l| l.name == key)
-                })
+                .zip(&keys)
+                .filter(|(_, key)| group.iter().any(|l| l.name == **key))
+                .map(|(e, _)| e)
                 .collect();
             let virtual_hosts =
                 port_virtual_hosts(resolution, &served, &group, book, &mut clusters)?;
             let chain_name = if https {
-                group[0].name.clone()
+                port_listener_name(&group)
             } else {
                 name.clone()
             };
@@ -148,8 +149,7 @@ pub fn gateway_resources(
     if listeners.is_empty() {
         return Err(RenderError::NoHttpListener { gateway });
     }
-    for entry in routes {
-        let key = entry.listener_key();
+    for (entry, key) in routes.iter().zip(&keys) {
         if !rendered.contains(&key.as_str()) {
             notes.push(format!(
                 "route {} is on listener '{key}', which is not rendered",
@@ -246,11 +246,20 @@ fn group_by_port<'a>(
                 resolution
                     .listeners
                     .iter()
-                    .filter(|other| other.port == listener.port)
+                    .filter(|other| other.port == listener.port && listener.port != 0)
                     .find_map(|other| options.listener_ports.get(&other.name))
             })
             .copied()
             .unwrap_or(listener.port);
+        // An XListenerSet listener without a port (Gateway API v1.4's
+        // dynamic port): Envoy would bind an ephemeral one nobody knows.
+        if port == 0 {
+            notes.push(format!(
+                "listener '{}' has no port and is not rendered; give it one, or move it with --listener-port",
+                listener.name
+            ));
+            continue;
+        }
         if let Some(first) = first_on_port.get(&port) {
             if !first.protocol.eq_ignore_ascii_case(&listener.protocol) {
                 return Err(RenderError::from(Box::new(PortClash {
@@ -296,7 +305,12 @@ fn envoy_route(
         .unwrap_or_default();
     let mut weighted = Vec::new();
     for target in &targets {
-        let cluster = book.cluster_for(target, &entry.name)?;
+        let mut cluster = book.cluster_for(target, &entry.name)?;
+        if entry.is_grpc() {
+            // gRPC is HTTP/2 end to end: the backend of a GRPCRoute rule is
+            // spoken to over HTTP/2 (prior knowledge, h2c on a plain port).
+            cluster = cluster.into_http2();
+        }
         let mut one = json!({"name": cluster.name, "weight": target.weight});
         backend_headers(&mut one, target);
         weighted.push(one);
@@ -383,6 +397,16 @@ fn envoy_cluster(cluster: &Cluster) -> Value {
     });
     if !all_ip {
         out["dns_lookup_family"] = json!("V4_PREFERRED");
+    }
+    if cluster.http2 {
+        // No values, so nothing here can break Envoy's validation: HTTP/2
+        // with Envoy's defaults.
+        out["typed_extension_protocol_options"] = json!({
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                "explicit_http_config": {"http2_protocol_options": {}}
+            }
+        });
     }
     out
 }

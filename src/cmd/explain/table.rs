@@ -60,8 +60,11 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
         .map(|s| format!(" of {s}"))
         .unwrap_or_default();
     let mut head = format!(
-        "listener {}{of_set}, HTTPRoute {} rule {}",
-        e.listener, e.route, e.rule
+        "listener {}{of_set}, {} {} rule {}",
+        e.listener,
+        e.route_kind_name(),
+        e.route,
+        e.rule
     );
     if !e.via.is_empty() {
         let _ = write!(head, ", via {}", e.via.join(" > "));

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use attache_core::contract::EntryName;
 use attache_core::explain::Explanation;
-use attache_core::model::kinds::UpperLevel;
+use attache_core::model::kinds::{RouteKind, UpperLevel, ROUTE_KINDS};
 use attache_core::model::{Policy, Target};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
@@ -157,15 +157,20 @@ fn parent_rule(via: &str) -> Option<(ObjectKey, String)> {
 }
 
 /// A route and one of its rules as nodes under `parent`; returns the rule's node.
-fn route_and_rule(g: &mut Graph, parent: &str, route: &ObjectKey, rule: &str) -> String {
-    let r = level(
-        g,
-        &Target::Route(route.clone(), None),
-        Level::Route,
-        &route.to_string(),
+fn route_and_rule(
+    g: &mut Graph,
+    parent: &str,
+    (kind, route): (RouteKind, &ObjectKey),
+    rule: &str,
+) -> String {
+    let target = Target::Route(kind, route.clone(), None);
+    let r = g.node(
+        &key(&target),
+        NodeKind::Level(Level::Route),
+        vec![kind.name().to_string(), route.to_string()],
     );
     g.edge(parent, &r, EdgeKind::Tree, Vec::new());
-    let target = Target::Route(route.clone(), Some(rule.to_string()));
+    let target = Target::Route(kind, route.clone(), Some(rule.to_string()));
     let n = level(g, &target, Level::Rule, rule);
     g.edge(&r, &n, EdgeKind::Tree, Vec::new());
     n
@@ -245,7 +250,7 @@ fn build(inputs: &Inputs, gateway: &ObjectKey, explained: &[Explanation], chosen
         };
         for via in &e.via {
             if let Some((route, rule)) = parent_rule(via) {
-                parent = route_and_rule(&mut g, &parent, &route, &rule);
+                parent = route_and_rule(&mut g, &parent, (RouteKind::Http, &route), &rule);
             }
         }
         let Some((namespace, name)) = e.route.split_once('/') else {
@@ -255,7 +260,11 @@ fn build(inputs: &Inputs, gateway: &ObjectKey, explained: &[Explanation], chosen
             namespace: namespace.into(),
             name: name.into(),
         };
-        let rule = route_and_rule(&mut g, &parent, &leaf, &e.rule);
+        let kind = ROUTE_KINDS
+            .iter()
+            .find(|r| r.name == e.route_kind_name())
+            .map_or(RouteKind::Http, |r| r.kind);
+        let rule = route_and_rule(&mut g, &parent, (kind, &leaf), &e.rule);
         if chosen {
             winners(&mut g, inputs, e, &rule);
         }
@@ -287,7 +296,7 @@ fn policy_lines(p: &Policy) -> Vec<String> {
 /// the fields it won as its kind writes them; the rule's own values go in
 /// its box.
 fn winners(g: &mut Graph, inputs: &Inputs, e: &Explanation, rule: &str) {
-    let own = format!("HTTPRoute {} rule {}", e.route, e.rule);
+    let own = format!("{} {} rule {}", e.route_kind_name(), e.route, e.rule);
     let mut by_source: Vec<(String, Vec<String>)> = Vec::new();
     for f in &e.fields {
         let line = format!("{}: {}", f.written.path, f.written.value);
@@ -311,7 +320,8 @@ fn winners(g: &mut Graph, inputs: &Inputs, e: &Explanation, rule: &str) {
             // A delegating parent's own values: its rule node, drawn above.
             None => match parent_rule(&source) {
                 Some((route, r)) => {
-                    level(g, &Target::Route(route, Some(r.clone())), Level::Rule, &r)
+                    let target = Target::Route(RouteKind::Http, route, Some(r.clone()));
+                    level(g, &target, Level::Rule, &r)
                 }
                 None => continue,
             },

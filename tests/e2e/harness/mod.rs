@@ -5,6 +5,7 @@ pub mod backend;
 pub mod client;
 pub mod envoy;
 pub mod generator;
+pub mod grpc;
 pub mod load;
 pub mod paths;
 pub mod probe;

@@ -147,9 +147,13 @@ impl<'a> RuleFold<'a> {
                 self.push(inline(route, rule, false), &rule.inline, None);
             }
             if let Some(name) = &rule.name {
-                self.level(Target::Route(route.key.clone(), Some(name.clone())));
+                self.level(Target::Route(
+                    route.kind,
+                    route.key.clone(),
+                    Some(name.clone()),
+                ));
             }
-            self.level(Target::Route(route.key.clone(), None));
+            self.level(Target::Route(route.kind, route.key.clone(), None));
         }
     }
 
@@ -164,11 +168,12 @@ impl<'a> RuleFold<'a> {
 fn inline(route: &HttpRoute, rule: &Rule, leaf: bool) -> Supplier {
     Supplier {
         source: Source::Inline {
+            kind: route.kind,
             route: route.key.clone(),
             rule: rule.label(),
         },
         role: Role::Inline(route.meta.priority),
-        level: format!("HTTPRoute {} rule {} (inline)", route.key, rule.label()),
+        level: format!("{} rule {} (inline)", route.object(), rule.label()),
         leaf,
     }
 }

@@ -202,6 +202,7 @@ impl<'a> SharedUpper<'a> {
         fold.gate = gate.clone();
         fold.suppliers.push(Supplier {
             source: Source::Inline {
+                kind: crate::model::kinds::RouteKind::Http,
                 route: ObjectKey {
                     namespace: String::new(),
                     name: String::new(),

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::diagnostic::Diagnostic;
+use crate::model::kinds::RouteKind;
 use crate::model::{
     Gateway, GatewayClass, HttpRoute, ListenerSet, Namespace, Policy, PolicyKind, Priority, SetRef,
     Target,
@@ -18,7 +19,10 @@ pub struct Inputs {
     pub classes: BTreeMap<String, GatewayClass>,
     pub namespaces: BTreeMap<String, Namespace>,
     pub gateways: BTreeMap<ObjectKey, Gateway>,
+    /// HTTPRoutes (the only kind a rule may delegate to).
     pub routes: BTreeMap<ObjectKey, HttpRoute>,
+    /// GRPCRoutes: apart, since an HTTPRoute may have the same name.
+    pub grpc_routes: BTreeMap<ObjectKey, HttpRoute>,
     /// Every ListenerSet read, attached or not (`SetState`).
     pub listener_sets: BTreeMap<SetRef, ListenerSet>,
     /// Sorted by kind, namespace, name; invalid ones included.
@@ -45,10 +49,31 @@ impl Inputs {
             Target::GatewayClass(name) => self.classes.get(name).map(|c| c.meta.priority),
             Target::Namespace(name) => self.namespaces.get(name).map(|n| n.meta.priority),
             Target::Gateway(key, _) => self.gateways.get(key).map(|g| g.meta.priority),
-            Target::Route(key, _) => self.routes.get(key).map(|r| r.meta.priority),
+            Target::Route(kind, key, _) => self.routes_of(*kind).get(key).map(|r| r.meta.priority),
             Target::ListenerSet(set, _) => self.listener_sets.get(set).map(|s| s.meta.priority),
         }
         .unwrap_or_default()
+    }
+
+    /// The routes of one kind.
+    pub fn routes_of(&self, kind: RouteKind) -> &BTreeMap<ObjectKey, HttpRoute> {
+        match kind {
+            RouteKind::Http => &self.routes,
+            RouteKind::Grpc => &self.grpc_routes,
+        }
+    }
+
+    pub fn routes_of_mut(&mut self, kind: RouteKind) -> &mut BTreeMap<ObjectKey, HttpRoute> {
+        match kind {
+            RouteKind::Http => &mut self.routes,
+            RouteKind::Grpc => &mut self.grpc_routes,
+        }
+    }
+
+    /// Every route of every kind: HTTPRoutes, then GRPCRoutes, each by
+    /// namespace and name.
+    pub fn all_routes(&self) -> impl Iterator<Item = &HttpRoute> {
+        self.routes.values().chain(self.grpc_routes.values())
     }
 
     /// Labels of a namespace as a selector sees them: the manifest's labels

@@ -13,9 +13,40 @@ use super::policy::{Target, TargetKind};
 use super::route::GATEWAY_GROUP;
 use crate::topology::ObjectKey;
 
+/// A route kind the resolver reads: one row of [`ROUTE_KINDS`] each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RouteKind {
+    Http,
+    Grpc,
+}
+
+impl RouteKind {
+    /// This kind's row.
+    pub fn info(self) -> &'static RouteKindInfo {
+        match self {
+            RouteKind::Http => &HTTP_ROUTE,
+            RouteKind::Grpc => &GRPC_ROUTE,
+        }
+    }
+
+    /// The Gateway API kind name (`HTTPRoute`, `GRPCRoute`).
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    /// The kind a policy's targetRef names to target a route of this kind.
+    pub fn target_kind(self) -> TargetKind {
+        match self {
+            RouteKind::Http => TargetKind::HttpRoute,
+            RouteKind::Grpc => TargetKind::GrpcRoute,
+        }
+    }
+}
+
 /// One route kind the resolver reads.
 #[derive(Debug)]
 pub struct RouteKindInfo {
+    pub kind: RouteKind,
     pub group: &'static str,
     pub name: &'static str,
     /// Versions read.
@@ -23,6 +54,9 @@ pub struct RouteKindInfo {
     /// Listener protocols that admit the kind when `allowedRoutes.kinds`
     /// is not set (Gateway API's defaults).
     pub protocols: &'static [&'static str],
+    /// Whether a rule may delegate to routes of this kind and a route of it
+    /// may be delegated to (HTTPRoute only, as in kgateway).
+    pub delegates: bool,
 }
 
 impl RouteKindInfo {
@@ -33,14 +67,26 @@ impl RouteKindInfo {
 }
 
 /// Every route kind read. An entry is one rule of one of these.
-pub const ROUTE_KINDS: &[RouteKindInfo] = &[HTTP_ROUTE];
+pub const ROUTE_KINDS: &[RouteKindInfo] = &[HTTP_ROUTE, GRPC_ROUTE];
 
-/// HTTPRoute: the route kind every entry comes from today.
 pub const HTTP_ROUTE: RouteKindInfo = RouteKindInfo {
+    kind: RouteKind::Http,
     group: GATEWAY_GROUP,
     name: "HTTPRoute",
     versions: &["v1", "v1beta1"],
     protocols: &["HTTP", "HTTPS"],
+    delegates: true,
+};
+
+/// GRPCRoute (Standard since Gateway API v1.1): read like an HTTPRoute,
+/// its method matches as paths (docs/semantics.md, "GRPCRoute").
+pub const GRPC_ROUTE: RouteKindInfo = RouteKindInfo {
+    kind: RouteKind::Grpc,
+    group: GATEWAY_GROUP,
+    name: crate::contract::GRPC_ROUTE_KIND,
+    versions: &["v1"],
+    protocols: &["HTTP", "HTTPS"],
+    delegates: false,
 };
 
 /// The route kind a document's group, kind and version name, if read.
@@ -105,6 +151,13 @@ pub const TARGET_KINDS: &[TargetKindInfo] = &[
         namespaced: true,
         sections: true,
     },
+    TargetKindInfo {
+        kind: TargetKind::GrpcRoute,
+        group: GRPC_ROUTE.group,
+        name: GRPC_ROUTE.name,
+        namespaced: true,
+        sections: true,
+    },
 ];
 
 impl TargetKind {
@@ -147,7 +200,8 @@ impl TargetKind {
             TargetKind::GatewayClass => Target::GatewayClass(name.to_string()),
             TargetKind::Namespace => Target::Namespace(name.to_string()),
             TargetKind::Gateway => Target::Gateway(key(namespace?), section),
-            TargetKind::HttpRoute => Target::Route(key(namespace?), section),
+            TargetKind::HttpRoute => Target::Route(RouteKind::Http, key(namespace?), section),
+            TargetKind::GrpcRoute => Target::Route(RouteKind::Grpc, key(namespace?), section),
             TargetKind::ListenerSet | TargetKind::XListenerSet => {
                 let kind = match self {
                     TargetKind::XListenerSet => SetKind::XListenerSet,
@@ -232,6 +286,7 @@ mod tests {
             TargetKind::Namespace,
             TargetKind::Gateway,
             TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
             TargetKind::ListenerSet,
             TargetKind::XListenerSet,
         ] {
@@ -251,5 +306,13 @@ mod tests {
         );
         assert!(route_kind(GATEWAY_GROUP, "HTTPRoute", "v1").is_some());
         assert!(route_kind(GATEWAY_GROUP, "HTTPRoute", "v1alpha2").is_none());
+        assert_eq!(
+            route_kind(GATEWAY_GROUP, "GRPCRoute", "v1").map(|r| r.kind),
+            Some(RouteKind::Grpc)
+        );
+        for row in ROUTE_KINDS {
+            assert_eq!(row.kind.info().name, row.name);
+            assert_eq!(row.kind.target_kind().info().name, row.name);
+        }
     }
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::kinds::RouteKind;
 use super::meta::{Meta, RawMeta};
 use crate::field::FieldMap;
 use crate::settings::{RawHeaderModifier, RawRetry, RawSettings, RawTimeouts};
@@ -36,6 +37,7 @@ pub enum TargetKind {
     Namespace,
     Gateway,
     HttpRoute,
+    GrpcRoute,
     /// `gateway.networking.k8s.io` ListenerSet (sectionName = its listener).
     ListenerSet,
     /// `gateway.networking.x-k8s.io` XListenerSet, read alike.
@@ -86,6 +88,7 @@ pub const KINDS: &[KindInfo] = &[
             TargetKind::ListenerSet,
             TargetKind::XListenerSet,
             TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
         ],
         spec: SpecShape::Stanzas,
         own: true,
@@ -107,12 +110,13 @@ pub const KINDS: &[KindInfo] = &[
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
         // Both set kinds (api/v1alpha1/kgateway/traffic_policy_types.go,
-        // `kind.endsWith('ListenerSet')`).
+        // `kind.endsWith('ListenerSet')`), and GRPCRoute (its CEL rule).
         targets: &[
             TargetKind::Gateway,
             TargetKind::ListenerSet,
             TargetKind::XListenerSet,
             TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
         ],
         spec: SpecShape::Peer,
         own: false,
@@ -123,11 +127,13 @@ pub const KINDS: &[KindInfo] = &[
         name: "BackendTrafficPolicy",
         versions: &["v1alpha1"],
         scope: Scope::Namespaced,
-        // ListenerSet only (api/v1alpha1/backendtrafficpolicy_types.go, v1.9.0).
+        // ListenerSet only (api/v1alpha1/backendtrafficpolicy_types.go, v1.9.0),
+        // and GRPCRoute.
         targets: &[
             TargetKind::Gateway,
             TargetKind::ListenerSet,
             TargetKind::HttpRoute,
+            TargetKind::GrpcRoute,
         ],
         spec: SpecShape::Peer,
         own: false,
@@ -261,7 +267,10 @@ pub enum Target {
     GatewayClass(String),
     Namespace(String),
     Gateway(ObjectKey, Option<String>),
-    Route(ObjectKey, Option<String>),
+    /// A route of one of `ROUTE_KINDS` (HTTPRoute, GRPCRoute): the kind is
+    /// part of the target, since an HTTPRoute and a GRPCRoute may share a
+    /// namespace and name.
+    Route(RouteKind, ObjectKey, Option<String>),
     /// A ListenerSet, whole or one of its listeners (docs/semantics.md,
     /// "ListenerSet").
     ListenerSet(super::listener_set::SetRef, Option<String>),
@@ -274,7 +283,7 @@ impl Target {
             Target::GatewayClass(_) => TargetKind::GatewayClass,
             Target::Namespace(_) => TargetKind::Namespace,
             Target::Gateway(..) => TargetKind::Gateway,
-            Target::Route(..) => TargetKind::HttpRoute,
+            Target::Route(kind, ..) => kind.target_kind(),
             Target::ListenerSet(set, _) => match set.kind {
                 super::listener_set::SetKind::ListenerSet => TargetKind::ListenerSet,
                 super::listener_set::SetKind::XListenerSet => TargetKind::XListenerSet,
@@ -290,8 +299,8 @@ impl fmt::Display for Target {
             Target::Namespace(name) => write!(f, "Namespace {name}"),
             Target::Gateway(key, None) => write!(f, "Gateway {key}"),
             Target::Gateway(key, Some(listener)) => write!(f, "Gateway {key} listener {listener}"),
-            Target::Route(key, None) => write!(f, "HTTPRoute {key}"),
-            Target::Route(key, Some(rule)) => write!(f, "HTTPRoute {key} rule {rule}"),
+            Target::Route(kind, key, None) => write!(f, "{} {key}", kind.name()),
+            Target::Route(kind, key, Some(rule)) => write!(f, "{} {key} rule {rule}", kind.name()),
             Target::ListenerSet(set, None) => write!(f, "{set}"),
             Target::ListenerSet(set, Some(listener)) => write!(f, "{set} listener {listener}"),
         }

@@ -61,7 +61,7 @@ pub fn parse(docs: &[SourceDoc]) -> Inputs {
 /// input but none of its listeners are reported by `crate::route_parents`.
 fn note_absent_parents(inputs: &mut Inputs) {
     let mut notes = Vec::new();
-    for route in inputs.routes.values() {
+    for route in inputs.all_routes() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
             if !parent.is_gateway() {
                 continue;
@@ -78,7 +78,7 @@ fn note_absent_parents(inputs: &mut Inputs) {
                     "names Gateway {key}, which the input does not have; not attached through it here"
                 ))
                 .at(&route.meta.origin)
-                .on(format!("HTTPRoute {}", route.key))
+                .on(route.object())
                 .field(format!("spec.parentRefs[{index}]"))
                 .hint("add that Gateway's manifest to the input, or check the parentRef's name and namespace"),
             );
@@ -106,7 +106,11 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
                 _ => read_gateway(doc, inputs),
             }
         }
-        _ if route_kind(group, kind, version).is_some() => read_route(doc, inputs),
+        _ if route_kind(group, kind, version).is_some() => {
+            if let Some(info) = route_kind(group, kind, version) {
+                read_route(doc, info, inputs)
+            }
+        }
         _ if crate::model::SetKind::find(group, kind).is_some_and(|k| k.version() == version) => {
             if let Some(set_kind) = crate::model::SetKind::find(group, kind) {
                 listener_sets::read_listener_set(doc, set_kind, inputs);
@@ -163,8 +167,7 @@ fn is_known_elsewhere(group: &str, kind: &str) -> bool {
     group == GATEWAY_GROUP
         && matches!(
             kind,
-            "GRPCRoute"
-                | "TLSRoute"
+            "TLSRoute"
                 | "TCPRoute"
                 | "UDPRoute"
                 | "ReferenceGrant"
@@ -188,8 +191,8 @@ fn unknown_in_known_group(
         .collect();
     let (known, versions) = if policy_kinds.is_empty() {
         (
-            "GatewayClass, Gateway, HTTPRoute, ListenerSet".to_string(),
-            "v1, v1beta1",
+            "GatewayClass, Gateway, HTTPRoute, GRPCRoute, ListenerSet".to_string(),
+            "v1, v1beta1; GRPCRoute v1",
         )
     } else {
         (policy_kinds.join(", "), "v1alpha1")
@@ -230,7 +233,7 @@ fn note_skipped(inputs: &mut Inputs) {
             format!("{count} {what} objects are not read by the resolver (first here); skipped")
         };
         inputs.diagnostics.push(Diagnostic::note(message).at(&first).hint(
-            "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), \
+            "the resolver reads GatewayClass, Gateway, HTTPRoute (gateway.networking.k8s.io v1/v1beta1), GRPCRoute (v1), \
              ListenerSet (gateway.networking.k8s.io/v1) and XListenerSet (gateway.networking.x-k8s.io/v1alpha1), \
              Namespace, RoutePolicy and ClusterRoutePolicy (policy.attache.dev/v1alpha1), kgateway's \
              TrafficPolicy and Envoy Gateway's BackendTrafficPolicy (v1alpha1)",

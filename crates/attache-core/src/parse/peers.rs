@@ -81,7 +81,7 @@ pub(super) fn read_peer(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) 
     refs.extend(listed(&spec, "targetRefs", &mut problems));
     let refs: Vec<_> = refs
         .into_iter()
-        .filter_map(|(path, value)| target_ref(path, value, &mut problems, &mut notes))
+        .filter_map(|(path, value)| target_ref(kind, path, value, &mut problems, &mut notes))
         .collect();
     for (path, value) in listed(&spec, "targetSelectors", &mut problems) {
         if let Some(s) = selector(kind, path, value, &mut problems, &mut notes) {
@@ -287,19 +287,21 @@ fn merge_type(spec: &Map<String, Value>, problems: &mut Vec<Problem>) -> Option<
     }
 }
 
-/// A targetRef; kinds Attaché does not serve (GRPCRoute, ...) are a note.
+/// A targetRef; kinds Attaché does not serve for this peer's kind (its
+/// `KINDS` row's namespaced targets: Gateway, HTTPRoute, GRPCRoute) are a note.
 fn target_ref(
+    kind: PolicyKind,
     path: String,
     value: Value,
     problems: &mut Vec<Problem>,
     notes: &mut Vec<(String, String)>,
 ) -> Option<(String, RawTargetRef)> {
     match serde_json::from_value::<RawTargetRef>(value) {
-        // The namespaced kinds of `TARGET_KINDS`; whether this peer's kind
-        // may target it is `KINDS`' business (read_targets).
+        // The namespaced kinds of `TARGET_KINDS` this peer's kind may
+        // target (`KINDS`); another is a note.
         Ok(r)
-            if crate::model::policy::TargetKind::named(&r.kind)
-                .is_some_and(|k| k.info().namespaced) =>
+            if TargetKind::named(&r.kind)
+                .is_some_and(|k| k.info().namespaced && kind.info().targets.contains(&k)) =>
         {
             Some((path, r))
         }
@@ -342,7 +344,10 @@ fn selector(
     };
     let group = selector_fields(kind, &raw, &path, problems, notes)?;
     // Selectors select in the policy's namespace: namespaced kinds only.
-    let kind = match TargetKind::find(&group, &raw.kind).filter(|k| k.info().namespaced) {
+    let targets = kind.info().targets;
+    let kind = match TargetKind::find(&group, &raw.kind)
+        .filter(|k| k.info().namespaced && targets.contains(k))
+    {
         Some(kind) => kind,
         None => {
             let other = raw.kind.as_str();

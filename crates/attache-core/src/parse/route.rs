@@ -1,18 +1,48 @@
-//! Reading HTTPRoutes: parent refs, rules, inline settings, delegation and backends.
+//! Reading HTTPRoutes and GRPCRoutes: parent refs, rules, inline settings,
+//! delegation and backends. A GRPCRoute is read into the HTTPRoute shape
+//! (`RawGrpcRule::into_http`): its method matches stay method matches in
+//! the entry, and stand for paths (`attache_contract::grpc`).
 
 use super::*;
 use crate::contract::route_syntax::{self, RegexProblem};
+use crate::model::kinds::{RouteKind, RouteKindInfo};
+use crate::model::route::RawGrpcRoute;
 use crate::re2_program;
 
-pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
-    let raw: RawHttpRoute = match typed(doc, HTTP_ROUTE.name) {
+/// One route as read, whatever its kind.
+struct RawRoute {
+    metadata: RawMeta,
+    parent_refs: Vec<RawParentRef>,
+    hostnames: Vec<String>,
+    rules: Vec<RawRule>,
+}
+
+pub(super) fn read_route(doc: &SourceDoc, info: &'static RouteKindInfo, inputs: &mut Inputs) {
+    let raw = match info.kind {
+        RouteKind::Http => typed::<RawHttpRoute>(doc, info.name).map(|r| RawRoute {
+            metadata: r.metadata,
+            parent_refs: r.spec.parent_refs,
+            hostnames: r.spec.hostnames,
+            rules: r.spec.rules,
+        }),
+        RouteKind::Grpc => typed::<RawGrpcRoute>(doc, info.name).map(|r| {
+            note_grpc_fields(&r, doc, &mut inputs.diagnostics);
+            RawRoute {
+                metadata: r.metadata,
+                parent_refs: r.spec.parent_refs,
+                hostnames: r.spec.hostnames,
+                rules: r.spec.rules.into_iter().map(|r| r.into_http()).collect(),
+            }
+        }),
+    };
+    let raw = match raw {
         Ok(raw) => raw,
         Err(d) => return inputs.diagnostics.push(*d),
     };
     let Some(meta) = meta(
         raw.metadata,
         &doc.origin,
-        HTTP_ROUTE.name,
+        info.name,
         true,
         &mut inputs.diagnostics,
     ) else {
@@ -23,11 +53,11 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
         namespace: ns.clone(),
         name: meta.name.clone(),
     };
-    let object = format!("HTTPRoute {key}");
-    let parent_refs = parent_refs(raw.spec.parent_refs, &ns);
+    let object = format!("{} {key}", info.name);
+    let parent_refs = parent_refs(raw.parent_refs, &ns);
     let mut problems = Vec::new();
     let mut rules: Vec<Rule> = Vec::new();
-    for (index, raw_rule) in raw.spec.rules.into_iter().enumerate() {
+    for (index, raw_rule) in raw.rules.into_iter().enumerate() {
         if let Some(name) = &raw_rule.name {
             // An entry names its rule by name, or by index when it has none
             // (`<listener>/<ns>/<route>/<rule>`), and istiod names an unnamed
@@ -51,17 +81,22 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
             }
         }
         check_matches(&raw_rule.matches, index, &mut problems);
+        let at = Place {
+            doc,
+            object: &object,
+            path: &format!("spec.rules[{index}]"),
+            kind: info,
+        };
         rules.push(read_rule(
             raw_rule,
             index,
             &ns,
-            &object,
-            doc,
+            &at,
             &mut problems,
             &mut inputs.diagnostics,
         ));
     }
-    for (i, h) in raw.spec.hostnames.iter().enumerate() {
+    for (i, h) in raw.hostnames.iter().enumerate() {
         if !route_syntax::is_hostname(h) {
             problems.push(Problem {
                 field: format!("spec.hostnames[{i}]"),
@@ -75,24 +110,19 @@ pub(super) fn read_route(doc: &SourceDoc, inputs: &mut Inputs) {
     if !problems.is_empty() {
         return problems_to_diagnostics(problems, &doc.origin, &object, &mut inputs.diagnostics);
     }
-    if let Some(first) = inputs.routes.get(&key) {
-        let d = duplicate(
-            "HTTPRoute",
-            &key.to_string(),
-            &first.meta.origin,
-            &doc.origin,
-        );
+    if let Some(first) = inputs.routes_of(info.kind).get(&key) {
+        let d = duplicate(info.name, &key.to_string(), &first.meta.origin, &doc.origin);
         return inputs.diagnostics.push(d);
     }
     let hostnames = raw
-        .spec
         .hostnames
         .iter()
         .map(|h| h.to_ascii_lowercase())
         .collect();
-    inputs.routes.insert(
+    inputs.routes_of_mut(info.kind).insert(
         key.clone(),
         HttpRoute {
+            kind: info.kind,
             meta,
             key,
             parent_refs,
@@ -117,16 +147,31 @@ fn parent_refs(raw: Vec<RawParentRef>, ns: &str) -> Vec<ParentRef> {
         .collect()
 }
 
+/// A GRPCRoute's fields that Attaché does not apply, each a note naming
+/// the field (its other filter types are noted by `read_filters`).
+fn note_grpc_fields(route: &RawGrpcRoute, doc: &SourceDoc, notes: &mut Vec<Diagnostic>) {
+    let name = route.metadata.name.as_deref().unwrap_or_default();
+    for (i, rule) in route.spec.rules.iter().enumerate() {
+        if rule.session_persistence.is_some() {
+            notes.push(
+                Diagnostic::note("sessionPersistence is not applied by attache; ignored")
+                    .at(&doc.origin)
+                    .on(format!("GRPCRoute {name}"))
+                    .field(format!("spec.rules[{i}].sessionPersistence")),
+            );
+        }
+    }
+}
+
 fn read_rule(
     raw: RawRule,
     index: usize,
     ns: &str,
-    object: &str,
-    doc: &SourceDoc,
+    at: &Place<'_>,
     problems: &mut Vec<Problem>,
     notes: &mut Vec<Diagnostic>,
 ) -> Rule {
-    let path = format!("spec.rules[{index}]");
+    let path = at.path;
     let mut inline = FieldMap::new();
     if let Some(t) = &raw.timeouts {
         settings::timeouts(t, &format!("{path}.timeouts"), &mut inline, problems);
@@ -134,13 +179,8 @@ fn read_rule(
     if let Some(r) = &raw.retry {
         settings::retry(r, &format!("{path}.retry"), &mut inline, problems);
     }
-    let at = Place {
-        doc,
-        object,
-        path: &path,
-    };
-    read_filters(&raw.filters, &at, &mut inline, problems, notes);
-    let (delegates, backends) = read_backend_refs(raw.backend_refs, ns, &at, problems, notes);
+    read_filters(&raw.filters, at, &mut inline, problems, notes);
+    let (delegates, backends) = read_backend_refs(raw.backend_refs, ns, at, problems, notes);
     Rule {
         index,
         name: raw.name,
@@ -151,12 +191,13 @@ fn read_rule(
     }
 }
 
-/// Where a rule is, for messages.
+/// Where a rule is, for messages, and the kind of its route.
 struct Place<'a> {
     doc: &'a SourceDoc,
     object: &'a str,
     /// `spec.rules[i]`.
     path: &'a str,
+    kind: &'static RouteKindInfo,
 }
 
 /// The rule's own header filters become its inline values; other filter
@@ -242,9 +283,10 @@ fn read_backend_refs(
             doc: at.doc,
             object: at.object,
             path: &path,
+            kind: at.kind,
         };
         match (group.as_str(), kind.as_str()) {
-            (group, kind) if HTTP_ROUTE.is(group, kind) => {
+            (group, kind) if at.kind.delegates && HTTP_ROUTE.is(group, kind) => {
                 if !b.filters.is_empty() {
                     notes.push(
                         Diagnostic::warning(
@@ -284,9 +326,11 @@ fn read_backend_refs(
                 .at(&at.doc.origin)
                 .on(at.object)
                 .field(format!("{}.backendRefs[{i}]", at.path))
-                .hint(
-                    "use a Service, or an HTTPRoute (group gateway.networking.k8s.io) to delegate",
-                ),
+                .hint(if at.kind.delegates {
+                    "use a Service, or an HTTPRoute (group gateway.networking.k8s.io) to delegate"
+                } else {
+                    "use a Service (a GRPCRoute does not delegate)"
+                }),
             ),
         }
     }
@@ -321,7 +365,8 @@ fn normalise_matches(matches: Vec<HttpRouteMatch>) -> Vec<HttpRouteMatch> {
     matches
         .into_iter()
         .map(|mut m| {
-            if m.path.is_none() {
+            // A gRPC method match stands for its path (attache_contract::grpc).
+            if m.path.is_none() && m.grpc_method.is_none() {
                 m.path = Some(root());
             }
             m

@@ -1,6 +1,7 @@
 //! After reading: which policy targets exist, and the precedence-ordered index by target.
 
 use super::*;
+use crate::model::kinds::RouteKind;
 use crate::model::{SetRef, SetState};
 
 /// Checks that each target exists, then indexes valid policies by target
@@ -14,11 +15,13 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
         classes: &inputs.classes,
         gateways: &inputs.gateways,
         routes: &inputs.routes,
+        grpc_routes: &inputs.grpc_routes,
         listener_sets: &inputs.listener_sets,
         namespaces: inputs
             .gateways
             .keys()
             .chain(inputs.routes.keys())
+            .chain(inputs.grpc_routes.keys())
             .map(|k| k.namespace.as_str())
             .chain(inputs.namespaces.keys().map(String::as_str))
             .collect(),
@@ -86,6 +89,7 @@ fn select_targets(inputs: &mut Inputs) {
         policies,
         gateways,
         routes,
+        grpc_routes,
         listener_sets,
         ..
     } = inputs;
@@ -115,16 +119,18 @@ fn select_targets(inputs: &mut Inputs) {
                             && listener_sets.get(id).is_some_and(|l| hit(&l.meta.labels))
                     })
                     .collect(),
-                _ => routes
+                kind => routes
                     .values()
+                    .chain(grpc_routes.values())
+                    .filter(|r| r.kind.target_kind() == kind)
                     .filter(|r| r.key.namespace == ns && hit(&r.meta.labels))
-                    .map(|r| Target::Route(r.key.clone(), section.clone()))
+                    .map(|r| Target::Route(r.kind, r.key.clone(), section.clone()))
                     .collect(),
             };
             for target in targets {
                 let info = target.kind().info();
                 let (Target::Gateway(key, _)
-                | Target::Route(key, _)
+                | Target::Route(_, key, _)
                 | Target::ListenerSet(SetRef { key, .. }, _)) = &target
                 else {
                     continue;
@@ -153,6 +159,7 @@ struct Known<'a> {
     classes: &'a BTreeMap<String, GatewayClass>,
     gateways: &'a BTreeMap<ObjectKey, Gateway>,
     routes: &'a BTreeMap<ObjectKey, HttpRoute>,
+    grpc_routes: &'a BTreeMap<ObjectKey, HttpRoute>,
     listener_sets: &'a BTreeMap<SetRef, crate::model::ListenerSet>,
     /// Namespaces with a manifest, a Gateway or an HTTPRoute.
     namespaces: BTreeSet<&'a str>,
@@ -243,18 +250,24 @@ impl Known<'_> {
                 }
             }
             Target::ListenerSet(..) => Ok(()),
-            Target::Route(key, section) => {
-                let Some(r) = self.routes.get(key) else {
+            Target::Route(kind, key, section) => {
+                let routes = match kind {
+                    RouteKind::Http => self.routes,
+                    RouteKind::Grpc => self.grpc_routes,
+                };
+                let Some(r) = routes.get(key) else {
                     return Err(format!(
-                        "HTTPRoutes in {}: {}",
+                        "{}s in {}: {}",
+                        kind.name(),
                         key.namespace,
-                        in_namespace(self.routes, key)
+                        in_namespace(routes, key)
                     ));
                 };
                 match section {
                     Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
                         Err(format!(
-                            "named rules of HTTPRoute {key}: {}",
+                            "named rules of {}: {}",
+                            r.object(),
                             list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
                         ))
                     }

@@ -99,7 +99,8 @@ mod tests {
                 "Gateway",
                 "ListenerSet",
                 "XListenerSet",
-                "HTTPRoute"
+                "HTTPRoute",
+                "GRPCRoute"
             ]))
         );
         // Each set kind only with its own group.

@@ -52,14 +52,14 @@ pub struct ParentReference {
     pub port: Option<u16>,
 }
 
-/// Each route's status, in `namespace/name` order.
+/// Each route's status: HTTPRoutes, then GRPCRoutes, each in
+/// `namespace/name` order.
 pub fn route_status(inputs: &Inputs) -> Vec<RouteStatus> {
     inputs
-        .routes
-        .values()
+        .all_routes()
         .map(|route| RouteStatus {
             api_version: "gateway.networking.k8s.io/v1".into(),
-            kind: "HTTPRoute".into(),
+            kind: route.kind.name().into(),
             metadata: StatusMeta {
                 name: route.key.name.clone(),
                 namespace: Some(route.key.namespace.clone()),
@@ -160,7 +160,7 @@ fn outcome(inputs: &Inputs, route: &HttpRoute, parent: &ParentRef) -> Outcome {
     match refusal(inputs, gw, route, parent) {
         Some(r) => Outcome::Refused(r.reason(), refusal_text(route, parent, gw, &r).0),
         None => {
-            let named = Parent::of(parent, gw).unwrap_or(Parent::Gateway);
+            let named = Parent::of(inputs, parent, gw).unwrap_or(Parent::Gateway);
             let count = crate::route_parents::serving(inputs, gw, route, parent).len();
             Outcome::Attached(format!(
                 "attached to {} through {count} listener(s)",
@@ -197,14 +197,13 @@ fn delegated(inputs: &Inputs, route: &HttpRoute, parent: &ParentRef) -> Outcome 
 /// route names the Gateway, set or listener at all. Never "not yet".
 pub(crate) fn unreached(inputs: &Inputs, target: &Target) -> String {
     match target {
-        Target::Route(key, _) => match inputs.routes.get(key) {
+        Target::Route(kind, key, _) => match inputs.routes_of(*kind).get(key) {
             Some(route) => route_unreached(inputs, route),
-            None => format!("HTTPRoute {key} is not in the input"),
+            None => format!("{} {key} is not in the input", kind.name()),
         },
         Target::Gateway(..) | Target::ListenerSet(..) => {
             let why: Vec<String> = inputs
-                .routes
-                .values()
+                .all_routes()
                 .flat_map(|route| {
                     route
                         .parent_refs

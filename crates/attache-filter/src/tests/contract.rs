@@ -28,6 +28,7 @@ fn generated() -> Document {
             route_namespace: "shop".into(),
             route_name: "checkout".into(),
             rule: "0".into(),
+            route_kind: None,
             hostnames: vec!["shop.example.com".into()],
             matches: vec![HttpRouteMatch {
                 path: Some(PathMatch {
@@ -45,6 +46,7 @@ fn generated() -> Document {
                     value: "[0-9]".into(),
                 }],
                 method: Some("POST".into()),
+                grpc_method: None,
             }],
             timeouts: Some(Timeouts {
                 request_ms: Some(10_000),

@@ -54,7 +54,24 @@ pub struct Cluster {
     pub name: String,
     pub endpoints: Vec<Endpoint>,
     pub source: AddressSource,
+    /// Speaks HTTP/2 to the backend (the backend of a GRPCRoute rule).
+    pub http2: bool,
 }
+
+impl Cluster {
+    /// The same backend spoken to over HTTP/2, as a cluster of its own (a
+    /// Service may back an HTTPRoute over HTTP/1.1 and a GRPCRoute at once).
+    pub fn into_http2(mut self) -> Self {
+        if !self.http2 {
+            self.http2 = true;
+            self.name.push_str(HTTP2_SUFFIX);
+        }
+        self
+    }
+}
+
+/// What an HTTP/2 cluster's name adds to the backend's (`shop/cart/50051/h2`).
+pub const HTTP2_SUFFIX: &str = "/h2";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {
@@ -170,6 +187,7 @@ impl AddressBook {
             name: name.clone(),
             endpoints,
             source,
+            http2: false,
         };
         if let Some(endpoint) = self
             .overrides

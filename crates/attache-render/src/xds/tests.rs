@@ -470,3 +470,25 @@ fn a_sets_listener_follows_the_listener_moved_from_its_port() {
         ]
     );
 }
+
+#[test]
+fn a_listener_without_a_port_is_not_rendered_and_says_so() {
+    let r = resolution(
+        vec![
+            listener("http", 80, "HTTP"),
+            listener("team-a/ls-a/dyn", 0, "HTTP"),
+        ],
+        vec![(entry("http", "home", "/"), vec![backend("v1", 1)])],
+    );
+    let mut opts = options();
+    opts.listeners.listener_ports.clear();
+    let (state, (notes, _)) = xds_state(&r, &book(&["*=127.0.0.1:9000"]), &opts).unwrap();
+    assert_eq!(state.listeners.keys().collect::<Vec<_>>(), ["http"]);
+    assert!(
+        notes.contains(
+            &"listener 'team-a/ls-a/dyn' has no port and is not rendered; give it one, or move it with --listener-port"
+                .to_string()
+        ),
+        "{notes:?}"
+    );
+}
