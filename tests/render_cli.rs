@@ -280,11 +280,25 @@ fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
     for url in [
         "oci://r.example:5000/a/b@sha256:00",
         "https://r.example/f.wasm?x=1",
-        "http://10.0.0.1/f.wasm",
         "file:///etc/attache/attache_filter.wasm",
     ] {
         assert_eq!(spec(&["--url", url])["url"], url);
     }
+    // Plain http:// only with a checksum Istio verifies after fetching.
+    let sha = "ab".repeat(32);
+    assert_eq!(
+        spec(&["--url", "http://10.0.0.1/f.wasm", "--sha256", &sha])["url"],
+        "http://10.0.0.1/f.wasm"
+    );
+    let args = args_with(&["--url", "http://10.0.0.1/f.wasm"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = attache(&args);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("is plain http:// and --sha256 is not given"),
+        "{}",
+        text(&output.stderr)
+    );
 
     for (flag, value, says) in [
         ("--sha256", "abc", "is not a sha256"),

@@ -26,7 +26,20 @@ pub struct PluginArgs {
 }
 
 impl PluginArgs {
+    /// The options, refusing a module fetched over plain `http://` without
+    /// `--sha256`: code anyone on the path could replace, run in every
+    /// gateway. A usage error (exit 2), as clap reports a bad flag.
     pub fn options(&self) -> WasmPluginOptions {
+        if self.url.starts_with("http://") && self.sha256.is_none() {
+            clap::Error::raw(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                format!(
+                    "--url {} is plain http:// and --sha256 is not given: the module could be replaced on its way to every gateway\n  hint: pass --sha256 with the .wasm's sha256 (sha256sum attache_filter.wasm), or serve it over https:// or oci://\n",
+                    self.url
+                ),
+            )
+            .exit();
+        }
         WasmPluginOptions {
             url: self.url.clone(),
             sha256: self.sha256.clone(),

@@ -180,4 +180,17 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn every_route_and_target_kind_the_resolver_reads_is_watched() {
+        use attache_core::model::kinds::{ROUTE_KINDS, TARGET_KINDS};
+        let read = ROUTE_KINDS
+            .iter()
+            .map(|r| (r.group, r.name))
+            .chain(TARGET_KINDS.iter().map(|t| (t.group, t.name)));
+        for (group, name) in read {
+            let row = named(name).unwrap_or_else(|| panic!("{name} is read but not watched"));
+            assert_eq!(row.group, group, "{name}");
+        }
+    }
 }

@@ -186,6 +186,9 @@ fn desired(
         "name": key.name,
         "uid": uid,
     }]);
+    if let Some(problem) = attache_render::wasmplugin::size_problem(&plugin) {
+        return Err(problem);
+    }
     let found = resolved
         .diagnostics
         .iter()

@@ -441,6 +441,14 @@ async fn a_lost_lease_stops_the_writes() {
 
 mod common;
 
+/// The policies whose status the controller writes.
+fn ours_count(objects: &[Value]) -> usize {
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "RoutePolicy" || o["kind"] == "ClusterRoutePolicy")
+        .count()
+}
+
 fn shop_snapshot(objects: &[Value]) -> attache_controller::snapshot::Snapshot {
     let rows = objects
         .iter()
@@ -465,6 +473,7 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
     use attache_controller::kube::{metrics::Metrics, Reconciler};
     let (client, mut handle) = mock();
     let mut objects = common::shop();
+    let policies = ours_count(&objects);
     let mut reconciler = Reconciler::new(
         client,
         shop_config(),
@@ -483,8 +492,8 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
         );
         let applied = seen.body.clone();
         respond(send, 200, &applied);
-        // Then one status write per policy of ours (8 in examples/shop).
-        for _ in 0..8 {
+        // Then one status write per policy of ours (every RoutePolicy and ClusterRoutePolicy of examples/shop).
+        for _ in 0..policies {
             let (seen, send) = next(&mut handle).await;
             assert_eq!(seen.method, Method::PATCH);
             assert!(seen.path.ends_with("/status"), "{}", seen.path);
@@ -498,7 +507,10 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
         .apply(&snapshot, "2026-11-26T07:00:00Z".parse().unwrap())
         .await;
     let (applied, writes, mut handle) = server.await.unwrap();
-    assert_eq!((round.applied, round.statuses, round.errors), (1, 8, 0));
+    assert_eq!(
+        (round.applied, round.statuses, round.errors),
+        (1, policies, 0)
+    );
     // The cluster now holds what was written; a round (or a restart) on it
     // sends no request at all.
     let mut live = applied.clone();
@@ -544,6 +556,7 @@ async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event
     use attache_controller::kube::{metrics::Metrics, Reconciler};
     let (client, mut handle) = mock();
     let objects = common::shop();
+    let policies = ours_count(&objects);
     let mut reconciler = Reconciler::new(
         client,
         shop_config(),
@@ -574,7 +587,7 @@ async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event
             .contains("last applied WasmPlugin is kept"));
         respond(send, 201, &seen.body);
         // Status still written: Programmed False with why.
-        for _ in 0..8 {
+        for _ in 0..policies {
             let (seen, send) = next(&mut handle).await;
             assert!(seen.path.ends_with("/status"), "{}", seen.path);
             respond(send, 200, &json!({"metadata": {"resourceVersion": "2"}}));
@@ -587,9 +600,9 @@ async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event
     let mut handle = server.await.unwrap();
     assert_eq!((round.applied, round.kept), (0, 1));
     // The same failure next round: no second Event (status unchanged too,
-    // since the mock did not store it, the 8 status writes repeat).
+    // since the mock did not store it, the status writes repeat).
     let again = tokio::spawn(async move {
-        for _ in 0..8 {
+        for _ in 0..policies {
             let (seen, send) = next(&mut handle).await;
             assert!(
                 seen.path.ends_with("/status"),

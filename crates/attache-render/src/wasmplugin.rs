@@ -61,6 +61,27 @@ impl FailStrategy {
     }
 }
 
+/// The largest WasmPlugin `render wasmplugin` writes without a warning and
+/// `attache controller` applies: 1 MiB of JSON. The API server stores an
+/// object in etcd, whose default request limit is 1.5 MiB
+/// (`--max-request-bytes` 1,572,864); 1 MiB leaves room for what the server
+/// adds (managedFields, status) to the object it stores.
+pub const MAX_OBJECT_BYTES: usize = 1024 * 1024;
+
+/// Why `plugin` would not fit the API server, if it would not: the one
+/// check `render wasmplugin` (a warning, an error under `--strict`) and the
+/// controller (the Gateway keeps its last applied object) share.
+pub fn size_problem(plugin: &Value) -> Option<String> {
+    let bytes = serde_json::to_vec(plugin).map_or(usize::MAX, |b| b.len());
+    (bytes > MAX_OBJECT_BYTES).then(|| {
+        format!(
+            "WasmPlugin {}/{} is {bytes} bytes of JSON, over the {MAX_OBJECT_BYTES} bytes an object may have to be stored by the API server (etcd's default limit is 1.5 MiB, less what the server adds); the route table is too large for one inline pluginConfig",
+            plugin["metadata"]["namespace"].as_str().unwrap_or_default(),
+            plugin["metadata"]["name"].as_str().unwrap_or_default(),
+        )
+    })
+}
+
 pub fn wasm_plugin(
     resolution: &GatewayResolution,
     options: &WasmPluginOptions,
@@ -170,5 +191,13 @@ mod tests {
         assert_eq!(carried, crate::data_plane::encode(&document));
         assert_eq!(carried.groups[0].routes[0].name, "http/shop/a/0");
         assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
+        assert_eq!(size_problem(&plugin), None);
+        let mut big = plugin.clone();
+        big["spec"]["pluginConfig"]["pad"] = json!("x".repeat(MAX_OBJECT_BYTES));
+        let problem = size_problem(&big).unwrap();
+        assert!(
+            problem.starts_with("WasmPlugin infra/attache-edge is 10"),
+            "{problem}"
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use attache_core::DataPlane;
-use attache_render::wasmplugin::wasm_plugin;
+use attache_render::wasmplugin::{size_problem, wasm_plugin};
 
 use super::{emit, Selection};
 use crate::cmd::plugin_flags::PluginArgs;
@@ -27,5 +27,11 @@ pub fn run(args: WasmPluginArgs) -> Result<ExitCode, CliError> {
     let loaded = args.selection.load(DataPlane::Istio)?;
     let value = wasm_plugin(&loaded.resolved.resolution, &args.plugin.options())
         .map_err(attache_render::RenderError::from)?;
+    if let Some(problem) = size_problem(&value) {
+        eprintln!("warning: {problem}");
+        args.selection
+            .strict
+            .check(0, 1, "the WasmPlugin would not fit the API server")?;
+    }
     emit(&value, args.output.as_deref())
 }
