@@ -4,6 +4,7 @@
 mod config_errors;
 mod contract;
 mod enforcement;
+mod envelope;
 mod fallback_index;
 mod fallback_precedence;
 mod listener_ports;
