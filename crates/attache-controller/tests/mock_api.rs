@@ -12,10 +12,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use attache_controller::deploy::DEFAULT_NAMESPACE;
 use attache_controller::kinds::{named, WatchedKind};
-use attache_controller::kube::api::{apply_plugin, write_status, WriteError};
+use attache_controller::kube::api::{apply_plugin, delete_plugin, write_status, WriteError};
 use attache_controller::kube::lease::LeaseLock;
 use attache_controller::kube::watch::{self, Shared};
+use attache_controller::rbac::{self, rules};
 use attache_core::topology::ObjectKey;
 use http::{Method, Request, Response, StatusCode};
 use kube::client::Body;
@@ -102,7 +104,63 @@ async fn next_within(
         content_type,
         body,
     };
+    // Every request the adapter sends is one deploy/controller's RBAC
+    // grants (attache_controller::rbac, generated into rbac.yaml).
+    let attributes = authorization(&seen);
+    assert!(
+        rules(DEFAULT_NAMESPACE).allows(&attributes),
+        "{step}: {} {} is not granted by deploy/controller/rbac.yaml: {attributes:?}",
+        seen.method,
+        seen.path
+    );
     (seen, send)
+}
+
+/// A request's attributes as the API server's authorizer derives them
+/// (kubernetes.io/docs/reference/access-authn-authz/authorization/,
+/// "Determine the request verb"; paths as in the API conventions:
+/// /api/v1 for the core group, /apis/GROUP/VERSION otherwise, then
+/// [namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]]).
+fn authorization(seen: &Seen) -> rbac::Request {
+    let parts: Vec<&str> = seen.path.trim_start_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", _version, rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => panic!("not an API path: {}", seen.path),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, resource, more @ ..] => {
+            (Some(ns.to_string()), [&[*resource][..], more].concat())
+        }
+        _ => (None, rest.to_vec()),
+    };
+    let name = rest.get(1).map(|n| n.to_string());
+    let verb = match seen.method.as_str() {
+        "GET" | "HEAD" if name.is_some() => "get",
+        "GET" | "HEAD"
+            if seen
+                .query
+                .get("watch")
+                .is_some_and(|w| w == "true" || w == "1") =>
+        {
+            "watch"
+        }
+        "GET" | "HEAD" => "list",
+        "POST" => "create",
+        "PUT" => "update",
+        "PATCH" => "patch",
+        "DELETE" if name.is_some() => "delete",
+        "DELETE" => "deletecollection",
+        other => panic!("unexpected method {other}"),
+    };
+    rbac::Request {
+        verb: verb.into(),
+        group: group.into(),
+        resource: rest[0].to_string(),
+        subresource: rest.get(2).map(|s| s.to_string()),
+        name,
+        namespace,
+    }
 }
 
 /// The API server's side of a scenario, in a task of its own: `script`
@@ -242,6 +300,82 @@ async fn a_403_names_the_missing_permission() {
         text.contains("cannot patch resource") && text.contains("hint: deploy/controller"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn a_wasmplugin_whose_gateway_left_our_class_is_deleted_and_a_404_is_done() {
+    let (client, handle) = mock();
+    let key = ObjectKey {
+        namespace: "infra".into(),
+        name: "attache-edge".into(),
+    };
+    let path = "/apis/extensions.istio.io/v1alpha1/namespaces/infra/wasmplugins/attache-edge";
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "the DELETE").await;
+        assert_eq!(
+            (seen.method.clone(), seen.path.as_str()),
+            (Method::DELETE, path)
+        );
+        respond(send, 200, &plugin());
+        // Already gone (API conventions, "HTTP Status codes": 404): the
+        // goal is met, not an error.
+        let (seen, send) = next(&mut handle, "the second DELETE").await;
+        assert_eq!(
+            (seen.method.clone(), seen.path.as_str()),
+            (Method::DELETE, path)
+        );
+        respond(
+            send,
+            404,
+            &status(
+                404,
+                "NotFound",
+                "wasmplugins.extensions.istio.io \"attache-edge\" not found",
+            ),
+        );
+        ((), handle)
+    });
+    let first = within("delete_plugin", delete_plugin(&client, &key)).await;
+    let second = within("delete_plugin again", delete_plugin(&client, &key)).await;
+    server.finish().await;
+    first.unwrap();
+    second.unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_lease_is_created_holding_it() {
+    let (client, handle) = mock();
+    let lock = LeaseLock::new(client, DEFAULT_NAMESPACE, "attache-controller", "replica-a");
+    let path = "/apis/coordination.k8s.io/v1/namespaces/attache-system/leases";
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "the Lease's GET").await;
+        assert_eq!(seen.path, format!("{path}/attache-controller"));
+        respond(
+            send,
+            404,
+            &status(
+                404,
+                "NotFound",
+                "leases.coordination.k8s.io \"attache-controller\" not found",
+            ),
+        );
+        // Created by a POST to the collection (API conventions, "create").
+        let (seen, send) = next(&mut handle, "the Lease's creation (POST)").await;
+        assert_eq!(
+            (seen.method.clone(), seen.path.as_str()),
+            (Method::POST, path)
+        );
+        assert_eq!(seen.body["metadata"]["name"], "attache-controller");
+        assert_eq!(seen.body["spec"]["holderIdentity"], "replica-a");
+        assert_eq!(seen.body["spec"]["leaseDurationSeconds"], 15);
+        let created = seen.body.clone();
+        respond(send, 201, &created);
+        ((), handle)
+    });
+    let now = "2026-11-26T07:00:10Z".parse().unwrap();
+    let held = within("the Lease round", lock.try_acquire(now)).await;
+    server.finish().await;
+    assert!(held.unwrap(), "the replica that created the Lease holds it");
 }
 
 fn ours(name: &str) -> Value {
