@@ -1,8 +1,10 @@
 //! The proxy-wasm adapter: the module's exports, which hand every callback
 //! to [`Dispatcher`], and a [`Host`] over the host calls in [`crate::abi`].
 //!
-//! **Why not the Rust SDK.** proxy-wasm-cpp-host enters the VM only for the
-//! callbacks a module exports: `WasmBase::getFunctions` (src/wasm.cc) looks
+//! **Why not the Rust SDK.** The ABI makes every callback optional ("called
+//! only if exposed by the Wasm module", proxy-wasm/spec
+//! abi-versions/v0.2.1/README.md), and proxy-wasm-cpp-host enters the VM
+//! only for the callbacks a module exports: `WasmBase::getFunctions` (src/wasm.cc) looks
 //! each `proxy_on_*` up by name, and `ContextBase::onRequestBody`, `onLog`,
 //! `onDone` and the others (src/context.cc) return at once when it is
 //! absent. The SDK (`proxy-wasm` 0.2.5, src/dispatcher.rs) exports all of
