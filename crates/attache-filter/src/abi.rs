@@ -89,10 +89,16 @@ fn owned(status: u32, data: *mut u8, size: usize) -> Option<Vec<u8>> {
     Some(unsafe { Vec::from_raw_parts(data, size, size) })
 }
 
-/// `proxy_on_memory_allocate`'s body: a block of `size` bytes the host
-/// fills and then hands to one of the calls above, which frees it.
+/// `proxy_on_memory_allocate`'s body: a block of exactly `size` bytes the
+/// host fills and then hands to one of the calls above, which frees it.
+/// When the VM cannot grow, null: the spec's "failure" answer, which the
+/// host turns into a failed call instead of a trap (`Vec::with_capacity`,
+/// which the SDK used, aborts).
 pub fn allocate(size: usize) -> *mut u8 {
-    let mut block = Vec::<u8>::with_capacity(size);
+    let mut block = Vec::<u8>::new();
+    if block.try_reserve_exact(size).is_err() || block.capacity() != size {
+        return null_mut();
+    }
     let pointer = block.as_mut_ptr();
     std::mem::forget(block);
     pointer
