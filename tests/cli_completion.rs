@@ -84,6 +84,7 @@ fn man_pages_for_the_tool_and_each_command() {
             "attache-completion.1",
             "attache-controller.1",
             "attache-crds.1",
+            "attache-deploy.1",
             "attache-diff.1",
             "attache-explain.1",
             "attache-graph.1",

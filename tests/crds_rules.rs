@@ -141,6 +141,8 @@ fn header_names_and_values_follow_the_safety_rules_exactly() {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    names.push("x".repeat(safety::MAX_HEADER_NAME_BYTES));
+    names.push("x".repeat(safety::MAX_HEADER_NAME_BYTES + 1));
     for framing in safety::FRAMING_HEADERS {
         names.push(framing.to_string());
         names.push(framing.to_ascii_uppercase());
@@ -191,6 +193,127 @@ fn header_names_and_values_follow_the_safety_rules_exactly() {
             checker.resolver_accepts(&policy),
             schema_ok,
             "header value {value:?}"
+        );
+    }
+}
+
+/// The CEL rules, evaluated: the base policy passes all of them, and for
+/// header names that differ only in case (which the list-map keys let
+/// through) the cluster refuses exactly what the resolver refuses.
+#[test]
+fn the_cluster_refuses_case_insensitive_duplicate_names_as_the_resolver_does() {
+    let checker = Checker::new("RoutePolicy");
+    let base = base_route_policy();
+    assert_eq!(checker.cel_failures(&base), Vec::<String>::new());
+    let modifier = format!("{D}/requestHeaderModifier");
+    let response = format!("{D}/responseHeaderModifier");
+    let set = |names: &[&str]| {
+        json!(names
+            .iter()
+            .map(|n| json!({"name": n, "value": "v"}))
+            .collect::<Vec<_>>())
+    };
+    // (what, pointer, value, both accept?)
+    let cases = [
+        (
+            "X-A and x-a in set",
+            format!("{modifier}/set"),
+            set(&["X-A", "x-a"]),
+            false,
+        ),
+        (
+            "X-B and x-b in add",
+            format!("{modifier}/add"),
+            set(&["X-B", "x-b"]),
+            false,
+        ),
+        (
+            "Server and server in remove",
+            format!("{response}/remove"),
+            json!(["Server", "server"]),
+            false,
+        ),
+        (
+            "three names, two alike",
+            format!("{modifier}/set"),
+            set(&["x-a", "x-c", "X-c"]),
+            false,
+        ),
+        (
+            "distinct names",
+            format!("{modifier}/set"),
+            set(&["x-a", "x-c", "x-d"]),
+            true,
+        ),
+        (
+            "one name, any case",
+            format!("{modifier}/set"),
+            set(&["X-Tenant"]),
+            true,
+        ),
+    ];
+    for (what, pointer, value, accepted) in cases {
+        let policy = mutated(&base, &pointer, value);
+        assert!(
+            checker.schema_errors(&policy).is_empty(),
+            "{what}: the JSON Schema part decides it; the CEL rule was meant to"
+        );
+        assert_eq!(
+            checker.cluster_accepts(&policy),
+            accepted,
+            "{what}: cluster {:?}",
+            checker.cel_failures(&policy)
+        );
+        assert_eq!(
+            checker.resolver_accepts(&policy),
+            accepted,
+            "{what}: resolver"
+        );
+    }
+    // The same name in set and in remove is two lists: both accept it.
+    let across = mutated(&base, &format!("{modifier}/remove"), json!(["X-A"]));
+    assert!(checker.cluster_accepts(&across));
+    assert!(checker.resolver_accepts(&across));
+}
+
+/// Every CEL-only case above is refused by the evaluated rules too, not
+/// only by the resolver.
+#[test]
+fn the_cel_only_cases_are_refused_when_evaluated() {
+    let checker = Checker::new("RoutePolicy");
+    let base = base_route_policy();
+    let mut mixed = base.clone();
+    mixed["spec"]["timeouts"] = json!({"request": "1s"});
+    let mut no_target = base.clone();
+    no_target["spec"]["targetRefs"] = json!([]);
+    let cases = [
+        (
+            "a value of 6,000 bytes",
+            mutated(
+                &base,
+                &format!("{D}/requestHeaderModifier/set/0/value"),
+                json!("é".repeat(3000)),
+            ),
+        ),
+        ("plain settings beside a stanza", mixed),
+        ("no target", no_target),
+        (
+            "a zero back-off",
+            mutated(
+                &base,
+                &format!("{D}/retry"),
+                json!({"attempts": 2, "backoff": "0ms"}),
+            ),
+        ),
+    ];
+    for (what, policy) in cases {
+        assert!(
+            !checker.cel_failures(&policy).is_empty(),
+            "{what}: every rule held"
+        );
+        assert!(
+            !checker.resolver_accepts(&policy),
+            "{what}: the resolver accepts it"
         );
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use attache_controller::deploy::{DEFAULT_LEASE, PROBE_PORT};
 use attache_controller::kube::{block_on, init_logging, Options};
 use attache_controller::reconcile::{Config, ISTIO_CONTROLLER};
 
@@ -36,17 +37,13 @@ pub struct Args {
     #[command(flatten)]
     pub plugin: PluginArgs,
     /// Where /healthz, /readyz and /metrics are served.
-    #[arg(long, value_name = "ADDRESS", default_value = "0.0.0.0:8080")]
+    #[arg(long, value_name = "ADDRESS", default_value_t = SocketAddr::from(([0, 0, 0, 0], PROBE_PORT)))]
     pub probe_address: SocketAddr,
     /// Write without a Lease (one replica only).
     #[arg(long)]
     pub no_leader_election: bool,
     /// The Lease of leader election: NAMESPACE/NAME.
-    #[arg(
-        long,
-        value_name = "NS/NAME",
-        default_value = "attache-system/attache-controller"
-    )]
+    #[arg(long, value_name = "NS/NAME", default_value = DEFAULT_LEASE)]
     pub lease: String,
     /// Who this replica is in the Lease [default: $POD_NAME, else the host name].
     #[arg(long, value_name = "ID")]

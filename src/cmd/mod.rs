@@ -123,6 +123,8 @@ pub enum Command {
     Package(package::Command),
     /// Run in a Kubernetes cluster: apply each Gateway's WasmPlugin, write policy status.
     Controller(controller::Args),
+    /// Print the objects that install the controller (Namespace, RBAC, Deployment, Service).
+    Deploy(deploy::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completion(completion::CompletionArgs),
     /// Print the man page, or write one per command with --out-dir.
@@ -141,6 +143,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Crds(args) => crds::run(args),
         Command::Package(command) => package::run(command),
         Command::Controller(args) => controller::run(args),
+        Command::Deploy(args) => deploy::run(args),
         Command::Completion(args) => completion::completion(args),
         Command::Man(args) => completion::man(args),
     }
@@ -267,6 +270,7 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
 pub mod completion;
 pub mod controller;
 pub mod crds;
+pub mod deploy;
 pub mod diff;
 pub mod explain;
 pub mod graph;

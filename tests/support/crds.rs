@@ -88,6 +88,24 @@ impl Checker {
             .collect()
     }
 
+    /// The `x-kubernetes-validations` rules that do not hold for `policy`,
+    /// evaluated as an API server does: each rule with `self` bound to the
+    /// value at its schema node (ref: Kubernetes "Validation rules",
+    /// CustomResourceDefinition docs). A rule that does not compile or
+    /// evaluate here counts as failing, so an unsupported function cannot
+    /// pass unnoticed.
+    pub fn cel_failures(&self, policy: &Value) -> Vec<String> {
+        let mut failures = Vec::new();
+        cel_walk(&self.openapi, policy, "", &mut failures);
+        failures
+    }
+
+    /// What an API server with this CRD would store: the schema and every
+    /// CEL rule hold.
+    pub fn cluster_accepts(&self, policy: &Value) -> bool {
+        self.schema_errors(policy).is_empty() && self.cel_failures(policy).is_empty()
+    }
+
     pub fn resolver_accepts(&self, policy: &Value) -> bool {
         assert_eq!(policy["kind"], self.kind);
         let doc = SourceDoc {
@@ -100,6 +118,53 @@ impl Checker {
         };
         let inputs = attache_core::parse(&[doc]);
         inputs.policies.len() == 1 && inputs.policies[0].is_valid()
+    }
+}
+
+fn cel_walk(schema: &Value, value: &Value, at: &str, failures: &mut Vec<String>) {
+    for rule in schema["x-kubernetes-validations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let text = rule["rule"].as_str().unwrap_or_default();
+        match cel_holds(text, value) {
+            Ok(true) => {}
+            Ok(false) => failures.push(format!("{at}: {}", rule["message"])),
+            Err(e) => failures.push(format!("{at}: rule {text:?} did not evaluate: {e}")),
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, sub) in map {
+                if let Some(sub_schema) = schema["properties"].get(key) {
+                    cel_walk(sub_schema, sub, &format!("{at}/{key}"), failures);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                cel_walk(&schema["items"], item, &format!("{at}/{i}"), failures);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn cel_holds(rule: &str, value: &Value) -> Result<bool, String> {
+    use cel::extractors::This;
+    use std::sync::Arc;
+    let program = cel::Program::compile(rule).map_err(|e| e.to_string())?;
+    let mut context = cel::Context::default();
+    // Kubernetes' strings extension; ASCII only, as its documentation says.
+    context.add_function("lowerAscii", |This(s): This<Arc<String>>| {
+        Arc::new(s.to_ascii_lowercase())
+    });
+    let bound = cel::to_value(value).map_err(|e| e.to_string())?;
+    context.add_variable_from_value("self", bound);
+    match program.execute(&context).map_err(|e| e.to_string())? {
+        cel::Value::Bool(b) => Ok(b),
+        other => Err(format!("not a boolean: {other:?}")),
     }
 }
 

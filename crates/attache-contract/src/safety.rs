@@ -70,6 +70,11 @@ pub const MAX_HEADER_VALUE_BYTES: usize = 4096;
 /// one entry.
 pub const MAX_HEADER_OPERATIONS: usize = 64;
 
+/// At most this many bytes in one header name: Gateway API's own bound
+/// (`HTTPHeaderName`, maxLength 256). The CRDs state it too, and it bounds
+/// the cost of their case-insensitive uniqueness rule.
+pub const MAX_HEADER_NAME_BYTES: usize = 256;
+
 /// Why a header name may not be used by a policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NameRefusal {
@@ -85,6 +90,8 @@ pub enum NameRefusal {
     /// An `x-envoy-*` header: Envoy's router acts on these, so a policy could
     /// bypass the typed `timeouts` and `retry` settings that `explain` shows.
     RouterControl,
+    /// Longer than [`MAX_HEADER_NAME_BYTES`].
+    TooLong,
 }
 
 impl NameRefusal {
@@ -98,6 +105,7 @@ impl NameRefusal {
                 "is a framing or hop-by-hop header; changing it allows request smuggling"
             }
             NameRefusal::RouterControl => "is an Envoy router control header",
+            NameRefusal::TooLong => "is longer than 256 bytes, Gateway API's limit",
         }
     }
 
@@ -114,6 +122,7 @@ impl NameRefusal {
             NameRefusal::RouterControl => {
                 "use the typed timeouts and retry settings, which explain shows"
             }
+            NameRefusal::TooLong => "use a shorter header name",
         }
     }
 }
@@ -151,6 +160,9 @@ pub fn check_policy_header_name(name: &str) -> Result<(), NameRefusal> {
     }
     if !is_token(name) {
         return Err(NameRefusal::NotAToken);
+    }
+    if name.len() > MAX_HEADER_NAME_BYTES {
+        return Err(NameRefusal::TooLong);
     }
     if name.eq_ignore_ascii_case("host") {
         return Err(NameRefusal::Host);
@@ -288,6 +300,13 @@ mod tests {
         for (name, want) in table {
             assert_eq!(check_policy_header_name(name), Err(want), "{name:?}");
         }
+        let at_limit = "x".repeat(MAX_HEADER_NAME_BYTES);
+        assert_eq!(check_policy_header_name(&at_limit), Ok(()));
+        let over = "x".repeat(MAX_HEADER_NAME_BYTES + 1);
+        assert_eq!(check_policy_header_name(&over), Err(NameRefusal::TooLong));
+        assert!(NameRefusal::TooLong
+            .reason()
+            .contains(&MAX_HEADER_NAME_BYTES.to_string()));
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! writes status. Objects from the API are read by the same reader as files
 //! (`attache_input`), resolved by the same core.
 
+pub mod deploy;
 pub mod kinds;
 pub mod kube;
+pub mod rbac;
 pub mod reconcile;
 pub mod snapshot;
 pub mod status;

@@ -7,14 +7,17 @@
 //! documentation (kubernetes.io/docs/reference/using-api/server-side-apply/).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail by panicking
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use attache_controller::deploy::DEFAULT_NAMESPACE;
 use attache_controller::kinds::{named, WatchedKind};
-use attache_controller::kube::api::{apply_plugin, write_status, WriteError};
+use attache_controller::kube::api::{apply_plugin, delete_plugin, write_status, WriteError};
 use attache_controller::kube::lease::LeaseLock;
 use attache_controller::kube::watch::{self, Shared};
+use attache_controller::rbac::{self, rules};
 use attache_core::topology::ObjectKey;
 use http::{Method, Request, Response, StatusCode};
 use kube::client::Body;
@@ -37,11 +40,40 @@ struct Seen {
     body: Value,
 }
 
-async fn next(handle: &mut Handle) -> (Seen, tower_test::mock::SendResponse<Response<Body>>) {
-    let (request, send) = tokio::time::timeout(Duration::from_secs(60), handle.next_request())
+/// How long one step of a scenario may wait (a request from the controller,
+/// a round of the controller, the end of the server's script) before the
+/// test fails naming that step. Generous for a debug build on a loaded
+/// machine: a step here takes milliseconds. Under paused time (the missing-
+/// CRD test) it is virtual time, so waits longer than it (`MISSING_RETRY`)
+/// take `next_within`.
+const STEP: Duration = Duration::from_secs(20);
+
+/// `future`, or a failure naming `step` after [`STEP`].
+async fn within<T>(step: &str, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(STEP, future)
         .await
-        .expect("the controller sent no request")
-        .expect("service closed");
+        .unwrap_or_else(|_| panic!("timed out after {STEP:?} waiting for {step}"))
+}
+
+/// The next request the controller sends; `step` names it in the failure.
+async fn next(
+    handle: &mut Handle,
+    step: &str,
+) -> (Seen, tower_test::mock::SendResponse<Response<Body>>) {
+    next_within(handle, step, STEP).await
+}
+
+async fn next_within(
+    handle: &mut Handle,
+    step: &str,
+    bound: Duration,
+) -> (Seen, tower_test::mock::SendResponse<Response<Body>>) {
+    let (request, send) = tokio::time::timeout(bound, handle.next_request())
+        .await
+        .unwrap_or_else(|_| {
+            panic!("timed out after {bound:?} waiting for {step}: the controller sent no request")
+        })
+        .unwrap_or_else(|| panic!("waiting for {step}: the client was dropped"));
     let uri = request.uri().clone();
     let query = uri
         .query()
@@ -72,7 +104,117 @@ async fn next(handle: &mut Handle) -> (Seen, tower_test::mock::SendResponse<Resp
         content_type,
         body,
     };
+    // Every request the adapter sends is one deploy/controller's RBAC
+    // grants (attache_controller::rbac, generated into rbac.yaml).
+    let attributes = authorization(&seen);
+    assert!(
+        rules(DEFAULT_NAMESPACE).allows(&attributes),
+        "{step}: {} {} is not granted by deploy/controller/rbac.yaml: {attributes:?}",
+        seen.method,
+        seen.path
+    );
     (seen, send)
+}
+
+/// A request's attributes as the API server's authorizer derives them
+/// (kubernetes.io/docs/reference/access-authn-authz/authorization/,
+/// "Determine the request verb"; paths as in the API conventions:
+/// /api/v1 for the core group, /apis/GROUP/VERSION otherwise, then
+/// [namespaces/NS/]RESOURCE[/NAME[/SUBRESOURCE]]).
+fn authorization(seen: &Seen) -> rbac::Request {
+    let parts: Vec<&str> = seen.path.trim_start_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", _version, rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => panic!("not an API path: {}", seen.path),
+    };
+    let (namespace, rest) = match rest {
+        ["namespaces", ns, resource, more @ ..] => {
+            (Some(ns.to_string()), [&[*resource][..], more].concat())
+        }
+        _ => (None, rest.to_vec()),
+    };
+    let name = rest.get(1).map(|n| n.to_string());
+    let verb = match seen.method.as_str() {
+        "GET" | "HEAD" if name.is_some() => "get",
+        "GET" | "HEAD"
+            if seen
+                .query
+                .get("watch")
+                .is_some_and(|w| w == "true" || w == "1") =>
+        {
+            "watch"
+        }
+        "GET" | "HEAD" => "list",
+        "POST" => "create",
+        "PUT" => "update",
+        "PATCH" => "patch",
+        "DELETE" if name.is_some() => "delete",
+        "DELETE" => "deletecollection",
+        other => panic!("unexpected method {other}"),
+    };
+    rbac::Request {
+        verb: verb.into(),
+        group: group.into(),
+        resource: rest[0].to_string(),
+        subresource: rest.get(2).map(|s| s.to_string()),
+        name,
+        namespace,
+    }
+}
+
+/// The API server's side of a scenario, in a task of its own: `script`
+/// answers the requests it expects, in order, each bounded by [`STEP`];
+/// once it is done, any further request fails the test naming it. Without
+/// that last part a request beyond the script was never answered, and the
+/// controller, whose client has no timeout of its own, waited for ever: the
+/// hang issue 21's note records (the script answered 8 status writes while
+/// examples/shop had grown a 9th policy, and kept the mock open).
+struct Server<T> {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<(T, Handle)>,
+}
+
+fn serve<T, F, Fut>(handle: Handle, script: F) -> Server<T>
+where
+    F: FnOnce(Handle) -> Fut,
+    Fut: Future<Output = (T, Handle)> + Send + 'static,
+    T: Send + 'static,
+{
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let scripted = script(handle);
+    let task = tokio::spawn(async move {
+        let (out, mut handle) = scripted.await;
+        tokio::select! {
+            biased;
+            request = handle.next_request() => {
+                if let Some((request, _)) = request {
+                    // Dropping the response fails the controller's call, so
+                    // its round ends and `finish` reports this.
+                    panic!(
+                        "a request the scenario did not expect: {} {}",
+                        request.method(),
+                        request.uri()
+                    );
+                }
+            }
+            _ = stopped => {}
+        }
+        (out, handle)
+    });
+    Server { stop, task }
+}
+
+impl<T> Server<T> {
+    /// Ends the scenario: what the script returned, or its failure.
+    async fn finish(self) -> (T, Handle) {
+        let _ = self.stop.send(());
+        match within("the end of the server's script", self.task).await {
+            Ok(done) => done,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => panic!("the server's script did not finish: {e}"),
+        }
+    }
 }
 
 fn respond(send: tower_test::mock::SendResponse<Response<Body>>, code: u16, body: &Value) {
@@ -104,9 +246,9 @@ fn plugin() -> Value {
 
 #[tokio::test]
 async fn the_wasmplugin_is_server_side_applied_by_field_manager_attache_with_force() {
-    let (client, mut handle) = mock();
-    let server = tokio::spawn(async move {
-        let (seen, send) = next(&mut handle).await;
+    let (client, handle) = mock();
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "the WasmPlugin's apply").await;
         // Server-side apply is a PATCH with content type
         // application/apply-patch+yaml to the object's own path; the
         // fieldManager query parameter is required for it, and force=true
@@ -127,22 +269,27 @@ async fn the_wasmplugin_is_server_side_applied_by_field_manager_attache_with_for
         // name and the fields we own, and no last-applied annotation.
         assert_eq!(seen.body, plugin());
         respond(send, 200, &plugin());
+        ((), handle)
     });
-    apply_plugin(&client, &plugin()).await.unwrap();
-    server.await.unwrap();
+    let applied = within("apply_plugin", apply_plugin(&client, &plugin())).await;
+    server.finish().await;
+    applied.unwrap();
 }
 
 #[tokio::test]
 async fn a_403_names_the_missing_permission() {
-    let (client, mut handle) = mock();
-    let server = tokio::spawn(async move {
-        let (_, send) = next(&mut handle).await;
+    let (client, handle) = mock();
+    let server = serve(handle, |mut handle| async move {
+        let (_, send) = next(&mut handle, "the WasmPlugin's apply").await;
         // API conventions, "HTTP Status codes": 403 Forbidden, the request
         // is understood but the caller may not do it (RBAC).
         respond(send, 403, &status(403, "Forbidden", "wasmplugins.extensions.istio.io \"attache-edge\" is forbidden: User \"system:serviceaccount:attache-system:attache\" cannot patch resource"));
+        ((), handle)
     });
-    let err = apply_plugin(&client, &plugin()).await.unwrap_err();
-    server.await.unwrap();
+    let err = within("apply_plugin", apply_plugin(&client, &plugin()))
+        .await
+        .unwrap_err();
+    server.finish().await;
     assert!(matches!(err, WriteError::Forbidden { .. }), "{err}");
     let text = err.to_string();
     assert!(
@@ -153,6 +300,82 @@ async fn a_403_names_the_missing_permission() {
         text.contains("cannot patch resource") && text.contains("hint: deploy/controller"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn a_wasmplugin_whose_gateway_left_our_class_is_deleted_and_a_404_is_done() {
+    let (client, handle) = mock();
+    let key = ObjectKey {
+        namespace: "infra".into(),
+        name: "attache-edge".into(),
+    };
+    let path = "/apis/extensions.istio.io/v1alpha1/namespaces/infra/wasmplugins/attache-edge";
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "the DELETE").await;
+        assert_eq!(
+            (seen.method.clone(), seen.path.as_str()),
+            (Method::DELETE, path)
+        );
+        respond(send, 200, &plugin());
+        // Already gone (API conventions, "HTTP Status codes": 404): the
+        // goal is met, not an error.
+        let (seen, send) = next(&mut handle, "the second DELETE").await;
+        assert_eq!(
+            (seen.method.clone(), seen.path.as_str()),
+            (Method::DELETE, path)
+        );
+        respond(
+            send,
+            404,
+            &status(
+                404,
+                "NotFound",
+                "wasmplugins.extensions.istio.io \"attache-edge\" not found",
+            ),
+        );
+        ((), handle)
+    });
+    let first = within("delete_plugin", delete_plugin(&client, &key)).await;
+    let second = within("delete_plugin again", delete_plugin(&client, &key)).await;
+    server.finish().await;
+    first.unwrap();
+    second.unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_lease_is_created_holding_it() {
+    let (client, handle) = mock();
+    let lock = LeaseLock::new(client, DEFAULT_NAMESPACE, "attache-controller", "replica-a");
+    let path = "/apis/coordination.k8s.io/v1/namespaces/attache-system/leases";
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "the Lease's GET").await;
+        assert_eq!(seen.path, format!("{path}/attache-controller"));
+        respond(
+            send,
+            404,
+            &status(
+                404,
+                "NotFound",
+                "leases.coordination.k8s.io \"attache-controller\" not found",
+            ),
+        );
+        // Created by a POST to the collection (API conventions, "create").
+        let (seen, send) = next(&mut handle, "the Lease's creation (POST)").await;
+        assert_eq!(
+            (seen.method.clone(), seen.path.as_str()),
+            (Method::POST, path)
+        );
+        assert_eq!(seen.body["metadata"]["name"], "attache-controller");
+        assert_eq!(seen.body["spec"]["holderIdentity"], "replica-a");
+        assert_eq!(seen.body["spec"]["leaseDurationSeconds"], 15);
+        let created = seen.body.clone();
+        respond(send, 201, &created);
+        ((), handle)
+    });
+    let now = "2026-11-26T07:00:10Z".parse().unwrap();
+    let held = within("the Lease round", lock.try_acquire(now)).await;
+    server.finish().await;
+    assert!(held.unwrap(), "the replica that created the Lease holds it");
 }
 
 fn ours(name: &str) -> Value {
@@ -168,15 +391,15 @@ fn theirs() -> Value {
 
 #[tokio::test]
 async fn a_409_on_status_reads_again_and_keeps_the_other_controllers_entries() {
-    let (client, mut handle) = mock();
+    let (client, handle) = mock();
     let kind: &'static WatchedKind = named("RoutePolicy").unwrap();
     let key = ObjectKey {
         namespace: "infra".into(),
         name: "edge-defaults".into(),
     };
     let new_status = json!({"conditions": [], "ancestors": [ours("edge")]});
-    let server = tokio::spawn(async move {
-        let (seen, send) = next(&mut handle).await;
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "the status write").await;
         // Status is written through the status subresource (API conventions,
         // "Spec and Status": "/status ... subresource"), as a JSON merge
         // patch carrying the resourceVersion it was computed from: the
@@ -192,7 +415,7 @@ async fn a_409_on_status_reads_again_and_keeps_the_other_controllers_entries() {
         assert_eq!(seen.body["status"]["ancestors"], json!([ours("edge")]));
         respond(send, 409, &status(409, "Conflict", "the object has been modified; please apply your changes to the latest version and try again"));
         // Read again...
-        let (seen, send) = next(&mut handle).await;
+        let (seen, send) = next(&mut handle, "the GET after the 409").await;
         assert_eq!(seen.method, Method::GET);
         assert_eq!(
             seen.path,
@@ -209,7 +432,7 @@ async fn a_409_on_status_reads_again_and_keeps_the_other_controllers_entries() {
         );
         // ...and write again at the new version, the other controller's
         // ancestor kept (GEP-713: each controller owns its own entries).
-        let (seen, send) = next(&mut handle).await;
+        let (seen, send) = next(&mut handle, "the status write at the new version").await;
         assert_eq!(seen.method, Method::PATCH);
         assert_eq!(seen.content_type, "application/merge-patch+json");
         assert_eq!(seen.body["metadata"]["resourceVersion"], "6");
@@ -222,11 +445,15 @@ async fn a_409_on_status_reads_again_and_keeps_the_other_controllers_entries() {
             200,
             &json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy", "metadata": {"name": "edge-defaults", "namespace": "infra", "resourceVersion": "7"}}),
         );
+        ((), handle)
     });
-    write_status(&client, kind, &key, "5", &new_status)
-        .await
-        .unwrap();
-    server.await.unwrap();
+    let written = within(
+        "write_status",
+        write_status(&client, kind, &key, "5", &new_status),
+    )
+    .await;
+    server.finish().await;
+    written.unwrap();
 }
 
 fn gateway_class(rv: &str) -> Value {
@@ -267,7 +494,7 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
 
     // 1. A list first (API conventions, "Lists and Simple kinds"; the
     //    watch starts from the list's resourceVersion), in pages.
-    let (seen, send) = next(&mut handle).await;
+    let (seen, send) = next(&mut handle, "1. the first list").await;
     assert_eq!(
         (seen.method.clone(), seen.path.as_str()),
         (Method::GET, path)
@@ -278,7 +505,7 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
 
     // 2. The watch from that version ("Efficient detection of changes":
     //    watch=true&resourceVersion=N sends every change after N).
-    let (seen, send) = next(&mut handle).await;
+    let (seen, send) = next(&mut handle, "2. the watch from the list's version").await;
     assert_eq!(seen.path, path);
     assert_eq!(seen.query.get("watch").map(String::as_str), Some("true"));
     assert_eq!(
@@ -291,7 +518,7 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
     );
 
     // 3. The watch ended: it resumes from the last version seen, no relist.
-    let (seen, send) = next(&mut handle).await;
+    let (seen, send) = next(&mut handle, "3. the watch resumed after it ended").await;
     assert_eq!(seen.query.get("watch").map(String::as_str), Some("true"));
     assert_eq!(
         seen.query.get("resourceVersion").map(String::as_str),
@@ -309,7 +536,7 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
     );
 
     // 5. A fresh list, not a watch.
-    let (seen, send) = next(&mut handle).await;
+    let (seen, send) = next(&mut handle, "5. the list after the 410").await;
     assert_eq!(seen.path, path);
     assert!(
         !seen.query.contains_key("watch"),
@@ -317,7 +544,7 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
         seen.query
     );
     respond(send, 200, &list("100", vec![]));
-    let (seen, _send) = next(&mut handle).await;
+    let (seen, _send) = next(&mut handle, "6. the watch from the new list's version").await;
     assert_eq!(
         seen.query.get("resourceVersion").map(String::as_str),
         Some("100")
@@ -335,7 +562,7 @@ async fn a_kind_whose_crd_is_not_installed_is_skipped_then_picked_up() {
     let (reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let path = "/apis/gateway.kgateway.dev/v1alpha1/trafficpolicies";
-    let (seen, send) = next(&mut handle).await;
+    let (seen, send) = next(&mut handle, "the first list").await;
     assert_eq!(seen.path, path);
     // A group/version the server does not serve is a 404 (API conventions,
     // "HTTP Status codes": 404 StatusNotFound).
@@ -357,7 +584,12 @@ async fn a_kind_whose_crd_is_not_installed_is_skipped_then_picked_up() {
     assert!(shared.ready(1));
     // Looked for again after MISSING_RETRY (time is paused and advances
     // on its own while every task waits).
-    let (seen, send) = next(&mut handle).await;
+    let (seen, send) = next_within(
+        &mut handle,
+        "the list again after MISSING_RETRY (virtual time)",
+        watch::MISSING_RETRY + STEP,
+    )
+    .await;
     assert_eq!(seen.path, path);
     assert!(!seen.query.contains_key("watch"));
     respond(
@@ -367,7 +599,7 @@ async fn a_kind_whose_crd_is_not_installed_is_skipped_then_picked_up() {
             {"apiVersion": "gateway.kgateway.dev/v1alpha1", "kind": "TrafficPolicy", "metadata": {"name": "t", "namespace": "shop", "resourceVersion": "3", "uid": "t1"}, "spec": {}}
         ]}),
     );
-    let (seen, _send) = next(&mut handle).await;
+    let (seen, _send) = next(&mut handle, "the watch from the list's version").await;
     assert_eq!(
         seen.query.get("resourceVersion").map(String::as_str),
         Some("3")
@@ -388,14 +620,14 @@ fn lease(holder: &str, renewed: &str, rv: &str) -> Value {
 
 #[tokio::test]
 async fn a_lost_lease_stops_the_writes() {
-    let (client, mut handle) = mock();
+    let (client, handle) = mock();
     let lock = LeaseLock::new(client, "attache-system", "attache-controller", "replica-a");
     let path = "/apis/coordination.k8s.io/v1/namespaces/attache-system/leases/attache-controller";
-    let server = tokio::spawn(async move {
+    let server = serve(handle, |mut handle| async move {
         // Round 1: we hold it; renewing is a PUT (replace) carrying the
         // resourceVersion read (API conventions, "Concurrency Control and
         // Consistency"), and the other replica wrote first: 409.
-        let (seen, send) = next(&mut handle).await;
+        let (seen, send) = next(&mut handle, "the Lease's GET").await;
         assert_eq!(
             (seen.method.clone(), seen.path.as_str()),
             (Method::GET, path)
@@ -405,7 +637,7 @@ async fn a_lost_lease_stops_the_writes() {
             200,
             &lease("replica-a", "2026-11-26T07:00:00.000000Z", "41"),
         );
-        let (seen, send) = next(&mut handle).await;
+        let (seen, send) = next(&mut handle, "the Lease's renewal (PUT)").await;
         assert_eq!(
             (seen.method.clone(), seen.path.as_str()),
             (Method::PUT, path)
@@ -419,34 +651,46 @@ async fn a_lost_lease_stops_the_writes() {
         );
         // Round 2: the Lease now names replica-b, renewed just now: we
         // follow, and write nothing.
-        let (seen, send) = next(&mut handle).await;
+        let (seen, send) = next(&mut handle, "the Lease's GET in round 2").await;
         assert_eq!(seen.method, Method::GET);
         respond(
             send,
             200,
             &lease("replica-b", "2026-11-26T07:00:09.000000Z", "42"),
         );
+        ((), handle)
     });
     let now = "2026-11-26T07:00:10Z".parse().unwrap();
-    assert!(
-        !lock.try_acquire(now).await.unwrap(),
-        "a 409 on renew means the Lease is lost"
-    );
-    assert!(
-        !lock.try_acquire(now).await.unwrap(),
-        "another holder, still renewing"
-    );
-    server.await.unwrap();
+    let first = within("round 1 of the Lease", lock.try_acquire(now)).await;
+    let second = within("round 2 of the Lease", lock.try_acquire(now)).await;
+    server.finish().await;
+    assert!(!first.unwrap(), "a 409 on renew means the Lease is lost");
+    assert!(!second.unwrap(), "another holder, still renewing");
 }
 
 mod common;
 
-/// The policies whose status the controller writes.
-fn ours_count(objects: &[Value]) -> usize {
+/// The status subresource of every policy of ours in `objects` (every
+/// RoutePolicy and ClusterRoutePolicy of examples/shop): where the
+/// controller writes status (API conventions, "Spec and Status").
+fn status_paths(objects: &[Value]) -> BTreeSet<String> {
     objects
         .iter()
-        .filter(|o| o["kind"] == "RoutePolicy" || o["kind"] == "ClusterRoutePolicy")
-        .count()
+        .filter_map(|o| {
+            let name = o["metadata"]["name"].as_str().unwrap();
+            let base = "/apis/policy.attache.dev/v1alpha1";
+            match o["kind"].as_str().unwrap() {
+                "RoutePolicy" => {
+                    let ns = o["metadata"]["namespace"].as_str().unwrap();
+                    Some(format!(
+                        "{base}/namespaces/{ns}/routepolicies/{name}/status"
+                    ))
+                }
+                "ClusterRoutePolicy" => Some(format!("{base}/clusterroutepolicies/{name}/status")),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 fn shop_snapshot(objects: &[Value]) -> attache_controller::snapshot::Snapshot {
@@ -463,17 +707,38 @@ fn shop_config() -> attache_controller::reconcile::Config {
     }
 }
 
+/// Answers one status write per path of `expected`, in any order; returns
+/// what was written, by path.
+async fn answer_status_writes(
+    handle: &mut Handle,
+    expected: &BTreeSet<String>,
+    round: &str,
+) -> BTreeMap<String, Value> {
+    let mut writes = BTreeMap::new();
+    for n in 1..=expected.len() {
+        let step = format!("{round}: status write {n} of {}", expected.len());
+        let (seen, send) = next(handle, &step).await;
+        assert_eq!(seen.method, Method::PATCH, "{step}");
+        assert_eq!(seen.content_type, "application/merge-patch+json", "{step}");
+        assert!(
+            expected.contains(&seen.path),
+            "{step}: {} is not the status of a policy of ours",
+            seen.path
+        );
+        respond(send, 200, &json!({"metadata": {"resourceVersion": "2"}}));
+        let before = writes.insert(seen.path.clone(), seen.body["status"].clone());
+        assert!(before.is_none(), "{step}: {} written twice", seen.path);
+    }
+    writes
+}
+
 #[tokio::test]
-// Passed in the helper's target directory, but hung for minutes in the lead's
-// (`cargo test --workspace`, 08:19 and 08:33 UTC): the mock waits for a request the
-// controller does not send. Ignored until each scenario is bounded by a timeout and
-// the cause found (issue 21's note), so that CI cannot hang on it.
-#[ignore = "hangs in some runs; see the comment and issue 21's note"]
 async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_writes_nothing() {
     use attache_controller::kube::{metrics::Metrics, Reconciler};
-    let (client, mut handle) = mock();
+    let (client, handle) = mock();
     let mut objects = common::shop();
-    let policies = ours_count(&objects);
+    let expected = status_paths(&objects);
+    assert!(expected.len() >= 8, "examples/shop has its policies");
     let mut reconciler = Reconciler::new(
         client,
         shop_config(),
@@ -481,9 +746,9 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
         "replica-a",
     );
     let snapshot = shop_snapshot(&objects);
-    let server = tokio::spawn(async move {
-        let mut writes = Vec::new();
-        let (seen, send) = next(&mut handle).await;
+    let paths = expected.clone();
+    let server = serve(handle, |mut handle| async move {
+        let (seen, send) = next(&mut handle, "round 1: the WasmPlugin's apply").await;
         assert_eq!(seen.method, Method::PATCH);
         assert_eq!(seen.content_type, "application/apply-patch+yaml");
         assert_eq!(
@@ -492,24 +757,19 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
         );
         let applied = seen.body.clone();
         respond(send, 200, &applied);
-        // Then one status write per policy of ours (every RoutePolicy and ClusterRoutePolicy of examples/shop).
-        for _ in 0..policies {
-            let (seen, send) = next(&mut handle).await;
-            assert_eq!(seen.method, Method::PATCH);
-            assert!(seen.path.ends_with("/status"), "{}", seen.path);
-            assert_eq!(seen.content_type, "application/merge-patch+json");
-            respond(send, 200, &json!({"metadata": {"resourceVersion": "2"}}));
-            writes.push((seen.path, seen.body["status"].clone()));
-        }
-        (applied, writes, handle)
+        // Then the status of every policy of ours, once each.
+        let writes = answer_status_writes(&mut handle, &paths, "round 1").await;
+        ((applied, writes), handle)
     });
-    let round = reconciler
-        .apply(&snapshot, "2026-11-26T07:00:00Z".parse().unwrap())
-        .await;
-    let (applied, writes, mut handle) = server.await.unwrap();
+    let round = within(
+        "round 1 to end",
+        reconciler.apply(&snapshot, "2026-11-26T07:00:00Z".parse().unwrap()),
+    )
+    .await;
+    let ((applied, writes), mut handle) = server.finish().await;
     assert_eq!(
         (round.applied, round.statuses, round.errors),
-        (1, policies, 0)
+        (1, expected.len(), 0)
     );
     // The cluster now holds what was written; a round (or a restart) on it
     // sends no request at all.
@@ -533,13 +793,16 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
     let settled = shop_snapshot(&objects);
     let second = reconciler.apply(&settled, "2026-11-26T08:00:00Z".parse().unwrap());
     // A write would reach the mock before the round ends.
-    let round = tokio::select! {
-        round = second => round,
-        request = handle.next_request() => {
-            let (request, _) = request.unwrap();
-            panic!("a settled round wrote: {} {}", request.method(), request.uri());
+    let round = within("the settled round to end", async {
+        tokio::select! {
+            round = second => round,
+            request = handle.next_request() => {
+                let (request, _) = request.unwrap();
+                panic!("a settled round wrote: {} {}", request.method(), request.uri());
+            }
         }
-    };
+    })
+    .await;
     assert_eq!(
         (round.applied, round.unchanged, round.statuses, round.errors),
         (0, 1, 0, 0)
@@ -547,16 +810,11 @@ async fn a_round_applies_the_plugin_then_writes_status_and_a_settled_round_write
 }
 
 #[tokio::test]
-// Passed in the helper's target directory, but hung for minutes in the lead's
-// (`cargo test --workspace`, 08:19 and 08:33 UTC): the mock waits for a request the
-// controller does not send. Ignored until each scenario is bounded by a timeout and
-// the cause found (issue 21's note), so that CI cannot hang on it.
-#[ignore = "hangs in some runs; see the comment and issue 21's note"]
 async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event() {
     use attache_controller::kube::{metrics::Metrics, Reconciler};
-    let (client, mut handle) = mock();
+    let (client, handle) = mock();
     let objects = common::shop();
-    let policies = ours_count(&objects);
+    let expected = status_paths(&objects);
     let mut reconciler = Reconciler::new(
         client,
         shop_config(),
@@ -568,9 +826,10 @@ async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event
         .map(|v| (named(v["kind"].as_str().unwrap()).unwrap(), v));
     let missing = ["WasmPlugin"].into_iter().collect();
     let snapshot = attache_controller::snapshot::Snapshot::from_objects(rows, missing);
-    let server = tokio::spawn(async move {
+    let paths = expected.clone();
+    let server = serve(handle, |mut handle| async move {
         // No apply: an Event on the Gateway (events.k8s.io/v1), Warning.
-        let (seen, send) = next(&mut handle).await;
+        let (seen, send) = next(&mut handle, "round 1: the Event").await;
         assert_eq!(
             (seen.method.clone(), seen.path.as_str()),
             (
@@ -587,33 +846,48 @@ async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event
             .contains("last applied WasmPlugin is kept"));
         respond(send, 201, &seen.body);
         // Status still written: Programmed False with why.
-        for _ in 0..policies {
-            let (seen, send) = next(&mut handle).await;
-            assert!(seen.path.ends_with("/status"), "{}", seen.path);
-            respond(send, 200, &json!({"metadata": {"resourceVersion": "2"}}));
-        }
-        handle
+        let writes = answer_status_writes(&mut handle, &paths, "round 1").await;
+        (writes, handle)
     });
-    let round = reconciler
-        .apply(&snapshot, "2026-11-26T07:00:00Z".parse().unwrap())
-        .await;
-    let mut handle = server.await.unwrap();
-    assert_eq!((round.applied, round.kept), (0, 1));
-    // The same failure next round: no second Event (status unchanged too,
-    // since the mock did not store it, the status writes repeat).
-    let again = tokio::spawn(async move {
-        for _ in 0..policies {
-            let (seen, send) = next(&mut handle).await;
-            assert!(
-                seen.path.ends_with("/status"),
-                "no second Event: {}",
-                seen.path
-            );
-            respond(send, 200, &json!({"metadata": {"resourceVersion": "2"}}));
-        }
+    let round = within(
+        "round 1 to end",
+        reconciler.apply(&snapshot, "2026-11-26T07:00:00Z".parse().unwrap()),
+    )
+    .await;
+    let (writes, handle) = server.finish().await;
+    assert_eq!(
+        (round.applied, round.kept, round.statuses),
+        (0, 1, expected.len())
+    );
+    let pending = writes
+        .values()
+        .flat_map(|s| s["ancestors"].as_array().cloned().unwrap_or_default())
+        .flat_map(|a| a["conditions"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["type"] == "Programmed")
+        .collect::<Vec<_>>();
+    assert!(!pending.is_empty(), "accepted ancestors say Programmed");
+    for c in &pending {
+        assert_eq!(c["status"], "False", "{c}");
+        assert!(
+            c["message"].as_str().unwrap().contains("WasmPlugin CRD"),
+            "{c}"
+        );
+    }
+    // The same failure next round: no second Event. The mock did not store
+    // the status, so the status writes repeat.
+    let paths = expected.clone();
+    let again = serve(handle, |mut handle| async move {
+        let writes = answer_status_writes(&mut handle, &paths, "round 2 (no Event)").await;
+        (writes, handle)
     });
-    reconciler
-        .apply(&snapshot, "2026-11-26T07:00:05Z".parse().unwrap())
-        .await;
-    again.await.unwrap();
+    let round = within(
+        "round 2 to end",
+        reconciler.apply(&snapshot, "2026-11-26T07:00:05Z".parse().unwrap()),
+    )
+    .await;
+    again.finish().await;
+    assert_eq!(
+        (round.kept, round.statuses, round.errors),
+        (1, expected.len(), 0)
+    );
 }

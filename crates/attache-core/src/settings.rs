@@ -65,10 +65,14 @@ pub struct RawRetry {
 }
 
 // Kubernetes list types make exact duplicate names a schema error; names
-// that differ only in case are caught by `header_modifier` alone.
+// that differ only in case are refused by `header_modifier` and by the
+// CRDs' CEL rule `unique_names_rule`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schemars(extend("x-kubernetes-validations" = [crate::schema::rules::operation_count_rule()]))]
+#[schemars(extend("x-kubernetes-validations" = [
+    crate::schema::rules::operation_count_rule(),
+    crate::schema::rules::unique_names_rule(),
+]))]
 pub struct RawHeaderModifier {
     /// Headers to set, replacing any value the message has.
     #[serde(default)]

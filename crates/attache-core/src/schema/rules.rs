@@ -105,6 +105,7 @@ fn header_name_schema() -> Schema {
     json_schema!({
         "type": "string",
         "description": "An HTTP header name (RFC 9110 token, any case); not host, a framing or hop-by-hop header, or x-envoy-*.",
+        "maxLength": safety::MAX_HEADER_NAME_BYTES,
         "pattern": TOKEN_PATTERN,
         "not": {"pattern": refused_names_pattern()}
     })
@@ -152,6 +153,31 @@ pub(crate) fn operation_count_rule() -> Value {
     json!({
         "rule": format!("{} + {} + {} <= {max}", count("set"), count("add"), count("remove")),
         "message": format!("set, add and remove together may list at most {max} headers")
+    })
+}
+
+/// Header names listed once per list, compared case-insensitively, as
+/// `crate::settings::header_modifier` compares them. The list-map keys of
+/// `set` and `add` (and `remove`'s set type) refuse only exact duplicates,
+/// so `X-A` beside `x-a` needs this rule. Cost: at most 64 x 64 comparisons
+/// of names of at most 256 bytes, well under the API server's per-rule
+/// estimate limit.
+pub(crate) fn unique_names_rule() -> Value {
+    let unique = |list: &str, name: &str| {
+        format!(
+            "(!has(self.{list}) || self.{list}.all(a, self.{list}.exists_one(b, \
+             b{name}.lowerAscii() == a{name}.lowerAscii())))"
+        )
+    };
+    let rule = [
+        unique("set", ".name"),
+        unique("add", ".name"),
+        unique("remove", ""),
+    ]
+    .join(" && ");
+    json!({
+        "rule": rule,
+        "message": "a header name is listed twice in set, add or remove (names compare case-insensitively)"
     })
 }
 

@@ -3,6 +3,7 @@
 
 mod config_errors;
 mod contract;
+mod dispatch;
 mod enforcement;
 mod envelope;
 mod fallback_index;
