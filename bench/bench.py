@@ -44,6 +44,8 @@ def parse_args() -> argparse.Namespace:
                    help="cost of each host call: probe filters between the empty Wasm and attache")
     p.add_argument("--probe-wasm", type=Path, help="the probe filter (needed by --profile)")
     p.add_argument("--empty-raw-wasm", type=Path, help="the empty filter with minimal raw exports")
+    p.add_argument("--empty-raw-ctx-wasm", type=Path,
+                   help="the empty filter with the attache filter's own exports (raw_ctx)")
     p.add_argument("--attache-wasm-build", action="append", default=[], metavar="BUILD=PATH",
                    help="another build of the filter (e.g. o3=.../wasm-o3/attache_filter.wasm)")
     p.add_argument("--out-md", type=Path)
@@ -79,6 +81,8 @@ def main() -> int:
         wasm["attache"] = args.attache_wasm.resolve()
     if args.empty_raw_wasm is not None:
         wasm["empty-raw"] = args.empty_raw_wasm.resolve()
+    if args.empty_raw_ctx_wasm is not None:
+        wasm["empty-raw-ctx"] = args.empty_raw_ctx_wasm.resolve()
     for spec in args.attache_wasm_build:
         build, _, path = spec.partition("=")
         wasm[f"attache-{build}"] = Path(path).resolve()

@@ -36,7 +36,7 @@ if [[ ! -x $envoy ]]; then
     echo "bench: no Envoy at $envoy; run scripts/setup.sh or set ENVOY_BIN" >&2
     exit 1
 fi
-cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe --example raw_empty >&2
+cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe --example raw_empty --example raw_ctx >&2
 # The filter at other opt-levels, for the opt-level A/B (Cargo profiles wasm-s/o2/o3;
 # variants attache-name-s/o2/o3), built as scripts/setup.sh builds the shipped one:
 # `cargo rustc --crate-type cdylib`, without which Cargo skips LTO (the crate is also an rlib).
@@ -72,6 +72,7 @@ exec python3 bench/bench.py \
     --empty-wasm "$wasm_dir/bench_empty_filter.wasm" \
     --probe-wasm "$wasm_dir/examples/probe.wasm" \
     --empty-raw-wasm "$wasm_dir/examples/raw_empty.wasm" \
+    --empty-raw-ctx-wasm "$wasm_dir/examples/raw_ctx.wasm" \
     "${builds[@]}" \
     --attache-wasm "$wasm_dir/attache_filter.wasm" \
     --attache "$target_dir/release/attache" \

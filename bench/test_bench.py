@@ -195,6 +195,7 @@ class WasmBuilds(unittest.TestCase):
         keys = {v.key: envoy_configs.wasm_key(v) for v in variants.ALL if v.kind in ("attache", "empty-wasm")}
         self.assertEqual(keys["empty-wasm"], "empty")
         self.assertEqual(keys["empty-wasm-raw"], "empty-raw")
+        self.assertEqual(keys["empty-wasm-raw-ctx"], "empty-raw-ctx")
         self.assertEqual(keys["attache-name"], "attache")
         self.assertEqual(keys["attache-name-o3"], "attache-o3")
         self.assertEqual({k for k in keys.values() if k.startswith("attache-")},
@@ -302,12 +303,14 @@ class Report(unittest.TestCase):
             "native-rendered-10k": variant(100.0, 100.0, 100.0),
             "attache-rendered-10k": variant(150.0, 150.0, 150.0),
             "attache-name": variant(100.0, 100.0, 100.0), "attache-name-o3": variant(90.0, 95.0, 100.0),
-            "empty-wasm": variant(50.0, 60.0, 70.0), "empty-wasm-raw": variant(45.0, 50.0, 70.0)}}
+            "empty-wasm": variant(50.0, 60.0, 70.0), "empty-wasm-raw": variant(45.0, 50.0, 70.0),
+            "empty-wasm-raw-ctx": variant(80.0, 80.0, 80.0)}}
         lines = "\n".join(report._issue_24_lines(results))
         self.assertIn("same shape, CPU per request: 1.20x (rounds 1.10-1.30x); target <= 1.15x: **not met**", lines)
         self.assertIn("one virtual host of 10,000 routes (the rendered table): 1.50x", lines)
         self.assertIn("opt-level 3 vs as shipped (by route name, 10 routes): 0.95x (rounds 0.90-1.00x)", lines)
         self.assertIn("5.0 µs per request saved", lines)
+        self.assertIn("vs an empty filter exporting the same callbacks: 1.25x (rounds 1.25-1.25x), 20.0 µs", lines)
         self.assertNotIn("opt-level s", lines, "a variant that did not run has no line")
 
 

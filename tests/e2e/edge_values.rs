@@ -46,7 +46,9 @@ fn manifests(regex: &str, backoff: &str) -> String {
     );
     assert_eq!(long_host.len(), 253);
     let value = "é".repeat(safety::MAX_HEADER_VALUE_BYTES / 2);
-    let long_name = format!("x-{}", label('n', 254));
+    // The longest header name a policy or a route may use (Gateway API's 256 bytes).
+    let long_name = format!("x-{}", label('n', safety::MAX_HEADER_NAME_BYTES - 2));
+    let gone_name = format!("x-{}", label('g', safety::MAX_HEADER_NAME_BYTES - 2));
     let long_path = format!("/{}", label('p', 1023));
     let mut yaml = String::new();
     write!(
@@ -88,7 +90,7 @@ spec:
       requestHeaderModifier:
         set: [{{name: "{long_name}", value: "{value}"}}]
         add: [{{name: x-add, value: "a	b c"}}]
-        remove: ["{long_name}-gone"]
+        remove: ["{gone_name}"]
     - type: ResponseHeaderModifier
       responseHeaderModifier:
         set: [{{name: x-res, value: "{value}"}}]

@@ -30,4 +30,5 @@ mod precedence;
 mod retries;
 mod timeouts;
 mod validate;
+mod wasm_exports;
 mod xds_reload;

@@ -1,13 +1,16 @@
 //! Attaché's proxy-wasm HTTP filter: enforces each route's timeouts, retries
 //! and header changes from the schema-1 document (docs/contract.md).
 //!
-//! Everything but `proxy` is plain Rust behind the [`host::Host`] trait, so
-//! the decisions are unit-tested natively; `proxy` is the thin proxy-wasm
-//! adapter and exists only in the wasm32 build. docs/filter.md describes the
-//! behaviour for operators.
+//! Everything but `proxy` and `abi` is plain Rust behind the
+//! [`host::Host`] trait, so the decisions are unit-tested natively. `proxy`
+//! (the module's exports) and `abi` (the host calls) are the thin proxy-wasm
+//! adapter and exist only in the wasm32 build; `dispatch` is their context
+//! table, tested natively. docs/filter.md describes the behaviour for
+//! operators.
 
 pub mod config;
 pub mod control;
+pub mod dispatch;
 pub mod document;
 pub mod error;
 pub mod fallback;
@@ -25,6 +28,8 @@ pub mod syntax;
 pub mod tally;
 pub mod validate;
 
+#[cfg(target_arch = "wasm32")]
+mod abi;
 #[cfg(target_arch = "wasm32")]
 mod proxy;
 

@@ -1,38 +1,53 @@
-//! The proxy-wasm adapter: root and HTTP contexts that hand every decision to
-//! [`Plugin`] and [`Stream`], and a [`Host`] over proxy-wasm host calls.
+//! The proxy-wasm adapter: the module's exports, which hand every callback
+//! to [`Dispatcher`], and a [`Host`] over the host calls in [`crate::abi`].
 //!
-//! Counters are recorded in the VM and published from the root context's
-//! tick (see [`crate::tally`]); Envoy's log level is cached the same way.
+//! **Why not the Rust SDK.** The ABI makes every callback optional ("called
+//! only if exposed by the Wasm module", proxy-wasm/spec
+//! abi-versions/v0.2.1/README.md), and proxy-wasm-cpp-host enters the VM
+//! only for the callbacks a module exports: `WasmBase::getFunctions` (src/wasm.cc) looks
+//! each `proxy_on_*` up by name, and `ContextBase::onRequestBody`, `onLog`,
+//! `onDone` and the others (src/context.cc) return at once when it is
+//! absent. The SDK (`proxy-wasm` 0.2.5, src/dispatcher.rs) exports all of
+//! them, so Envoy entered the VM on every body chunk, for `proxy_on_log` and
+//! for `proxy_on_done`, none of which the filter needs. These exports are
+//! the whole list (tests/e2e/wasm_exports.rs checks the built .wasm against
+//! it, with `memory` and WASI's `_initialize`):
+//! - `proxy_abi_version_0_2_1`: the ABI the host speaks to us in;
+//! - `proxy_on_memory_allocate`: the host refuses a module without `malloc`
+//!   or this (`WasmBase::getFunctions`), and copies values in through it;
+//! - `proxy_on_context_create` / `proxy_on_delete`: which root context a
+//!   stream belongs to (several plugins can share one VM), and when its
+//!   state is freed (`crate::dispatch`);
+//! - `proxy_on_configure`: the configuration; without it the host would
+//!   take any configuration as accepted (`ContextBase::onConfigure`);
+//! - `proxy_on_tick`: publishes the VM's counts and re-reads the log level;
+//! - `proxy_on_request_headers` / `proxy_on_response_headers`: the work.
 //!
-//! Header values are read as bytes (`get_map_value_bytes`): the SDK's string
-//! variant unwraps UTF-8 and would trap on a client's non-UTF-8 header.
+//! - `_initialize`: runs the module's static constructors once, before any
+//!   callback (what the SDK's `main!` did).
+//!
+//! Not exported: `proxy_on_vm_start` (the filter has no VM configuration;
+//! the host then takes the start as successful, `ContextBase::onStart`) and
+//! `proxy_on_done` (the host then takes every context as done and deletes a
+//! root context at once, `WasmBase::startShutdown`; the VM's last counts
+//! are published from `proxy_on_delete` instead).
+//!
+//! Counters are recorded in the VM and published from the tick (see
+//! [`crate::tally`]); Envoy's log level is cached the same way.
 
-use std::cell::Cell;
-use std::rc::Rc;
-use std::time::Duration;
+use std::cell::{Cell, RefCell};
 
-use proxy_wasm::hostcalls;
-use proxy_wasm::traits::{Context, HttpContext, RootContext};
-use proxy_wasm::types::{Action, ContextType, LogLevel as WasmLogLevel, MapType, MetricType};
-
+use crate::abi;
+use crate::dispatch::Dispatcher;
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::plugin::{Generations, Plugin};
-use crate::stream::Stream;
 use crate::tally::Tally;
 
-proxy_wasm::main! {{
-    // The SDK logger also installs a panic hook that logs the message before
-    // the (abort) trap, should one ever happen inside the SDK.
-    proxy_wasm::set_log_level(WasmLogLevel::Trace);
-    proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(Root::new()) });
-}}
-
-/// Shared by every root context of this VM (one per plugin configuration).
-static GENERATIONS: Generations = Generations::new();
-
 /// How often a root context publishes the VM's counts and re-reads Envoy's
-/// log level. Stats lag by at most this much.
-const TICK: Duration = Duration::from_secs(1);
+/// log level, in milliseconds. Stats lag by at most this much.
+const TICK_MS: u32 = 1_000;
+
+/// `FilterHeadersStatus::Continue`.
+const CONTINUE: u32 = 0;
 
 /// Metric ids, one per [`Counter`]; `None` where the host refused one.
 type MetricIds = [Option<u32>; Counter::ALL.len()];
@@ -45,7 +60,7 @@ struct VmState {
     tally: Tally,
     /// Envoy's log level as last read; `None` until read. Cached so that
     /// the request path asks no host call before deciding not to log.
-    level: Cell<Option<WasmLogLevel>>,
+    level: Cell<Option<u32>>,
 }
 
 impl VmState {
@@ -53,7 +68,7 @@ impl VmState {
         let mut metrics: MetricIds = [None; Counter::ALL.len()];
         for counter in Counter::ALL {
             if let Some(slot) = metrics.get_mut(counter.index()) {
-                *slot = hostcalls::define_metric(MetricType::Counter, counter.metric_name()).ok();
+                *slot = abi::define_counter(counter.metric_name());
             }
         }
         VmState {
@@ -64,54 +79,76 @@ impl VmState {
     }
 
     fn refresh_level(&self) {
-        self.level.set(hostcalls::get_log_level().ok());
+        self.level.set(abi::log_level());
+    }
+
+    fn flush(&self) {
+        self.tally.flush(&mut ProxyHost { vm: self });
     }
 }
 
 thread_local! {
-    static VM: Rc<VmState> = Rc::new(VmState::new());
+    static VM: VmState = VmState::new();
+    static CONTEXTS: RefCell<Dispatcher> = RefCell::new(Dispatcher::new());
 }
 
-struct ProxyHost {
-    vm: Rc<VmState>,
+/// Runs `f` with the VM's state and its context table. The host never
+/// re-enters a callback while one runs (host calls do not call back into
+/// the module except for `proxy_on_memory_allocate`, which touches
+/// neither); should it ever, the inner callback does nothing rather than
+/// trap on a second borrow.
+fn with_vm<R>(fallback: R, f: impl FnOnce(&VmState, &mut Dispatcher) -> R) -> R {
+    VM.with(|vm| {
+        CONTEXTS.with(|contexts| match contexts.try_borrow_mut() {
+            Ok(mut contexts) => f(vm, &mut contexts),
+            Err(_) => fallback,
+        })
+    })
 }
 
-fn map_type(map: HeaderMap) -> MapType {
+struct ProxyHost<'a> {
+    vm: &'a VmState,
+}
+
+fn map_type(map: HeaderMap) -> u32 {
     match map {
-        HeaderMap::Request => MapType::HttpRequestHeaders,
-        HeaderMap::Response => MapType::HttpResponseHeaders,
+        HeaderMap::Request => abi::REQUEST_HEADERS,
+        HeaderMap::Response => abi::RESPONSE_HEADERS,
     }
 }
 
-fn wasm_level(level: LogLevel) -> WasmLogLevel {
+/// proxy-wasm's log levels: trace 0 to critical 5.
+fn wasm_level(level: LogLevel) -> u32 {
     match level {
-        LogLevel::Trace => WasmLogLevel::Trace,
-        LogLevel::Debug => WasmLogLevel::Debug,
-        LogLevel::Info => WasmLogLevel::Info,
-        LogLevel::Warn => WasmLogLevel::Warn,
-        LogLevel::Error => WasmLogLevel::Error,
+        LogLevel::Trace => 0,
+        LogLevel::Debug => 1,
+        LogLevel::Info => 2,
+        LogLevel::Warn => 3,
+        LogLevel::Error => 4,
     }
 }
 
-impl Host for ProxyHost {
+impl Host for ProxyHost<'_> {
     fn property(&self, path: &[&str]) -> Option<Vec<u8>> {
-        hostcalls::get_property(path.to_vec()).ok().flatten()
+        abi::property(path)
     }
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
-        hostcalls::get_map_value_bytes(map_type(map), name)
-            .ok()
-            .flatten()
+        // As bytes: a client's non-UTF-8 value must not trap.
+        abi::header(map_type(map), name)
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
         // A refused write leaves the request as it was; there is nobody to
         // report it to on the request path beyond Envoy's own logs.
-        let _ = hostcalls::set_map_value_bytes(map_type(map), name, value.map(str::as_bytes));
+        match value {
+            Some(value) => abi::replace_header(map_type(map), name, value),
+            None => abi::remove_header(map_type(map), name),
+        }
     }
 
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
-        let _ = hostcalls::add_map_value_bytes(map_type(map), name, value.as_bytes());
+        abi::add_header(map_type(map), name, value);
     }
 
     fn log_enabled(&self, level: LogLevel) -> bool {
@@ -120,11 +157,11 @@ impl Host for ProxyHost {
         self.vm
             .level
             .get()
-            .is_some_and(|current| (current as u32) <= (wasm_level(level) as u32))
+            .is_some_and(|current| current <= wasm_level(level))
     }
 
     fn log(&self, level: LogLevel, message: &str) {
-        let _ = hostcalls::log(wasm_level(level), message);
+        abi::log(wasm_level(level), message);
     }
 
     fn increment(&mut self, counter: Counter) {
@@ -132,11 +169,7 @@ impl Host for ProxyHost {
     }
 
     fn clock_nanos(&self) -> Option<u64> {
-        let since_epoch = hostcalls::get_current_time()
-            .ok()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?;
-        u64::try_from(since_epoch.as_nanos()).ok()
+        abi::now_nanos()
     }
 
     fn memory_bytes(&self) -> Option<u64> {
@@ -148,86 +181,84 @@ impl Host for ProxyHost {
     fn add_to_metric(&mut self, counter: Counter, delta: u64) {
         if let Some(Some(id)) = self.vm.metrics.get(counter.index()) {
             let delta = i64::try_from(delta).unwrap_or(i64::MAX);
-            let _ = hostcalls::increment_metric(*id, delta);
+            abi::increment_metric(*id, delta);
         }
     }
 }
 
-struct Root {
-    plugin: Plugin,
-    vm: Rc<VmState>,
+extern "C" {
+    /// wasm-ld's constructor runner (wasi-libc's static initialisers).
+    fn __wasm_call_ctors();
 }
 
-impl Root {
-    fn new() -> Self {
-        Root {
-            plugin: Plugin::default(),
-            vm: VM.with(Rc::clone),
-        }
-    }
-
-    fn host(&self) -> ProxyHost {
-        ProxyHost {
-            vm: Rc::clone(&self.vm),
-        }
-    }
-
-    fn flush(&self) {
-        let mut host = self.host();
-        self.vm.tally.flush(&mut host);
-    }
+/// WASI's reactor entry point: the host calls it once, before anything else
+/// (`WasmBase::startVm`, src/wasm.cc), as it did the SDK's.
+#[no_mangle]
+pub extern "C" fn _initialize() {
+    // SAFETY: called once by the host before any other export, as wasm-ld
+    // expects of a reactor that defines its own `_initialize`.
+    unsafe { __wasm_call_ctors() };
 }
 
-impl Context for Root {
-    fn on_done(&mut self) -> bool {
-        self.flush();
-        true
-    }
+#[no_mangle]
+pub extern "C" fn proxy_abi_version_0_2_1() {}
+
+#[no_mangle]
+pub extern "C" fn proxy_on_memory_allocate(size: usize) -> *mut u8 {
+    abi::allocate(size)
 }
 
-impl RootContext for Root {
-    fn on_configure(&mut self, _plugin_configuration_size: usize) -> bool {
-        self.vm.refresh_level();
-        let bytes = self.get_plugin_configuration().unwrap_or_default();
-        let mut host = self.host();
-        let accepted = self.plugin.configure(&mut host, &GENERATIONS, bytes);
-        self.flush();
-        self.set_tick_period(TICK);
+#[no_mangle]
+pub extern "C" fn proxy_on_context_create(id: u32, root_id: u32) {
+    with_vm((), |_, contexts| contexts.create(id, root_id));
+}
+
+/// 1: accepted; 0: refused (Envoy keeps what it had, or fails the
+/// listener at start).
+#[no_mangle]
+pub extern "C" fn proxy_on_configure(root_id: u32, size: usize) -> u32 {
+    let accepted = with_vm(false, |vm, contexts| {
+        vm.refresh_level();
+        // An unreadable configuration is refused like an empty one.
+        let bytes = abi::plugin_configuration(size).unwrap_or_default();
+        let accepted = contexts.configure(&mut ProxyHost { vm }, root_id, bytes);
+        vm.flush();
         accepted
-    }
-
-    fn on_tick(&mut self) {
-        self.vm.refresh_level();
-        self.flush();
-    }
-
-    fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
-        Some(Box::new(Http {
-            stream: Stream::new(self.plugin.current(), self.plugin.generation()),
-            host: self.host(),
-        }))
-    }
-
-    fn get_type(&self) -> Option<ContextType> {
-        Some(ContextType::HttpContext)
-    }
+    });
+    abi::set_tick_period(TICK_MS);
+    u32::from(accepted)
 }
 
-struct Http {
-    stream: Stream,
-    host: ProxyHost,
+#[no_mangle]
+pub extern "C" fn proxy_on_tick(_root_id: u32) {
+    VM.with(|vm| {
+        vm.refresh_level();
+        vm.flush();
+    });
 }
 
-impl Context for Http {}
+#[no_mangle]
+pub extern "C" fn proxy_on_request_headers(id: u32, _headers: usize, _end_of_stream: u32) -> u32 {
+    with_vm((), |vm, contexts| {
+        contexts.request_headers(&mut ProxyHost { vm }, id)
+    });
+    CONTINUE
+}
 
-impl HttpContext for Http {
-    fn on_http_request_headers(&mut self, _num_headers: usize, _end_of_stream: bool) -> Action {
-        self.stream.on_request_headers(&mut self.host);
-        Action::Continue
-    }
+#[no_mangle]
+pub extern "C" fn proxy_on_response_headers(id: u32, _headers: usize, _end_of_stream: u32) -> u32 {
+    with_vm((), |vm, contexts| {
+        contexts.response_headers(&mut ProxyHost { vm }, id)
+    });
+    CONTINUE
+}
 
-    fn on_http_response_headers(&mut self, _num_headers: usize, _end_of_stream: bool) -> Action {
-        self.stream.on_response_headers(&mut self.host);
-        Action::Continue
+/// Frees the context; a root context's teardown publishes the VM's counts
+/// (what `proxy_on_done` did under the SDK).
+#[no_mangle]
+pub extern "C" fn proxy_on_delete(id: u32) {
+    let was_root = with_vm(false, |_, contexts| contexts.delete(id));
+    if was_root {
+        VM.with(VmState::flush);
     }
 }

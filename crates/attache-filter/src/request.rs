@@ -2,7 +2,9 @@
 //! the host, one header read each. A pseudo-header that is absent or not UTF-8 is `None` and simply
 //! matches nothing that needs it.
 
-use crate::host::{HeaderMap, Host};
+use std::cell::RefCell;
+
+use crate::host::{Counter, HeaderMap, Host, LogLevel};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
@@ -58,6 +60,110 @@ impl RequestFacts {
     }
 }
 
+/// Answers by key (a header name, a property path), in asking order.
+type Remembered = RefCell<Vec<(String, Option<Vec<u8>>)>>;
+
+/// The host as route matching sees it: each request header and each
+/// property is asked for once, however many times matching needs it (a
+/// header condition shared by several fallback candidates; the
+/// `destination.port` of an Istio route name and then of fallback matching).
+/// Writes go through and forget what they change.
+pub struct ReadOnce<'h, H> {
+    host: &'h mut H,
+    headers: Remembered,
+    properties: Remembered,
+}
+
+impl<'h, H: Host> ReadOnce<'h, H> {
+    pub fn new(host: &'h mut H) -> Self {
+        ReadOnce {
+            host,
+            headers: RefCell::new(Vec::new()),
+            properties: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The host itself, for a read that happens once anyway (the route name,
+    /// the pseudo-headers): remembering it would only cost an allocation.
+    pub fn uncached(&self) -> &H {
+        self.host
+    }
+
+    /// The answer remembered under `key`, or asks and remembers it. A few
+    /// entries at most: a linear scan beats hashing.
+    fn once(
+        seen: &Remembered,
+        key: &str,
+        ask: impl FnOnce() -> Option<Vec<u8>>,
+    ) -> Option<Vec<u8>> {
+        if let Ok(seen) = seen.try_borrow() {
+            if let Some((_, value)) = seen.iter().find(|(k, _)| k == key) {
+                return value.clone();
+            }
+        }
+        let value = ask();
+        if let Ok(mut seen) = seen.try_borrow_mut() {
+            seen.push((key.to_string(), value.clone()));
+        }
+        value
+    }
+
+    fn forget(&mut self, map: HeaderMap, name: &str) {
+        if map == HeaderMap::Request {
+            self.headers.get_mut().retain(|(n, _)| n != name);
+        }
+    }
+}
+
+impl<H: Host> Host for ReadOnce<'_, H> {
+    fn property(&self, path: &[&str]) -> Option<Vec<u8>> {
+        Self::once(&self.properties, &path.join("\0"), || {
+            self.host.property(path)
+        })
+    }
+
+    fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
+        match map {
+            HeaderMap::Request => Self::once(&self.headers, name, || self.host.header(map, name)),
+            HeaderMap::Response => self.host.header(map, name),
+        }
+    }
+
+    fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
+        self.forget(map, name);
+        self.host.set_header(map, name, value);
+    }
+
+    fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
+        self.forget(map, name);
+        self.host.add_header(map, name, value);
+    }
+
+    fn log_enabled(&self, level: LogLevel) -> bool {
+        self.host.log_enabled(level)
+    }
+
+    fn log(&self, level: LogLevel, message: &str) {
+        self.host.log(level, message);
+    }
+
+    fn increment(&mut self, counter: Counter) {
+        self.host.increment(counter);
+    }
+
+    fn add_to_metric(&mut self, counter: Counter, delta: u64) {
+        self.host.add_to_metric(counter, delta);
+    }
+
+    fn clock_nanos(&self) -> Option<u64> {
+        self.host.clock_nanos()
+    }
+
+    fn memory_bytes(&self) -> Option<u64> {
+        self.host.memory_bytes()
+    }
+}
+
 fn split_path(full: &str) -> (&str, Option<&str>) {
     let without_fragment = full.split_once('#').map_or(full, |(before, _)| before);
     match without_fragment.split_once('?') {
@@ -85,6 +191,26 @@ pub fn normalise_authority(authority: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_once_asks_the_host_once_per_name_and_forgets_what_it_writes() {
+        use crate::testing::FakeHost;
+        let mut fake = FakeHost::request("h", "/", &[("x-a", "1")]).with_destination_port(80);
+        {
+            let mut reads = ReadOnce::new(&mut fake);
+            for _ in 0..3 {
+                assert_eq!(reads.header(HeaderMap::Request, "x-a"), Some(b"1".to_vec()));
+                assert_eq!(reads.header(HeaderMap::Request, "x-b"), None);
+                assert!(reads.property(&["destination", "port"]).is_some());
+            }
+            reads.set_header(HeaderMap::Request, "x-a", Some("2"));
+            assert_eq!(reads.header(HeaderMap::Request, "x-a"), Some(b"2".to_vec()));
+            reads.add_header(HeaderMap::Request, "x-b", "3");
+            assert_eq!(reads.header(HeaderMap::Request, "x-b"), Some(b"3".to_vec()));
+        }
+        // x-a, x-b, then each again after its write; one port read.
+        assert_eq!(fake.calls(), (1, 4, 2));
+    }
 
     #[test]
     fn authority_loses_port_case_and_trailing_dot() {

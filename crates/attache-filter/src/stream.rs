@@ -29,7 +29,7 @@ use crate::config::CompiledConfig;
 use crate::control::{CLIENT_CONTROL_HEADERS, ENVOY_INTERNAL, NOT_STRIPPED_BY_ENVOY};
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
 use crate::ops;
-use crate::request::RequestFacts;
+use crate::request::{ReadOnce, RequestFacts};
 use crate::route::CompiledRoute;
 
 /// The Envoy property holding the name of the route Envoy selected.
@@ -65,23 +65,9 @@ impl Stream {
         if !trusted {
             strip_client_control_headers(host);
         }
-        let by_name = config.as_ref().and_then(|c| route_by_name(host, c));
-        let fallback = config.as_ref().filter(|c| !c.fallback().is_empty());
-        let (route, how) = match (by_name, fallback) {
-            (Some(route), _) => (Some(route), "route name"),
-            (None, Some(config)) => {
-                let facts = RequestFacts::from_host(host);
-                // Listener-aware only where the document's listeners have
-                // different ports: otherwise the port is not read.
-                let table = config.fallback();
-                let port = match table.tells_ports_apart() {
-                    true => destination_port(host),
-                    false => None,
-                };
-                let found = table.find(&facts, port, host).cloned();
-                (found, "fallback matching")
-            }
-            (None, None) => (None, ""),
+        let (route, how) = match &config {
+            Some(config) => find_route(&ReadOnce::new(&mut *host), config),
+            None => (None, ""),
         };
         if let Some(route) = &route {
             ops::apply_each(host, HeaderMap::Request, &route.request_ops);
@@ -153,8 +139,34 @@ impl Stream {
     }
 }
 
-fn route_by_name(host: &impl Host, config: &CompiledConfig) -> Option<Rc<CompiledRoute>> {
-    let bytes = host.property(&ROUTE_NAME_PROPERTY)?;
+/// The route of this request and how it was found: by Envoy's route name,
+/// else by fallback matching. `host` asks each header and property once.
+fn find_route<H: Host>(
+    host: &ReadOnce<'_, H>,
+    config: &CompiledConfig,
+) -> (Option<Rc<CompiledRoute>>, &'static str) {
+    if let Some(route) = route_by_name(host, config) {
+        return (Some(route), "route name");
+    }
+    let table = config.fallback();
+    if table.is_empty() {
+        return (None, "");
+    }
+    let facts = RequestFacts::from_host(host.uncached());
+    // Listener-aware only where the document's listeners have different
+    // ports: otherwise the port is not read.
+    let port = match table.tells_ports_apart() {
+        true => destination_port(host),
+        false => None,
+    };
+    (table.find(&facts, port, host).cloned(), "fallback matching")
+}
+
+fn route_by_name<H: Host>(
+    host: &ReadOnce<'_, H>,
+    config: &CompiledConfig,
+) -> Option<Rc<CompiledRoute>> {
+    let bytes = host.uncached().property(&ROUTE_NAME_PROPERTY)?;
     config
         .route_named_at(std::str::from_utf8(&bytes).ok()?, || destination_port(host))
         .cloned()

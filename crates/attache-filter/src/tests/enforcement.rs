@@ -249,3 +249,26 @@ fn fallback_matching_reads_a_header_only_where_a_match_names_it() {
     // The route name property is asked for and absent.
     assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0));
 }
+
+#[test]
+fn a_header_that_several_candidates_name_is_read_once() {
+    // Both entries match `/a` and name `x-v`: the first (document order)
+    // fails on it, the second matches. The header is asked for once.
+    let c = compile(&doc(json!([
+        entry(
+            "r1",
+            json!({"matches": [{"path": {"type": "Exact", "value": "/a"},
+                                         "headers": [{"name": "x-v", "value": "1"}]}]})
+        ),
+        entry(
+            "r2",
+            json!({"matches": [{"path": {"type": "Exact", "value": "/a"},
+                                         "headers": [{"name": "x-v", "value": "2"}]}]})
+        ),
+    ])));
+    let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]);
+    let stream = request(&c, &mut host);
+    assert_eq!(stream.route().map(|r| &*r.name), Some("r2"));
+    // Before issue 24's read-once host: STRIP_READS + 3 + 2.
+    assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0));
+}

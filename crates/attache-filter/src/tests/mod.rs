@@ -3,6 +3,7 @@
 
 mod config_errors;
 mod contract;
+mod dispatch;
 mod enforcement;
 mod fallback_index;
 mod fallback_precedence;
