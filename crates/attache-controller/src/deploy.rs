@@ -38,6 +38,9 @@ pub struct DeployOptions {
     /// The controller's image (`attache package controller` builds it).
     pub image: String,
     pub replicas: u32,
+    /// More `attache controller` flags, after the Lease and probe port
+    /// (`--controller-name`, the WasmPlugin's `--url`, `--sha256`, ...).
+    pub extra_args: Vec<String>,
 }
 
 /// One file of deploy/controller/ and the objects in it.
@@ -63,10 +66,12 @@ fn meta(name: &str, namespace: Option<&str>) -> Value {
 /// controller's namespace and the probe port (tests/deploy_controller.rs
 /// parses them with the real `attache controller`).
 pub fn args(options: &DeployOptions) -> Vec<String> {
-    vec![
+    let mut args = vec![
         format!("--lease={}/{LEASE_NAME}", options.namespace),
         format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
-    ]
+    ];
+    args.extend(options.extra_args.iter().cloned());
+    args
 }
 
 fn rule(r: &Rule) -> Value {
