@@ -9,7 +9,8 @@
 # cargo-fuzz needs nightly-only compiler flags (-Zsanitizer); on a stable
 # toolchain RUSTC_BOOTSTRAP=1 lets the compiler accept them for this build
 # only. The targets: filter_document (bytes -> the filter's document parser
-# and compiler), filter_request (bytes -> headers and route name through the
+# and compiler), filter_envelope (bytes -> the compressed pluginConfig's zlib
+# stream, or its inflated document), filter_request (bytes -> headers and route name through the
 # filter's request and response path), resolver_yaml (text -> YAML ->
 # parse, status, resolve and explain of every Gateway and route).
 set -euo pipefail
@@ -19,7 +20,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if (( ${#targets[@]} == 0 )); then
-  targets=(filter_document filter_request resolver_yaml)
+  targets=(filter_document filter_envelope filter_request resolver_yaml)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

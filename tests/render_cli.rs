@@ -251,9 +251,18 @@ fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
         let plugin: Value = serde_yaml_ng::from_slice(&ok(&args).stdout).unwrap();
         plugin["spec"].clone()
     };
-    // The defaults: fail closed, no checksum, no secret.
+    // The defaults: fail closed, no checksum, no secret, a small document
+    // inline (docs/plugin-delivery.md).
     let plain = spec(&[]);
     assert_eq!(plain["failStrategy"], "FAIL_CLOSE");
+    assert_eq!(plain["pluginConfig"]["schemaVersion"], 2);
+    let sealed = spec(&["--plugin-config", "compressed"])["pluginConfig"].clone();
+    assert_eq!(sealed["encoding"], "zlib+base64");
+    assert!(sealed["length"].as_u64() > Some(1000), "{sealed}");
+    assert_eq!(
+        spec(&["--plugin-config", "inline"])["pluginConfig"],
+        plain["pluginConfig"]
+    );
     assert!(plain.get("sha256").is_none() && plain.get("imagePullSecret").is_none());
 
     let hex = "AB".repeat(32);

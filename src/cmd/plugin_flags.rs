@@ -2,7 +2,7 @@
 //! `attache controller` applies (checksum, pull secret, fail strategy) and
 //! their checks: one definition for both commands.
 
-use attache_render::wasmplugin::{FailStrategy, WasmPluginOptions, DEFAULT_URL};
+use attache_render::wasmplugin::{ConfigForm, FailStrategy, WasmPluginOptions, DEFAULT_URL};
 
 #[derive(Debug, clap::Args)]
 pub struct PluginArgs {
@@ -23,6 +23,28 @@ pub struct PluginArgs {
     /// (fail-open), or start a new VM after a trap (fail-reload).
     #[arg(long, value_enum, default_value_t = FailStrategyArg::Close)]
     pub fail_strategy: FailStrategyArg,
+    /// spec.pluginConfig: the document itself (inline), its zlib+base64
+    /// envelope (compressed), or inline up to 240 KiB and compressed above
+    /// (auto; docs/plugin-delivery.md).
+    #[arg(long, value_enum, default_value_t = ConfigFormArg::Auto)]
+    pub plugin_config: ConfigFormArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConfigFormArg {
+    Auto,
+    Inline,
+    Compressed,
+}
+
+impl From<ConfigFormArg> for ConfigForm {
+    fn from(arg: ConfigFormArg) -> Self {
+        match arg {
+            ConfigFormArg::Auto => ConfigForm::Auto,
+            ConfigFormArg::Inline => ConfigForm::Inline,
+            ConfigFormArg::Compressed => ConfigForm::Compressed,
+        }
+    }
 }
 
 impl PluginArgs {
@@ -45,6 +67,7 @@ impl PluginArgs {
             sha256: self.sha256.clone(),
             image_pull_secret: self.image_pull_secret.clone(),
             fail_strategy: self.fail_strategy.into(),
+            config_form: self.plugin_config.into(),
         }
     }
 }

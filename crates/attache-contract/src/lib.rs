@@ -16,6 +16,7 @@
 
 pub mod data_plane;
 pub mod entry_name;
+pub mod envelope;
 pub mod grpc;
 pub mod precedence;
 pub mod route_syntax;

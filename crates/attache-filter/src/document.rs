@@ -10,43 +10,113 @@
 //! `WasmPlugin.pluginConfig` struct. Protobuf `Struct` numbers are doubles, so
 //! `10000` may arrive as `10000.0` or `1e4`; integer fields accept integral
 //! doubles (see [`crate::integral_floats`]).
+//!
+//! A large document comes compressed: an object with `encoding`, `length`
+//! and `data` (attache_contract::envelope, docs/plugin-delivery.md), which
+//! [`crate::envelope`] inflates before the same parse.
 
+use attache_contract::envelope::Envelope;
 use attache_contract::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION, SCHEMA_VERSION};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 
 use crate::error::{ConfigError, Problem};
 use crate::integral_floats::IntegralFloats;
 
-/// Only the version, to refuse another schema before the real pass; the
-/// rest of the text is skipped without allocating. A float, so that Istio's
-/// `2.0` reads too; plain serde_json, since errors are reported by the real
-/// pass. Absent or not a number: the real pass names what is wrong.
+/// Only the version, to refuse another schema before the real pass, and
+/// whether the configuration is the compressed envelope
+/// (attache_contract::envelope, `encoding`); the rest of the text is skipped
+/// without allocating. A float, so that Istio's `2.0` reads too; plain
+/// serde_json, since errors are reported by the real pass. Absent or not a
+/// number: the real pass names what is wrong.
 #[derive(Deserialize)]
-struct Version {
+struct Head {
     #[serde(rename = "schemaVersion", default)]
     schema_version: Option<f64>,
+    #[serde(rename = "encoding", default)]
+    encoding: Option<IgnoredAny>,
 }
 
-/// Parses the data-plane encoding; a document of another `schemaVersion`
-/// (schema 1 above all) is refused before its body is read.
+/// Parses the data-plane encoding, inline or in its compressed envelope;
+/// a document of another `schemaVersion` (schema 1 above all) is refused
+/// before its body is read.
 pub fn parse(bytes: &[u8]) -> Result<DataPlaneDocument, ConfigError> {
     let text = unwrap_string(bytes)?;
-    let bytes = text.as_deref().map_or(bytes, str::as_bytes);
-    let version = serde_json::from_slice::<Version>(bytes)
-        .ok()
-        .and_then(|v| v.schema_version);
-    match version {
-        Some(v) if v == f64::from(SCHEMA_VERSION) => Err(ConfigError::invalid(
+    let view = text.as_deref().map_or(bytes, str::as_bytes);
+    match envelope_in(view)? {
+        Some(envelope) => open(envelope),
+        None => parse_document(view, false),
+    }
+}
+
+/// The same, taking the bytes, which are dropped as soon as they are no
+/// longer needed: after the parse for an inline document, before inflating
+/// for a compressed one.
+pub fn parse_owned(bytes: Vec<u8>) -> Result<DataPlaneDocument, ConfigError> {
+    let text = unwrap_string(&bytes)?;
+    let view = text.as_deref().map_or(&bytes[..], str::as_bytes);
+    match envelope_in(view)? {
+        Some(envelope) => {
+            drop(text);
+            drop(bytes);
+            open(envelope)
+        }
+        None => parse_document(view, false),
+    }
+}
+
+/// The envelope, if the configuration is one: an object with `encoding`
+/// (serde would read an array's second item as `encoding`, hence the
+/// object check).
+fn envelope_in(view: &[u8]) -> Result<Option<Envelope>, ConfigError> {
+    let object = view.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let sealed = object
+        && serde_json::from_slice::<Head>(view)
+            .ok()
+            .is_some_and(|h| h.encoding.is_some());
+    if sealed {
+        parse_typed(view).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn open(envelope: Envelope) -> Result<DataPlaneDocument, ConfigError> {
+    let inflated = crate::envelope::inflate(envelope)?;
+    parse_document(&inflated, true)
+}
+
+/// The document itself (inline, or inflated from an envelope, which may not
+/// hold another envelope).
+fn parse_document(view: &[u8], inflated: bool) -> Result<DataPlaneDocument, ConfigError> {
+    let head = serde_json::from_slice::<Head>(view).ok();
+    if inflated && head.as_ref().is_some_and(|h| h.encoding.is_some()) {
+        return Err(ConfigError::invalid(
+            "$.encoding",
+            Problem::Envelope(attache_contract::envelope::EnvelopeError::Nested),
+        ));
+    }
+    match head.and_then(|h| h.schema_version) {
+        Some(v) => check_version(v).and_then(|()| parse_typed(view)),
+        None => parse_typed(view),
+    }
+}
+
+/// Refuses schema 1 and any version but 2.
+fn check_version(v: f64) -> Result<(), ConfigError> {
+    if v == f64::from(SCHEMA_VERSION) {
+        Err(ConfigError::invalid(
             "$.schemaVersion",
             Problem::ResolvedSchema,
-        )),
-        Some(v) if v != f64::from(DATA_PLANE_SCHEMA_VERSION) => Err(ConfigError::invalid(
+        ))
+    } else if v != f64::from(DATA_PLANE_SCHEMA_VERSION) {
+        Err(ConfigError::invalid(
             "$.schemaVersion",
             // Saturating: a version of 1e30 or -1 still reads as unsupported.
             Problem::SchemaVersion(v as u32),
-        )),
-        _ => parse_typed(bytes),
+        ))
+    } else {
+        Ok(())
     }
 }
 

@@ -1,6 +1,7 @@
 //! Why a configuration was refused. Every variant names where in the JSON
 //! document the problem is, so one log line is enough to fix it.
 
+use attache_contract::envelope::EnvelopeError;
 use attache_contract::safety::{self, NameRefusal, ValueRefusal};
 use thiserror::Error;
 
@@ -72,6 +73,9 @@ pub enum Problem {
     Regex(String),
     #[error("route name {name:?} is already used by {first}; names must be unique")]
     DuplicateRoute { name: String, first: String },
+    /// The compressed pluginConfig cannot be opened (attache_contract::envelope).
+    #[error("compressed pluginConfig: {0}")]
+    Envelope(EnvelopeError),
     #[error("route name is empty")]
     EmptyRouteName,
     #[error("index {index} is past the end of {table} ({len} entries)")]

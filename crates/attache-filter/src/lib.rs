@@ -12,6 +12,7 @@ pub mod config;
 pub mod control;
 pub mod dispatch;
 pub mod document;
+pub mod envelope;
 pub mod error;
 pub mod fallback;
 pub mod fallback_index;

@@ -3,6 +3,7 @@
 //! configuration. Every field that changes behaviour is written out, so the
 //! manifest says what it does without Istio's defaults in mind.
 
+use attache_contract::envelope;
 use attache_core::topology::GatewayResolution;
 use serde_json::{json, Value};
 
@@ -23,6 +24,23 @@ pub struct WasmPluginOptions {
     /// `spec.imagePullSecret`: a Secret in the WasmPlugin's namespace.
     pub image_pull_secret: Option<String>,
     pub fail_strategy: FailStrategy,
+    /// Whether `pluginConfig` is the document itself or its compressed
+    /// envelope (attache_contract::envelope).
+    pub config_form: ConfigForm,
+}
+
+/// How the document is carried in `pluginConfig`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConfigForm {
+    /// Inline while its compact JSON is at most
+    /// `attache_contract::envelope::INLINE_MAX_BYTES` (readable in `kubectl
+    /// get -o yaml`, fits a plain `kubectl apply`), compressed above.
+    #[default]
+    Auto,
+    /// Always the document itself.
+    Inline,
+    /// Always the compressed envelope.
+    Compressed,
 }
 
 impl Default for WasmPluginOptions {
@@ -32,6 +50,7 @@ impl Default for WasmPluginOptions {
             sha256: None,
             image_pull_secret: None,
             fail_strategy: FailStrategy::FailClose,
+            config_form: ConfigForm::Auto,
         }
     }
 }
@@ -75,11 +94,32 @@ pub fn size_problem(plugin: &Value) -> Option<String> {
     let bytes = serde_json::to_vec(plugin).map_or(usize::MAX, |b| b.len());
     (bytes > MAX_OBJECT_BYTES).then(|| {
         format!(
-            "WasmPlugin {}/{} is {bytes} bytes of JSON, over the {MAX_OBJECT_BYTES} bytes an object may have to be stored by the API server (etcd's default limit is 1.5 MiB, less what the server adds); the route table is too large for one inline pluginConfig",
+            "WasmPlugin {}/{} is {bytes} bytes of JSON, over the {MAX_OBJECT_BYTES} bytes an object may have to be stored by the API server (etcd's default limit is 1.5 MiB, less what the server adds); the route table is too large for one WasmPlugin even compressed (docs/plugin-delivery.md)",
             plugin["metadata"]["namespace"].as_str().unwrap_or_default(),
             plugin["metadata"]["name"].as_str().unwrap_or_default(),
         )
     })
+}
+
+/// The `pluginConfig`: the data-plane document, or its envelope when
+/// `form` asks for it or the document is too large to be carried inline
+/// (docs/plugin-delivery.md).
+pub fn plugin_config(
+    document: &attache_contract::Document,
+    form: ConfigForm,
+) -> Result<Value, serde_json::Error> {
+    let encoded = crate::data_plane::encode(document);
+    let text = serde_json::to_vec(&encoded)?;
+    let compress = match form {
+        ConfigForm::Inline => false,
+        ConfigForm::Compressed => true,
+        ConfigForm::Auto => text.len() > envelope::INLINE_MAX_BYTES,
+    };
+    if compress {
+        serde_json::to_value(envelope::seal(&text))
+    } else {
+        serde_json::to_value(encoded)
+    }
 }
 
 pub fn wasm_plugin(
@@ -112,7 +152,7 @@ pub fn wasm_plugin(
             // retries and header rules (and without stripping clients'
             // x-envoy-* headers).
             "failStrategy": options.fail_strategy.as_istio(),
-            "pluginConfig": crate::data_plane::value(&resolution.document)?
+            "pluginConfig": plugin_config(&resolution.document, options.config_form)?
         }
     });
     if let Some(sha256) = &options.sha256 {
@@ -199,5 +239,53 @@ mod tests {
             problem.starts_with("WasmPlugin infra/attache-edge is 10"),
             "{problem}"
         );
+    }
+
+    #[test]
+    fn a_large_document_is_sealed_and_opens_to_the_same_document() {
+        use std::io::Read;
+        let routes = (0..3_000)
+            .map(|i| RouteEntry {
+                name: format!("http/shop/r{i}/0"),
+                request_headers: Some(attache_contract::HeaderChanges {
+                    set: vec![attache_contract::Header {
+                        name: "x-tenant".into(),
+                        value: format!("t{i}"),
+                    }],
+                    ..Default::default()
+                }),
+                ..RouteEntry::default()
+            })
+            .collect();
+        let document = Document {
+            schema_version: SCHEMA_VERSION,
+            gateway: "shop/edge".into(),
+            options: Default::default(),
+            routes,
+        };
+        let inline = plugin_config(&document, ConfigForm::Inline).unwrap();
+        let size = serde_json::to_vec(&inline).unwrap().len();
+        assert!(size > envelope::INLINE_MAX_BYTES, "{size}");
+        let auto = plugin_config(&document, ConfigForm::Auto).unwrap();
+        assert_eq!(auto[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64);
+        let sealed: envelope::Envelope = serde_json::from_value(auto).unwrap();
+        let mut text = Vec::new();
+        envelope::Opened::new(sealed)
+            .unwrap()
+            .read_to_end(&mut text)
+            .unwrap();
+        let opened: attache_contract::DataPlaneDocument = serde_json::from_slice(&text).unwrap();
+        assert_eq!(opened, crate::data_plane::encode(&document));
+        // A small document stays inline unless compression is asked for.
+        let one = Document {
+            routes: document.routes[..1].to_vec(),
+            ..document
+        };
+        assert_eq!(
+            plugin_config(&one, ConfigForm::Auto).unwrap()["schemaVersion"],
+            2
+        );
+        let forced = plugin_config(&one, ConfigForm::Compressed).unwrap();
+        assert_eq!(forced[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64);
     }
 }

@@ -2,7 +2,9 @@
 //! Gateway (shape.rs says which Istio sources each name and setting follows),
 //! fed the WasmPlugin `attache render wasmplugin` writes, side by side with
 //! the plain bootstrap `attache render envoy` writes for the same manifests
-//! (examples/shop plus tests/fixtures/istio).
+//! (examples/shop plus tests/fixtures/istio). The WasmPlugin is the
+//! controller's (controller.rs), which must equal render's, delivered in its
+//! compressed form; controller.rs also runs a 10,000-route Gateway.
 //!
 //! Every request the two can both serve gets the same answer and the same
 //! headers at the backend; under Istio each is matched by route name (the
@@ -11,6 +13,7 @@
 //! arrives once; and a policy's timeout beats the rule's own, which istiod
 //! also sets on the route.
 
+mod controller;
 mod shape;
 
 use std::collections::BTreeMap;
@@ -18,6 +21,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use attache_contract::{Document, RouteEntry};
+use attache_core::topology::ObjectKey;
+use attache_render::wasmplugin::ConfigForm;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -206,7 +211,27 @@ fn start_pair() -> Pair {
     let ecds_dir = scratch.join("istio-ecds");
     std::fs::create_dir_all(&ecds_dir).expect("ECDS dir");
     let ecds = ecds_dir.join("wasmplugin.json");
-    let ecds_value = istio_ecds(PLUGIN, "attache", &paths::wasm(), &plugin_config(&input));
+    // The controller's WasmPlugin (its pure reconcile) is render's; here
+    // it goes to Envoy compressed (attache_contract::envelope), which a
+    // Gateway this small gets only when asked, so that the compressed path
+    // is held to everything below.
+    let objects = manifests(&input);
+    let edge = ObjectKey {
+        namespace: "infra".into(),
+        name: "edge".into(),
+    };
+    let controller_name = "attache.dev/gateway-controller";
+    let auto = controller::controller_plugin(&objects, controller_name, &edge, ConfigForm::Auto);
+    assert_eq!(
+        protojson(&auto["spec"]["pluginConfig"]),
+        plugin_config(&input),
+        "the controller's pluginConfig is render wasmplugin's"
+    );
+    let sealed =
+        controller::controller_plugin(&objects, controller_name, &edge, ConfigForm::Compressed);
+    assert_eq!(sealed["spec"]["pluginConfig"]["encoding"], "zlib+base64");
+    let sealed_config = protojson(&sealed["spec"]["pluginConfig"]);
+    let ecds_value = istio_ecds(PLUGIN, "attache", &paths::wasm(), &sealed_config);
     std::fs::write(&ecds, ecds_value.to_string()).expect("write ECDS");
     let log_dir = scratch.join("istio-envoy");
     std::fs::create_dir_all(&log_dir).expect("log dir");

@@ -5,6 +5,7 @@ mod config_errors;
 mod contract;
 mod dispatch;
 mod enforcement;
+mod envelope;
 mod fallback_index;
 mod fallback_precedence;
 mod listener_ports;
