@@ -199,6 +199,8 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
         "registry-creds",
         "--fail-strategy",
         "fail-open",
+        "--plugin-config",
+        "compressed",
         "--controller-name",
         "example.com/gateway",
     ]);
@@ -216,6 +218,7 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
         format!("--sha256={sha}"),
         "--image-pull-secret=registry-creds".to_string(),
         "--fail-strategy=fail-open".to_string(),
+        "--plugin-config=compressed".to_string(),
     ];
     let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
     assert_eq!(&args[2..], expected.as_slice());

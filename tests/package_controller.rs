@@ -197,7 +197,7 @@ fn run_in_the_image(dir: &Path, tar: &[u8], process: &Value) {
     let root = status
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    let chroot = ["/usr/sbin/chroot", "/usr/bin/chroot"]
+    let chroot: Option<&str> = ["/usr/sbin/chroot", "/usr/bin/chroot"]
         .into_iter()
         .find(|p| Path::new(p).is_file());
     let Some(chroot) = chroot.filter(|_| root) else {
@@ -251,6 +251,126 @@ fn run_in_the_image(dir: &Path, tar: &[u8], process: &Value) {
         stderr.contains("cannot find the cluster"),
         "deploy/controller's args in the image: {stderr}"
     );
+    runs_as_in_a_pod(chroot, &rootfs, &entrypoint, &env, process);
+}
+
+/// The first certificate of the host's CA bundle: a well-formed ca.crt.
+fn a_ca_certificate() -> Option<String> {
+    let bundle = std::fs::read_to_string("/etc/ssl/certs/ca-certificates.crt").ok()?;
+    let end = "-----END CERTIFICATE-----";
+    let at = bundle.find(end)?;
+    let start = bundle.find("-----BEGIN CERTIFICATE-----")?;
+    Some(format!("{}\n", &bundle[start..at + end.len()]))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 GET on loopback: the status code, or None if nothing answers.
+fn get(port: u16, path: &str) -> Option<u16> {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    // Deliberately in two writes: the controller must read the whole
+    // request line, as a kubelet's request may come in pieces.
+    stream.write_all(b"GET ").ok()?;
+    stream.flush().ok()?;
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    write!(
+        stream,
+        "{path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// As in a pod: the in-cluster service account files and environment, an
+/// API server that does not answer (nothing listens on its port). The
+/// controller starts, serves /healthz, is not ready (no kind listed), and
+/// stops cleanly on SIGTERM (graceful shutdown).
+fn runs_as_in_a_pod(
+    chroot: &str,
+    rootfs: &Path,
+    entrypoint: &[String],
+    env: &[(String, String)],
+    process: &Value,
+) {
+    let Some(ca) = a_ca_certificate() else {
+        eprintln!(
+            "skipped: the in-pod run needs a PEM certificate (/etc/ssl/certs/ca-certificates.crt)"
+        );
+        return;
+    };
+    let account = rootfs.join("var/run/secrets/kubernetes.io/serviceaccount");
+    std::fs::create_dir_all(&account).unwrap();
+    std::fs::write(account.join("ca.crt"), ca).unwrap();
+    std::fs::write(account.join("token"), "not-a-real-token").unwrap();
+    std::fs::write(account.join("namespace"), "attache-system").unwrap();
+    let (api, probes) = (free_port(), free_port());
+    let log = rootfs.parent().unwrap().join("controller.log");
+    let mut child = Command::new(chroot)
+        .arg(format!("--userspec={}", process["User"].as_str().unwrap()))
+        .arg(rootfs)
+        .args(entrypoint)
+        .arg(format!("--probe-address=127.0.0.1:{probes}"))
+        .arg("--log-text")
+        .env_clear()
+        .envs(env.iter().cloned())
+        .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+        .env("KUBERNETES_SERVICE_PORT", api.to_string())
+        .env("POD_NAME", "attache-controller-test")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut health = None;
+    while health.is_none() && started.elapsed() < std::time::Duration::from_secs(20) {
+        if let Some(code) = get(probes, "/healthz") {
+            health = Some(code);
+        } else if child.try_wait().unwrap().is_some() {
+            break;
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    let ready = get(probes, "/readyz");
+    // chroot execs the entry point: the pid is the controller's.
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let mut exited = None;
+    while exited.is_none() && started.elapsed() < std::time::Duration::from_secs(40) {
+        exited = child.try_wait().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    if exited.is_none() {
+        let _ = child.kill();
+    }
+    // Reaped in every case (a no-op after try_wait saw it exit).
+    let _ = child.wait();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(health, Some(200), "/healthz in the image: {logged}");
+    assert_eq!(
+        ready,
+        Some(503),
+        "not ready without an API server: {logged}"
+    );
+    assert!(
+        exited.is_some_and(|s| s.success()),
+        "SIGTERM ends it cleanly: {exited:?} {logged}"
+    );
+    assert!(logged.contains("shutting down"), "{logged}");
 }
 
 #[test]

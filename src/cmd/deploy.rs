@@ -10,7 +10,7 @@ use attache_controller::reconcile::ISTIO_CONTROLLER;
 use attache_render::wasmplugin::DEFAULT_URL;
 use clap::ValueEnum;
 
-use super::plugin_flags::{FailStrategyArg, PluginArgs};
+use super::plugin_flags::{ConfigFormArg, FailStrategyArg, PluginArgs};
 use super::CliError;
 use crate::output::{print_stdout, write_atomically};
 
@@ -21,7 +21,7 @@ Examples:
   attache deploy -o deploy/controller/      (one file per part, as committed; kubectl apply -k)
 
 Apply deploy/crds/ first. The WasmPlugin flags (--url, --sha256,
---image-pull-secret, --fail-strategy) and --controller-name are passed on to
+--image-pull-secret, --fail-strategy, --plugin-config) and --controller-name are passed on to
 `attache controller` in the Deployment's args, e.g.
   attache deploy --url oci://REGISTRY/attache/filter@sha256:<hex> --sha256 <hex> The image is the one `attache package controller`
 builds; pin it by digest with
@@ -70,6 +70,11 @@ fn controller_flags(args: &Args) -> Vec<String> {
     if plugin.fail_strategy != FailStrategyArg::Close {
         if let Some(value) = plugin.fail_strategy.to_possible_value() {
             flags.push(format!("--fail-strategy={}", value.get_name()));
+        }
+    }
+    if plugin.plugin_config != ConfigFormArg::Auto {
+        if let Some(value) = plugin.plugin_config.to_possible_value() {
+            flags.push(format!("--plugin-config={}", value.get_name()));
         }
     }
     flags
