@@ -181,3 +181,67 @@ fn the_pod_is_locked_down_and_bounded() {
     );
     assert_eq!(ns["metadata"]["name"], d["metadata"]["namespace"]);
 }
+
+/// The WasmPlugin flags and `--controller-name` reach the controller's
+/// args, which the real `attache controller` takes; the committed files
+/// keep the defaults (no extra args).
+#[test]
+fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
+    let sha = "a5a065c7681bbbe0b5da5586507c1d34e4e9933766b78b744d3e6e9b28be816d";
+    let url = format!("oci://registry.example.com/attache/filter@sha256:{sha}");
+    let out = attache_ok(&[
+        "deploy",
+        "--url",
+        &url,
+        "--sha256",
+        sha,
+        "--image-pull-secret",
+        "registry-creds",
+        "--fail-strategy",
+        "fail-open",
+        "--plugin-config",
+        "compressed",
+        "--controller-name",
+        "example.com/gateway",
+    ]);
+    let stream = objects(&text(&out.stdout));
+    let d = stream.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    let args: Vec<&str> = d["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let expected = [
+        "--controller-name=example.com/gateway".to_string(),
+        format!("--url={url}"),
+        format!("--sha256={sha}"),
+        "--image-pull-secret=registry-creds".to_string(),
+        "--fail-strategy=fail-open".to_string(),
+        "--plugin-config=compressed".to_string(),
+    ];
+    let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+    assert_eq!(&args[2..], expected.as_slice());
+    let mut command = vec!["controller"];
+    command.extend(&args);
+    command.extend(["--kubeconfig", "/nonexistent/kubeconfig", "--log-text"]);
+    let started = attache(&command);
+    assert!(
+        text(&started.stderr).contains("cannot find the cluster"),
+        "{}",
+        text(&started.stderr)
+    );
+    // The controller's own rule: plain http:// needs --sha256.
+    let refused = attache(&["deploy", "--url", "http://example.com/f.wasm"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("--sha256"));
+    // Defaults add nothing: the committed Deployment has only the Lease
+    // and the probe port.
+    assert_eq!(
+        deployment()["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

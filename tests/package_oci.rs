@@ -9,13 +9,14 @@
 //! (scripts/setup.sh installs both).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+#[path = "support/registry.rs"]
+mod registry;
 mod support;
 
 use std::io::Read;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+
+use registry::{registry_tools, round_trip, start_registry};
 
 use serde_json::Value;
 use support::{attache_ok, filter_wasm, scratch, text};
@@ -171,88 +172,6 @@ fn the_wasm_must_be_a_regular_file_within_the_limit() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `docker-registry` and `skopeo`, or None (skip) outside CI.
-fn registry_tools() -> Option<(PathBuf, PathBuf)> {
-    let find = |name: &str| {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join(name))
-                .find(|p| p.is_file())
-        })
-    };
-    match (find("docker-registry"), find("skopeo")) {
-        (Some(registry), Some(skopeo)) => Some((registry, skopeo)),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("docker-registry and skopeo are needed (scripts/setup.sh installs them)")
-        }
-        _ => {
-            eprintln!("skipped: docker-registry or skopeo is not installed (scripts/setup.sh installs them)");
-            None
-        }
-    }
-}
-
-/// A registry on a loopback port, storing in `dir`; killed on drop.
-struct Registry(Child);
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_registry(binary: &Path, dir: &Path) -> (Registry, String) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let config = dir.join("registry.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "version: 0.1\nlog: {{level: error}}\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-            dir.join("storage").display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new(binary)
-        .arg("serve")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("registry.log")).unwrap())
-        .spawn()
-        .expect("start docker-registry");
-    let registry = Registry(child);
-    let started = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the registry did not listen on {addr}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (registry, addr)
-}
-
-fn skopeo(binary: &Path, args: &[&str]) {
-    // --insecure-policy: no /etc/containers/policy.json is needed on a bare
-    // machine; the test checks digests itself.
-    let output = Command::new(binary)
-        .arg("--insecure-policy")
-        .args(args)
-        .output()
-        .expect("run skopeo");
-    assert!(
-        output.status.success(),
-        "skopeo {}: {}",
-        args.join(" "),
-        text(&output.stderr)
-    );
-}
-
 #[test]
 fn the_image_round_trips_through_a_real_registry_by_digest() {
     let Some((registry_bin, skopeo_bin)) = registry_tools() else {
@@ -263,29 +182,18 @@ fn the_image_round_trips_through_a_real_registry_by_digest() {
     let layout = dir.join("layout");
     let digest = package(&wasm, &layout, "0.1.0");
     let (_registry, addr) = start_registry(&registry_bin, &dir);
-    let repository = format!("docker://{addr}/attache/attache-filter");
-    skopeo(
-        &skopeo_bin,
-        &[
-            "copy",
-            "--preserve-digests",
-            "--dest-tls-verify=false",
-            &format!("oci:{}:0.1.0", layout.display()),
-            &format!("{repository}:0.1.0"),
-        ],
-    );
     // Pulled back by the digest `package oci` printed: the registry holds
     // exactly that image (what a WasmPlugin's `oci://…@sha256:` and its
     // `sha256` field name).
     let pulled = dir.join("pulled");
-    skopeo(
+    round_trip(
         &skopeo_bin,
-        &[
-            "copy",
-            "--src-tls-verify=false",
-            &format!("{repository}@{digest}"),
-            &format!("oci:{}:pulled", pulled.display()),
-        ],
+        &layout,
+        "0.1.0",
+        &addr,
+        "attache/attache-filter",
+        &digest,
+        &pulled,
     );
     let (pulled_digest, carried) = plugin_wasm(&pulled);
     assert_eq!(pulled_digest, digest);

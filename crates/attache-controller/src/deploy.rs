@@ -38,6 +38,9 @@ pub struct DeployOptions {
     /// The controller's image (`attache package controller` builds it).
     pub image: String,
     pub replicas: u32,
+    /// More `attache controller` flags, after the Lease and probe port
+    /// (`--controller-name`, the WasmPlugin's `--url`, `--sha256`, ...).
+    pub extra_args: Vec<String>,
 }
 
 /// One file of deploy/controller/ and the objects in it.
@@ -63,10 +66,12 @@ fn meta(name: &str, namespace: Option<&str>) -> Value {
 /// controller's namespace and the probe port (tests/deploy_controller.rs
 /// parses them with the real `attache controller`).
 pub fn args(options: &DeployOptions) -> Vec<String> {
-    vec![
+    let mut args = vec![
         format!("--lease={}/{LEASE_NAME}", options.namespace),
         format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
-    ]
+    ];
+    args.extend(options.extra_args.iter().cloned());
+    args
 }
 
 fn rule(r: &Rule) -> Value {
@@ -136,11 +141,15 @@ fn deployment(options: &DeployOptions) -> Value {
                         // Ready once every watched kind is listed (or known
                         // to be missing): kube/serve.rs.
                         "readinessProbe": probe("/readyz", 5),
-                        // Not measured on a cluster (none here): a reflector
-                        // cache of every watched kind plus one resolve.
+                        // Requests for a small cluster; the memory limit for
+                        // the largest Gateway measured: `attache render
+                        // wasmplugin` on a 10,000-route Gateway with one
+                        // distinct policy per route peaks at 585 MB RSS (the
+                        // controller resolves and encodes the same way, plus
+                        // its reflector caches), so 512Mi would OOM-kill it.
                         "resources": {
                             "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"cpu": "1", "memory": "512Mi"}
+                            "limits": {"cpu": "1", "memory": "1Gi"}
                         },
                         "securityContext": {
                             "allowPrivilegeEscalation": false,

@@ -8,6 +8,7 @@
 //! (`attache_input`), resolved by the same core.
 
 pub mod deploy;
+pub mod image;
 pub mod kinds;
 pub mod kube;
 pub mod rbac;

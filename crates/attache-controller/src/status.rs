@@ -1,7 +1,8 @@
 //! The status the controller writes to RoutePolicy and ClusterRoutePolicy
 //! (docs/semantics.md section 11): `attache status`'s content (the same
 //! function computes it), plus `Programmed` per ancestor once the
-//! configuration carrying the policy is applied, at most 16 ancestors,
+//! configuration carrying the policy is applied (per ancestor: from the
+//! Gateways that ancestor's targetRef reaches), at most 16 ancestors,
 //! `lastTransitionTime` kept while a condition's status holds, and other
 //! controllers' ancestors left as they are. Pure: the clock comes in as
 //! `now`, the live status with the snapshot.
@@ -33,16 +34,37 @@ pub struct StatusPatch {
 /// or the error that kept its last configuration.
 pub type Applied = BTreeMap<ObjectKey, Result<(), String>>;
 
-/// The policies (indices into `inputs.policies`) each served Gateway carries.
-pub type Reach = BTreeMap<ObjectKey, BTreeSet<usize>>;
+/// What each served Gateway carries: (index into `inputs.policies`, index
+/// of the targetRef) pairs, one per ancestor of the policy's status
+/// (attache status writes one ancestor per targetRef, in order).
+pub type Reach = BTreeMap<ObjectKey, BTreeSet<(usize, usize)>>;
 
-/// Which policies reach each Gateway (a Gateway that cannot be resolved
-/// reaches none that can be listed; its failure is in `applied`).
+/// Which targetRefs reach each Gateway: those whose target is one the
+/// core says reaches it (`attache_core::reach::targets_reaching`: a route
+/// or rule folded into it, delegated children included, or one of its
+/// levels). A Gateway that cannot be resolved reaches none that can be
+/// listed; its failure is in `applied`.
 pub fn reach(inputs: &Inputs, gateways: impl IntoIterator<Item = ObjectKey>) -> Reach {
     gateways
         .into_iter()
         .map(|key| {
-            let found = attache_core::reach::policies_reaching(inputs, &key).unwrap_or_default();
+            let targets = attache_core::reach::targets_reaching(inputs, &key).unwrap_or_default();
+            let found = targets
+                .iter()
+                .filter_map(|(index, target)| {
+                    let policy = inputs.policies.get(*index)?;
+                    Some(
+                        policy
+                            .targets
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, t)| t.resolved.as_ref() == Some(target))
+                            .map(|(i, _)| (*index, i))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .flatten()
+                .collect();
             (key, found)
         })
         .collect()
@@ -78,12 +100,18 @@ pub fn patches(
         let Some(object) = live.get(&(policy.kind.clone(), key.clone())) else {
             continue;
         };
-        let gateways: Vec<&ObjectKey> = reach
-            .iter()
-            .filter(|(_, found)| found.contains(&index))
-            .map(|(k, _)| k)
+        // Programmed per ancestor: from the Gateways that ancestor's
+        // targetRef reaches, each with its own outcome.
+        let programmed: Vec<Programmed> = (0..policy.status.ancestors.len())
+            .map(|ancestor| {
+                let gateways: Vec<&ObjectKey> = reach
+                    .iter()
+                    .filter(|(_, found)| found.contains(&(index, ancestor)))
+                    .map(|(k, _)| k)
+                    .collect();
+                self::programmed(&gateways, applied)
+            })
             .collect();
-        let programmed = programmed(&gateways, applied);
         let computed = serde_json::to_value(&policy.status).unwrap_or(Value::Null);
         let status = merge(&computed, &object["status"], &programmed, now);
         if status != object["status"] {
@@ -93,9 +121,12 @@ pub fn patches(
     out
 }
 
-/// `Programmed` for a policy: True when every Gateway it reaches has the
-/// configuration carrying it applied.
-fn programmed(gateways: &[&ObjectKey], applied: &Applied) -> (bool, String, String) {
+/// `Programmed` of one ancestor: whether, reason, message.
+type Programmed = (bool, String, String);
+
+/// `Programmed` for one ancestor: True when every Gateway its targetRef
+/// reaches has the configuration carrying it applied.
+fn programmed(gateways: &[&ObjectKey], applied: &Applied) -> Programmed {
     if gateways.is_empty() {
         return (
             false,
@@ -124,7 +155,7 @@ fn programmed(gateways: &[&ObjectKey], applied: &Applied) -> (bool, String, Stri
 }
 
 /// The new status from the computed one and the live one.
-fn merge(computed: &Value, live: &Value, programmed: &(bool, String, String), now: &str) -> Value {
+fn merge(computed: &Value, live: &Value, programmed: &[Programmed], now: &str) -> Value {
     let generation = computed["conditions"][0]["observedGeneration"].clone();
     let conditions = stamp(&computed["conditions"], &live["conditions"], now);
     let live_ancestors = live["ancestors"].as_array().cloned().unwrap_or_default();
@@ -138,7 +169,7 @@ fn merge(computed: &Value, live: &Value, programmed: &(bool, String, String), no
         .as_array()
         .cloned()
         .unwrap_or_default();
-    for mut ancestor in ours {
+    for (mut ancestor, programmed) in ours.into_iter().zip(programmed) {
         if ancestors.len() == MAX_ANCESTORS {
             break;
         }

@@ -394,3 +394,205 @@ fn at_most_16_ancestors_and_other_controllers_entries_are_kept() {
         .iter()
         .all(|a| a["controllerName"] == "policy.attache.dev/attache"));
 }
+
+/// Two served Gateways (edge, internal) and one of another class (foreign),
+/// routes on one or both, and policies whose targetRefs reach one, both or
+/// none of the served ones.
+const PER_ANCESTOR: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: attache}
+spec: {controllerName: attache.dev/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: other}
+spec: {controllerName: example.com/other}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: infra}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: infra}
+spec:
+  gatewayClassName: attache
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: internal, namespace: infra}
+spec:
+  gatewayClassName: attache
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: foreign, namespace: infra}
+spec:
+  gatewayClassName: other
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: both, namespace: infra}
+spec:
+  parentRefs: [{name: edge}, {name: internal}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: only-edge, namespace: infra}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [edge.example.com]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: on-foreign, namespace: infra}
+spec:
+  parentRefs: [{name: foreign}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: policy.attache.dev/v1alpha1
+kind: RoutePolicy
+metadata: {name: two-gateways, namespace: infra}
+spec:
+  targetRefs:
+    - {group: gateway.networking.k8s.io, kind: Gateway, name: edge}
+    - {group: gateway.networking.k8s.io, kind: Gateway, name: internal}
+  defaults: {timeouts: {request: 5s}}
+---
+apiVersion: policy.attache.dev/v1alpha1
+kind: RoutePolicy
+metadata: {name: route-on-both, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: both}]
+  defaults: {requestHeaderModifier: {set: [{name: x-a, value: "1"}]}}
+---
+apiVersion: policy.attache.dev/v1alpha1
+kind: RoutePolicy
+metadata: {name: route-on-edge, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: only-edge}]
+  defaults: {requestHeaderModifier: {set: [{name: x-b, value: "1"}]}}
+---
+apiVersion: policy.attache.dev/v1alpha1
+kind: RoutePolicy
+metadata: {name: listener, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: internal, sectionName: http}]
+  defaults: {requestHeaderModifier: {set: [{name: x-c, value: "1"}]}}
+---
+apiVersion: policy.attache.dev/v1alpha1
+kind: RoutePolicy
+metadata: {name: foreign-gateway, namespace: infra}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: foreign}]
+  defaults: {requestHeaderModifier: {set: [{name: x-d, value: "1"}]}}
+---
+apiVersion: policy.attache.dev/v1alpha1
+kind: ClusterRoutePolicy
+metadata: {name: class-wide}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: GatewayClass, name: attache}]
+  defaults: {requestHeaderModifier: {set: [{name: x-e, value: "1"}]}}
+"#;
+
+fn per_ancestor_objects() -> Vec<Value> {
+    let mut docs = Vec::new();
+    attache_input::parse_text("per-ancestor.yaml", PER_ANCESTOR, &mut docs).unwrap();
+    docs.into_iter()
+        .map(|d| {
+            let mut v = d.value;
+            let name = v["metadata"]["name"].as_str().unwrap().to_string();
+            v["metadata"]["uid"] = json!(format!("uid-{name}"));
+            v["metadata"]["resourceVersion"] = json!("1");
+            v["metadata"]["generation"] = json!(1);
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn programmed_is_computed_per_ancestor_from_the_gateways_its_target_reaches() {
+    let objects = per_ancestor_objects();
+    let snap = snapshot(&objects, &[]);
+    let plan = reconcile(&config(), &snap);
+    let gw = |name: &str| ObjectKey {
+        namespace: "infra".into(),
+        name: name.into(),
+    };
+    assert_eq!(
+        plan.gateways.keys().cloned().collect::<Vec<_>>(),
+        [gw("edge"), gw("internal")],
+        "foreign is another controller's"
+    );
+    let reach = status::reach(&plan.inputs, plan.gateways.keys().cloned());
+    // (policy, ancestor = targetRef index, the served Gateways it reaches).
+    let reaches: &[(&str, usize, &[&str])] = &[
+        ("two-gateways", 0, &["edge"]),
+        ("two-gateways", 1, &["internal"]),
+        ("route-on-both", 0, &["edge", "internal"]),
+        ("route-on-edge", 0, &["edge"]),
+        ("listener", 0, &["internal"]),
+        ("foreign-gateway", 0, &[]),
+        ("class-wide", 0, &["edge", "internal"]),
+    ];
+    // Each row: which served Gateways failed this round.
+    let cases: &[&[&str]] = &[&[], &["internal"], &["edge"], &["edge", "internal"]];
+    for failed in cases {
+        let applied: Applied = plan
+            .gateways
+            .keys()
+            .map(|k| {
+                let outcome = if failed.contains(&k.name.as_str()) {
+                    Err(format!("Gateway {k}: boom"))
+                } else {
+                    Ok(())
+                };
+                (k.clone(), outcome)
+            })
+            .collect();
+        let patches = status::patches(&plan.inputs, &snap, &reach, &applied, NOW);
+        for (policy, ancestor, gateways) in reaches {
+            let entry = &policy_status(&patches, policy)["ancestors"][*ancestor];
+            let conditions = entry["conditions"].as_array().unwrap();
+            let accepted = conditions.iter().find(|c| c["type"] == "Accepted").unwrap();
+            assert_eq!(accepted["status"], "True", "{policy}[{ancestor}]: {entry}");
+            let programmed = conditions
+                .iter()
+                .find(|c| c["type"] == "Programmed")
+                .unwrap_or_else(|| panic!("{policy}[{ancestor}] has no Programmed: {entry}"));
+            let message = programmed["message"].as_str().unwrap();
+            let failing: Vec<&&str> = gateways.iter().filter(|g| failed.contains(g)).collect();
+            let why = format!("{policy}[{ancestor}] with {failed:?} failed: {programmed}");
+            if gateways.is_empty() {
+                assert_eq!(programmed["status"], "False", "{why}");
+                assert!(
+                    message.contains("no Gateway served by this controller"),
+                    "{why}"
+                );
+            } else if failing.is_empty() {
+                assert_eq!(programmed["status"], "True", "{why}");
+                for g in gateways.iter() {
+                    assert!(message.contains(&format!("infra/{g}")), "{why}");
+                }
+            } else {
+                assert_eq!(programmed["status"], "False", "{why}");
+                for g in failing {
+                    assert!(
+                        message.contains(&format!("Gateway infra/{g}: boom")),
+                        "{why}"
+                    );
+                }
+                // A Gateway this ancestor does not reach is not named.
+                for g in failed.iter().filter(|g| !gateways.contains(g)) {
+                    assert!(!message.contains(&format!("infra/{g}")), "{why}");
+                }
+            }
+        }
+    }
+}

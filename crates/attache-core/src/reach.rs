@@ -34,17 +34,22 @@ pub fn routes_reaching(
         .collect())
 }
 
-/// Indices into `Inputs::policies` of the policies that reach `gateway`.
-pub fn policies_reaching(
+/// The (index into `Inputs::policies`, target) pairs through which
+/// policies reach `gateway`: the targets its rules were folded from (routes
+/// and rules, delegated children included) and its upper levels (each
+/// listener, ListenerSet, the Gateway, its Namespace and GatewayClass) with
+/// every policy attached there. Status names one ancestor per target, so
+/// the controller's `Programmed` is computed per ancestor from this.
+pub fn targets_reaching(
     inputs: &Inputs,
     gateway: &ObjectKey,
-) -> Result<BTreeSet<usize>, ResolveError> {
+) -> Result<BTreeSet<(usize, Target)>, ResolveError> {
     let key = crate::resolve::select_gateway(inputs, Some(gateway))?;
     let Some(gw) = inputs.gateways.get(&key) else {
         return Ok(BTreeSet::new());
     };
     let (stats, _) = crate::status::counting::contributions(inputs, &key)?;
-    let mut found: BTreeSet<usize> = stats.keys().map(|(index, _)| *index).collect();
+    let mut found: BTreeSet<(usize, Target)> = stats.into_keys().collect();
     let mut upper = vec![
         Target::Gateway(gw.key.clone(), None),
         Target::Namespace(gw.key.namespace.clone()),
@@ -57,9 +62,23 @@ pub fn policies_reaching(
             .iter()
             .flat_map(|l| crate::model::kinds::upper_targets(gw, l)),
     );
-    for target in &upper {
-        found.extend(inputs.by_target.get(target).into_iter().flatten().copied());
+    for target in upper {
+        for index in inputs.by_target.get(&target).into_iter().flatten() {
+            found.insert((*index, target.clone()));
+        }
     }
+    Ok(found)
+}
+
+/// Indices into `Inputs::policies` of the policies that reach `gateway`.
+pub fn policies_reaching(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<BTreeSet<usize>, ResolveError> {
+    let mut found: BTreeSet<usize> = targets_reaching(inputs, gateway)?
+        .into_iter()
+        .map(|(index, _)| index)
+        .collect();
     for (index, p) in inputs.policies.iter().enumerate() {
         let names_it = p.targets.iter().any(|t| {
             t.kind == "Gateway"

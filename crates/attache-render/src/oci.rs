@@ -12,6 +12,8 @@
 //! is compact with keys in a fixed order, and nothing carries a clock.
 //!
 //! Pure: [`wasm_image`] returns the layout's files; the CLI writes them.
+//! [`image`] is the general one-layer image both it and the controller's
+//! image (`attache package controller`, attache_controller::image) use.
 
 use std::io::Write;
 
@@ -58,15 +60,65 @@ pub fn wasm_image(wasm: &[u8], tag: &str) -> Result<ImageLayout, OciError> {
     if !wasm.starts_with(WASM_MAGIC) {
         return Err(OciError::NotWasm);
     }
+    // wasm/wasip1 is the Go platform pair for WASI modules (image-spec
+    // `config.md`); Istio runs no process, so no process config.
+    image(
+        &[LayerEntry::file(PLUGIN_FILE, 0o444, wasm.to_vec())],
+        ("wasm", "wasip1"),
+        json!({}),
+        tag,
+    )
+}
+
+/// One entry of an image's layer: a directory or a regular file, owned by
+/// root, with fixed metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerEntry {
+    /// Relative path (`usr/local/bin/attache`); a directory ends in `/`.
+    pub path: String,
+    pub mode: u32,
+    /// None for a directory.
+    pub content: Option<Vec<u8>>,
+}
+
+impl LayerEntry {
+    pub fn file(path: &str, mode: u32, content: Vec<u8>) -> Self {
+        LayerEntry {
+            path: path.to_string(),
+            mode,
+            content: Some(content),
+        }
+    }
+
+    pub fn dir(path: &str) -> Self {
+        LayerEntry {
+            path: format!("{}/", path.trim_end_matches('/')),
+            mode: 0o755,
+            content: None,
+        }
+    }
+}
+
+/// An image of one tar+gzip layer holding `entries` (in that order), for
+/// `platform` (architecture, os), with `process` as the image config's
+/// `config` (User, Entrypoint, Env: image-spec `config.md`), tagged `tag`
+/// in the layout's index. The filter's image and the controller's are both
+/// this one function, so both are reproducible the same way.
+pub fn image(
+    entries: &[LayerEntry],
+    platform: (&str, &str),
+    process: Value,
+    tag: &str,
+) -> Result<ImageLayout, OciError> {
     check_tag(tag)?;
-    let tar = plugin_tar(wasm)?;
+    let tar = layer_tar(entries)?;
     let layer = gzip(&tar)?;
-    // The image config: rootfs names the uncompressed layer; wasm/wasip1 is
-    // the Go platform pair for WASI modules (image-spec `config.md`).
+    // The image config: rootfs names the uncompressed layer. No `created`
+    // and no history: nothing that carries a clock.
     let config = compact(&json!({
-        "architecture": "wasm",
-        "os": "wasip1",
-        "config": {},
+        "architecture": platform.0,
+        "os": platform.1,
+        "config": process,
         "rootfs": {"type": "layers", "diff_ids": [digest(&tar)]}
     }));
     let manifest = compact(&json!({
@@ -141,19 +193,27 @@ fn check_tag(tag: &str) -> Result<(), OciError> {
     }
 }
 
-/// A ustar archive of one read-only file, `plugin.wasm`, with fixed metadata.
-fn plugin_tar(wasm: &[u8]) -> Result<Vec<u8>, OciError> {
-    let mut header = tar::Header::new_ustar();
-    header.set_path(PLUGIN_FILE)?;
-    header.set_size(wasm.len() as u64);
-    header.set_mode(0o444);
-    header.set_mtime(0);
-    header.set_uid(0);
-    header.set_gid(0);
-    header.set_entry_type(tar::EntryType::Regular);
-    header.set_cksum();
+/// A ustar archive of `entries` with fixed metadata (mtime 0, uid/gid 0,
+/// no user names).
+fn layer_tar(entries: &[LayerEntry]) -> Result<Vec<u8>, OciError> {
     let mut builder = tar::Builder::new(Vec::new());
-    builder.append(&header, wasm)?;
+    for entry in entries {
+        let mut header = tar::Header::new_ustar();
+        header.set_path(&entry.path)?;
+        header.set_mode(entry.mode);
+        header.set_mtime(0);
+        header.set_uid(0);
+        header.set_gid(0);
+        let content: &[u8] = entry.content.as_deref().unwrap_or_default();
+        header.set_size(content.len() as u64);
+        header.set_entry_type(if entry.content.is_some() {
+            tar::EntryType::Regular
+        } else {
+            tar::EntryType::Directory
+        });
+        header.set_cksum();
+        builder.append(&header, content)?;
+    }
     Ok(builder.into_inner()?)
 }
 

@@ -40,10 +40,16 @@ pub async fn serve(listener: TcpListener, probe: Arc<dyn Probe>, metrics: Arc<Me
         };
         let (probe, metrics) = (probe.clone(), metrics.clone());
         tokio::spawn(async move {
+            // Read until the request line is whole: a client may send it in
+            // several segments (one read once answered "GET" alone, 404).
             let mut buf = vec![0u8; 2048];
-            let Ok(n) = socket.read(&mut buf).await else {
-                return;
-            };
+            let mut n = 0;
+            while n < buf.len() && !buf[..n].contains(&b'\n') {
+                match socket.read(&mut buf[n..]).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => n += read,
+                }
+            }
             let text = String::from_utf8_lossy(&buf[..n]);
             let line = text.lines().next().unwrap_or("");
             let (code, body) = answer(line, probe.as_ref(), &metrics);
@@ -84,5 +90,29 @@ mod tests {
         assert_eq!(code, 200);
         assert!(body.contains("attache_reconciles_total 0"));
         assert_eq!(answer("POST /readyz HTTP/1.1", &Fixed(true), &m).0, 405);
+    }
+
+    #[tokio::test]
+    async fn a_request_line_in_two_segments_is_read_whole() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = tokio::spawn(serve(
+            listener,
+            Arc::new(Fixed(false)),
+            Arc::new(Metrics::default()),
+        ));
+        let mut client = tokio::net::TcpStream::connect(address).await.unwrap();
+        client.write_all(b"GET ").await.unwrap();
+        client.flush().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        client
+            .write_all(b"/readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
+        server.abort();
     }
 }
