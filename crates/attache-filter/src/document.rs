@@ -43,9 +43,11 @@ struct Head {
 pub fn parse(bytes: &[u8]) -> Result<DataPlaneDocument, ConfigError> {
     let text = unwrap_string(bytes)?;
     let view = text.as_deref().map_or(bytes, str::as_bytes);
-    match envelope_in(view)? {
-        Some(envelope) => open(envelope),
-        None => parse_document(view, false),
+    let head = head_of(view);
+    if is_envelope(view, head.as_ref()) {
+        open(parse_typed(view)?)
+    } else {
+        parse_document(view, head)
     }
 }
 
@@ -55,47 +57,48 @@ pub fn parse(bytes: &[u8]) -> Result<DataPlaneDocument, ConfigError> {
 pub fn parse_owned(bytes: Vec<u8>) -> Result<DataPlaneDocument, ConfigError> {
     let text = unwrap_string(&bytes)?;
     let view = text.as_deref().map_or(&bytes[..], str::as_bytes);
-    match envelope_in(view)? {
-        Some(envelope) => {
-            drop(text);
-            drop(bytes);
-            open(envelope)
-        }
-        None => parse_document(view, false),
+    let head = head_of(view);
+    if is_envelope(view, head.as_ref()) {
+        let envelope = parse_typed(view)?;
+        drop(text);
+        drop(bytes);
+        open(envelope)
+    } else {
+        parse_document(view, head)
     }
 }
 
-/// The envelope, if the configuration is one: an object with `encoding`
+/// One skimming pass over the text (the real pass reports errors). It is
+/// done once per configuration: each pass over a 10,000-route document
+/// costs a share of the load time (bench/findings.md).
+fn head_of(view: &[u8]) -> Option<Head> {
+    serde_json::from_slice::<Head>(view).ok()
+}
+
+/// Whether the configuration is the envelope: an object with `encoding`
 /// (serde would read an array's second item as `encoding`, hence the
 /// object check).
-fn envelope_in(view: &[u8]) -> Result<Option<Envelope>, ConfigError> {
+fn is_envelope(view: &[u8], head: Option<&Head>) -> bool {
     let object = view.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    let sealed = object
-        && serde_json::from_slice::<Head>(view)
-            .ok()
-            .is_some_and(|h| h.encoding.is_some());
-    if sealed {
-        parse_typed(view).map(Some)
-    } else {
-        Ok(None)
-    }
+    object && head.is_some_and(|h| h.encoding.is_some())
 }
 
+/// An inflated document may not hold another envelope.
 fn open(envelope: Envelope) -> Result<DataPlaneDocument, ConfigError> {
     let inflated = crate::envelope::inflate(envelope)?;
-    parse_document(&inflated, true)
-}
-
-/// The document itself (inline, or inflated from an envelope, which may not
-/// hold another envelope).
-fn parse_document(view: &[u8], inflated: bool) -> Result<DataPlaneDocument, ConfigError> {
-    let head = serde_json::from_slice::<Head>(view).ok();
-    if inflated && head.as_ref().is_some_and(|h| h.encoding.is_some()) {
+    let head = head_of(&inflated);
+    if is_envelope(&inflated, head.as_ref()) {
         return Err(ConfigError::invalid(
             "$.encoding",
             Problem::Envelope(attache_contract::envelope::EnvelopeError::Nested),
         ));
     }
+    parse_document(&inflated, head)
+}
+
+/// The document itself, given its head: the version is checked before the
+/// body is read.
+fn parse_document(view: &[u8], head: Option<Head>) -> Result<DataPlaneDocument, ConfigError> {
     match head.and_then(|h| h.schema_version) {
         Some(v) => check_version(v).and_then(|()| parse_typed(view)),
         None => parse_typed(view),
