@@ -7,8 +7,9 @@ use std::process::ExitCode;
 
 use attache_render::crds::{crds, Crd};
 
+use super::load::write_file;
 use super::CliError;
-use crate::output::{print_stdout, write_atomically};
+use crate::output::print_stdout;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -29,12 +30,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let all = crds();
     match args.output_dir {
         Some(dir) => {
-            std::fs::create_dir_all(&dir).map_err(|source| CliError::Write {
-                path: dir.display().to_string(),
-                source,
-            })?;
             for crd in &all {
-                write_atomically(&dir.join(&crd.file_name), encode(crd)?.as_bytes())?;
+                write_file(&dir.join(&crd.file_name), &encode(crd)?)?;
             }
         }
         None => {

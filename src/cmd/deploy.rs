@@ -10,9 +10,10 @@ use attache_controller::reconcile::ISTIO_CONTROLLER;
 use attache_render::wasmplugin::DEFAULT_URL;
 use clap::ValueEnum;
 
+use super::load::write_file;
 use super::plugin_flags::{ConfigFormArg, FailStrategyArg, PluginArgs};
 use super::CliError;
-use crate::output::{print_stdout, write_atomically};
+use crate::output::print_stdout;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -94,12 +95,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     });
     match args.output_dir {
         Some(dir) => {
-            std::fs::create_dir_all(&dir).map_err(|source| CliError::Write {
-                path: dir.display().to_string(),
-                source,
-            })?;
             for file in &all {
-                write_atomically(&dir.join(file.name), encode(file)?.as_bytes())?;
+                write_file(&dir.join(file.name), &encode(file)?)?;
             }
         }
         None => {
