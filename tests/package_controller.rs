@@ -12,6 +12,8 @@
 //! skips, except under CI=true, where it fails.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+#[path = "support/oci_layout.rs"]
+mod oci_layout;
 #[path = "support/registry.rs"]
 mod registry;
 mod support;
@@ -21,6 +23,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use oci_layout::{first_image, layer_tar};
 use serde_json::Value;
 use support::{attache, attache_ok, scratch, text, workspace};
 
@@ -65,33 +68,13 @@ fn package(binary: &Path, out: &Path, tag: &str) -> String {
     text(&output.stdout).trim().to_owned()
 }
 
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn blob(layout: &Path, digest: &str) -> Vec<u8> {
-    let hex = digest.strip_prefix("sha256:").expect("a sha256 digest");
-    std::fs::read(layout.join("blobs/sha256").join(hex)).unwrap()
-}
-
 /// The image the layout's index names first: its manifest digest, config
 /// and the layer's uncompressed tar.
 fn open(layout: &Path) -> (String, Value, Vec<u8>) {
-    let index = json(&layout.join("index.json"));
-    let digest = index["manifests"][0]["digest"].as_str().unwrap().to_owned();
-    let manifest: Value = serde_json::from_slice(&blob(layout, &digest)).unwrap();
-    let config: Value = serde_json::from_slice(&blob(
-        layout,
-        manifest["config"]["digest"].as_str().unwrap(),
-    ))
-    .unwrap();
-    assert_eq!(manifest["layers"].as_array().unwrap().len(), 1);
-    let compressed = blob(layout, manifest["layers"][0]["digest"].as_str().unwrap());
-    let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(compressed.as_slice())
-        .read_to_end(&mut tar)
-        .unwrap();
-    (digest, config, tar)
+    let image = first_image(layout);
+    assert_eq!(image.manifest["layers"].as_array().unwrap().len(), 1);
+    let tar = layer_tar(layout, &image, 0);
+    (image.digest, image.config, tar)
 }
 
 /// Each regular file of a layer: path, mode, bytes.

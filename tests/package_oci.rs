@@ -9,6 +9,8 @@
 //! (scripts/setup.sh installs both).
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
+#[path = "support/oci_layout.rs"]
+mod oci_layout;
 #[path = "support/registry.rs"]
 mod registry;
 mod support;
@@ -16,9 +18,9 @@ mod support;
 use std::io::Read;
 use std::path::Path;
 
+use oci_layout::{first_image, layer_tar};
 use registry::{registry_tools, round_trip, start_registry};
 
-use serde_json::Value;
 use support::{attache_ok, filter_wasm, scratch, text};
 
 /// `attache package oci`: the layout written and the digest printed.
@@ -36,31 +38,17 @@ fn package(wasm: &Path, out: &Path, tag: &str) -> String {
     text(&output.stdout).trim().to_owned()
 }
 
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn blob(layout: &Path, digest: &str) -> Vec<u8> {
-    let hex = digest.strip_prefix("sha256:").expect("a sha256 digest");
-    std::fs::read(layout.join("blobs/sha256").join(hex)).unwrap()
-}
-
 /// `plugin.wasm` from the image a layout's index names first, the way
 /// Istio's fetcher reads it (gzip, then tar, then the entry by name).
 fn plugin_wasm(layout: &Path) -> (String, Vec<u8>) {
-    let index = json(&layout.join("index.json"));
-    let manifest_digest = index["manifests"][0]["digest"].as_str().unwrap().to_owned();
-    let manifest: Value = serde_json::from_slice(&blob(layout, &manifest_digest)).unwrap();
-    let layer = &manifest["layers"][0];
+    let image = first_image(layout);
+    let manifest_digest = image.digest.clone();
+    let layer = &image.manifest["layers"][0];
     assert_eq!(
         layer["mediaType"],
         "application/vnd.oci.image.layer.v1.tar+gzip"
     );
-    let compressed = blob(layout, layer["digest"].as_str().unwrap());
-    let mut tar = Vec::new();
-    flate2::read::GzDecoder::new(compressed.as_slice())
-        .read_to_end(&mut tar)
-        .unwrap();
+    let tar = layer_tar(layout, &image, 0);
     let mut archive = tar::Archive::new(tar.as_slice());
     for entry in archive.entries().unwrap() {
         let mut entry = entry.unwrap();
