@@ -53,7 +53,7 @@ pub struct Args {
 /// form it takes them (checked by the same rules: an http:// URL needs
 /// --sha256).
 fn controller_flags(args: &Args) -> Vec<String> {
-    let _checked = args.plugin.options();
+    args.plugin.check();
     let mut flags = Vec::new();
     if args.controller_name != ISTIO_CONTROLLER {
         flags.push(format!("--controller-name={}", args.controller_name));

@@ -52,6 +52,19 @@ impl PluginArgs {
     /// `--sha256`: code anyone on the path could replace, run in every
     /// gateway. A usage error (exit 2), as clap reports a bad flag.
     pub fn options(&self) -> WasmPluginOptions {
+        self.check();
+        WasmPluginOptions {
+            url: self.url.clone(),
+            sha256: self.sha256.clone(),
+            image_pull_secret: self.image_pull_secret.clone(),
+            fail_strategy: self.fail_strategy.into(),
+            config_form: self.plugin_config.into(),
+        }
+    }
+
+    /// Refuses the flags a WasmPlugin must not be written with (a usage
+    /// error, exit 2): a plain http:// URL without --sha256.
+    pub fn check(&self) {
         if self.url.starts_with("http://") && self.sha256.is_none() {
             clap::Error::raw(
                 clap::error::ErrorKind::MissingRequiredArgument,
@@ -61,13 +74,6 @@ impl PluginArgs {
                 ),
             )
             .exit();
-        }
-        WasmPluginOptions {
-            url: self.url.clone(),
-            sha256: self.sha256.clone(),
-            image_pull_secret: self.image_pull_secret.clone(),
-            fail_strategy: self.fail_strategy.into(),
-            config_form: self.plugin_config.into(),
         }
     }
 }
