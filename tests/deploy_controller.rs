@@ -235,6 +235,33 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
     let refused = attache(&["deploy", "--url", "http://example.com/f.wasm"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(text(&refused.stderr).contains("--sha256"));
+    // A namespace or image the API server would refuse is refused here,
+    // naming the flag, and nothing is written.
+    for (flag, value) in [
+        ("--namespace", "Bad NS"),
+        ("--namespace", "a.b"),
+        ("--namespace", &"n".repeat(64)),
+        ("--image", "x\ny"),
+        ("--image", ""),
+    ] {
+        let refused = attache(&["deploy", flag, value]);
+        assert_eq!(refused.status.code(), Some(2), "{flag} {value:?}");
+        assert!(
+            text(&refused.stderr).contains(flag),
+            "{}",
+            text(&refused.stderr)
+        );
+        assert!(
+            refused.stdout.is_empty(),
+            "{flag} {value:?}: something was written"
+        );
+    }
+    assert_eq!(
+        attache(&["deploy", "--namespace", &"n".repeat(63)])
+            .status
+            .code(),
+        Some(0)
+    );
     // Defaults add nothing: the committed Deployment has only the Lease
     // and the probe port.
     assert_eq!(

@@ -33,10 +33,10 @@ pub struct Args {
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// The controller's namespace (also the Lease's).
-    #[arg(long, value_name = "NAMESPACE", default_value = DEFAULT_NAMESPACE)]
+    #[arg(long, value_name = "NAMESPACE", default_value = DEFAULT_NAMESPACE, value_parser = parse_namespace)]
     pub namespace: String,
     /// The controller's image.
-    #[arg(long, value_name = "IMAGE", default_value = concat!("attache-controller:", env!("CARGO_PKG_VERSION")))]
+    #[arg(long, value_name = "IMAGE", default_value = concat!("attache-controller:", env!("CARGO_PKG_VERSION")), value_parser = parse_image)]
     pub image: String,
     /// Replicas (one leads through the Lease, the others wait).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -47,6 +47,31 @@ pub struct Args {
     /// The WasmPlugin the controller writes (as `attache controller` takes them).
     #[command(flatten)]
     pub plugin: PluginArgs,
+}
+
+/// A namespace name is an RFC 1123 label: a subdomain
+/// (`attache_core::dns_name`) of one part, at most 63 characters.
+fn parse_namespace(text: &str) -> Result<String, String> {
+    let label = text.len() <= 63 && !text.contains('.');
+    if label && attache_core::dns_name::subdomain_problem(text).is_none() {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not a namespace name: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+        ))
+    }
+}
+
+/// An image reference: not empty, no whitespace or control characters
+/// (a newline would end the YAML scalar it is written into).
+fn parse_image(text: &str) -> Result<String, String> {
+    if !text.is_empty() && !text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "{text:?} is not an image reference: e.g. registry.example.com/attache/controller@sha256:<hex>"
+        ))
+    }
 }
 
 /// The flags that differ from `attache controller`'s defaults, in the
