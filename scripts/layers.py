@@ -85,7 +85,7 @@ LAYERS = {
     # are read into; the pure decisions; the kube-rs adapter's parts, then
     # the loop that ties them (kube/mod.rs).
     "crates/attache-controller/src": [
-        ("table", ["kinds"]),
+        ("table", ["kinds", "prune"]),
         ("install", ["rbac", "deploy", "image"]),
         ("read", ["snapshot"]),
         ("decide", ["reconcile", "status"]),

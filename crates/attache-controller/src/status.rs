@@ -15,6 +15,7 @@ use attache_core::Inputs;
 use serde_json::{json, Value};
 
 use crate::kinds::{named, Role, WatchedKind};
+use crate::prune;
 use crate::snapshot::Snapshot;
 
 /// GEP-713 bounds `status.ancestors` to 16 entries (PolicyStatus,
@@ -113,7 +114,13 @@ pub fn patches(
             })
             .collect();
         let computed = serde_json::to_value(&policy.status).unwrap_or(Value::Null);
-        let status = merge(&computed, &object["status"], &programmed, now);
+        let mut status = merge(&computed, &object["status"], &programmed, now);
+        // Compared as the API server would store it: a field its schema
+        // lacks would otherwise differ on every round (docs/controller.md,
+        // "Writes only on change").
+        if let Some(schema) = prune::status_schema(kind.kind) {
+            prune::prune(&mut status, schema);
+        }
         if status != object["status"] {
             out.push(StatusPatch { kind, key, status });
         }
@@ -183,7 +190,7 @@ fn merge(computed: &Value, live: &Value, programmed: &[Programmed], now: &str) -
                 "type": "Programmed",
                 "status": if *ok { "True" } else { "False" },
                 "reason": reason,
-                "message": message,
+                "message": attache_core::status::cut_message(message.clone()),
             });
             if !generation.is_null() {
                 condition["observedGeneration"] = generation.clone();

@@ -16,6 +16,7 @@ use attache_controller::deploy::DEFAULT_NAMESPACE;
 use attache_controller::kinds::{named, WatchedKind};
 use attache_controller::kube::api::{apply_plugin, delete_plugin, write_status, WriteError};
 use attache_controller::kube::lease::LeaseLock;
+use attache_controller::kube::metrics::{Metrics, Write};
 use attache_controller::kube::watch::{self, Shared};
 use attache_controller::rbac::{self, rules};
 use attache_core::topology::ObjectKey;
@@ -447,13 +448,16 @@ async fn a_409_on_status_reads_again_and_keeps_the_other_controllers_entries() {
         );
         ((), handle)
     });
+    let metrics = Metrics::default();
     let written = within(
         "write_status",
-        write_status(&client, kind, &key, "5", &new_status),
+        write_status(&client, &metrics, kind, &key, "5", &new_status),
     )
     .await;
     server.finish().await;
     written.unwrap();
+    // Both PATCHes are counted: the one refused with 409 and the retry.
+    assert_eq!(metrics.writes(Write::Status), 2);
 }
 
 fn gateway_class(rv: &str) -> Value {
@@ -609,6 +613,48 @@ async fn a_kind_whose_crd_is_not_installed_is_skipped_then_picked_up() {
         "picked up when it appears"
     );
     assert_eq!(reader.state().len(), 1);
+    task.abort();
+}
+
+/// An Istio-only cluster: kgateway's CRDs never appear. Each probe is one
+/// list that gets a 404; none of them wakes the reconciler (no round, so no
+/// writes) or claims the kind is served, and the probes grow further apart.
+#[tokio::test(start_paused = true)]
+async fn a_kind_that_stays_missing_wakes_no_round_and_is_probed_less_often() {
+    use futures::FutureExt;
+    let (client, mut handle) = mock();
+    let kind: &'static WatchedKind = named("TrafficPolicy").unwrap();
+    let shared = Arc::new(Shared::default());
+    let (_reader, writer) = watch::store(kind);
+    let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
+    let not_found = || status(404, "NotFound", "the server could not find the requested resource");
+    let (_, send) = next(&mut handle, "the first list").await;
+    respond(send, 404, &not_found());
+    // The first 404 is news: the cache is whole without the kind, one round.
+    within("the wake-up of the first 404", shared.changed.notified()).await;
+    let mut probed = tokio::time::Instant::now();
+    let mut expected = watch::MISSING_RETRY;
+    for probe in 1..=4 {
+        let step = format!("probe {probe}");
+        let (seen, send) = next_within(&mut handle, &step, watch::MISSING_RETRY_MAX + STEP).await;
+        let waited = probed.elapsed();
+        probed = tokio::time::Instant::now();
+        assert!(!seen.query.contains_key("watch"), "{step}: a list");
+        assert!(
+            waited >= expected && waited < expected + Duration::from_secs(1),
+            "{step}: waited {waited:?}, expected {expected:?}"
+        );
+        assert!(shared.missing().contains("TrafficPolicy"), "{step}: never claimed served");
+        respond(send, 404, &not_found());
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            shared.changed.notified().now_or_never().is_none(),
+            "{step}: a 404 that changed nothing woke the reconciler"
+        );
+        expected = (expected * 2).min(watch::MISSING_RETRY_MAX);
+    }
     task.abort();
 }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use attache_controller::kinds::{named, WatchedKind, WASM_PLUGIN};
+use attache_controller::prune::{prune, status_schema};
 use attache_controller::reconcile::{reconcile, Config, Outcome};
 use attache_controller::snapshot::Snapshot;
 use attache_controller::status::{self, Applied, MAX_ANCESTORS};
@@ -99,7 +100,10 @@ fn settle(
                 o["kind"] == patch.kind.kind && o["metadata"]["name"] == patch.key.name.as_str()
             })
             .unwrap();
-        o["status"] = patch.status.clone();
+        // What the API server keeps: the status pruned by the CRD's schema.
+        let mut stored = patch.status.clone();
+        prune(&mut stored, status_schema(patch.kind.kind).unwrap());
+        o["status"] = stored;
     }
 }
 
@@ -179,6 +183,74 @@ fn a_restart_on_a_settled_cluster_writes_nothing() {
     settle(&mut objects, &plan, &patches);
     let (again, patches) = round(&objects, &[], LATER);
     assert_eq!(again.gateways.get(&edge()), Some(&Outcome::Unchanged));
+    assert!(patches.is_empty(), "{patches:?}");
+}
+
+/// Every status the controller writes survives the API server's pruning
+/// unchanged (the CRD declares each field, `lastTransitionTime` included),
+/// and a later round carries each condition's time over instead of writing.
+#[test]
+fn what_is_written_is_what_is_stored_and_a_later_round_writes_nothing() {
+    let mut objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    assert!(!patches.is_empty());
+    for patch in &patches {
+        let mut stored = patch.status.clone();
+        prune(&mut stored, status_schema(patch.kind.kind).unwrap());
+        assert_eq!(stored, patch.status, "{} {}", patch.kind.kind, patch.key);
+        let times: Vec<&Value> = patch.status["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(
+                patch.status["ancestors"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|a| a["conditions"].as_array().unwrap()),
+            )
+            .map(|c| &c["lastTransitionTime"])
+            .collect();
+        assert!(times.iter().all(|t| *t == NOW), "{times:?}");
+    }
+    settle(&mut objects, &plan, &patches);
+    for later in [LATER, "2026-11-27T00:00:00Z"] {
+        let (_, patches) = round(&objects, &[], later);
+        assert!(patches.is_empty(), "at {later}: {patches:?}");
+    }
+}
+
+/// A status stored by a version whose schema pruned `lastTransitionTime`
+/// is written once, with the times, and then never again.
+#[test]
+fn a_status_stored_without_times_is_written_once_then_left_alone() {
+    let mut objects = shop();
+    let (plan, patches) = round(&objects, &[], NOW);
+    settle(&mut objects, &plan, &patches);
+    let strip = |v: &mut Value| {
+        for c in v["conditions"].as_array_mut().unwrap() {
+            c.as_object_mut().unwrap().remove("lastTransitionTime");
+        }
+    };
+    for o in objects.iter_mut().filter(|o| o["kind"] == "RoutePolicy") {
+        let status = &mut o["status"];
+        strip(status);
+        for a in status["ancestors"].as_array_mut().unwrap() {
+            strip(a);
+        }
+    }
+    let (plan, patches) = round(&objects, &[], LATER);
+    let written = patches.len();
+    assert_eq!(
+        written,
+        objects.iter().filter(|o| o["kind"] == "RoutePolicy").count()
+    );
+    assert_eq!(
+        policy_status(&patches, "edge-defaults")["conditions"][0]["lastTransitionTime"],
+        LATER
+    );
+    settle(&mut objects, &plan, &patches);
+    let (_, patches) = round(&objects, &[], "2026-11-27T00:00:00Z");
     assert!(patches.is_empty(), "{patches:?}");
 }
 

@@ -9,6 +9,7 @@ use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::{json, Value};
 
+use super::metrics::{Metrics, Write};
 use super::watch::api_resource;
 use crate::kinds::{WatchedKind, WASM_PLUGIN};
 use crate::status::rebase;
@@ -91,6 +92,7 @@ fn policy_api(client: &Client, kind: &WatchedKind, key: &ObjectKey) -> Api<Dynam
 /// controllers' ancestors kept), and the write is tried again.
 pub async fn write_status(
     client: &Client,
+    metrics: &Metrics,
     kind: &WatchedKind,
     key: &ObjectKey,
     resource_version: &str,
@@ -102,6 +104,7 @@ pub async fn write_status(
     let mut status = status.clone();
     for attempt in 0..=STATUS_RETRIES {
         let body = json!({"metadata": {"resourceVersion": version}, "status": status});
+        metrics.wrote(Write::Status);
         match api
             .patch_status(&key.name, &PatchParams::default(), &Patch::Merge(&body))
             .await

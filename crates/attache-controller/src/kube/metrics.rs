@@ -2,7 +2,7 @@
 //! by hand: five families do not need a metrics crate and its build time.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::fmt::Write as _;
 use std::sync::Mutex;
 
 /// Upper bounds (seconds) of the apply latency histogram.
@@ -24,6 +24,30 @@ struct Inner {
     watched: BTreeMap<&'static str, usize>,
     leader: bool,
     last_reconcile_seconds: f64,
+    /// Every write request sent, by what it wrote: the number that shows a
+    /// write storm (an idle controller's only writes are the Lease's).
+    writes: BTreeMap<Write, u64>,
+}
+
+/// A write the controller sends to the API server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Write {
+    /// A policy's status subresource (each try, re-reads after a 409 too).
+    Status,
+    /// A server-side apply of a Gateway's WasmPlugin.
+    PluginApply,
+    /// The delete of a WasmPlugin whose Gateway left our class.
+    PluginDelete,
+}
+
+impl Write {
+    fn labels(self) -> &'static str {
+        match self {
+            Write::Status => "object=\"status\",verb=\"patch\"",
+            Write::PluginApply => "object=\"wasmplugin\",verb=\"apply\"",
+            Write::PluginDelete => "object=\"wasmplugin\",verb=\"delete\"",
+        }
+    }
 }
 
 impl Metrics {
@@ -58,6 +82,16 @@ impl Metrics {
         });
     }
 
+    /// One write request sent, whatever its answer.
+    pub fn wrote(&self, write: Write) {
+        self.with(|m| *m.writes.entry(write).or_default() += 1);
+    }
+
+    /// Writes sent so far of one sort.
+    pub fn writes(&self, write: Write) -> u64 {
+        self.with(|m| m.writes.get(&write).copied().unwrap_or(0))
+    }
+
     pub fn watched(&self, kind: &'static str, count: usize) {
         self.with(|m| {
             m.watched.insert(kind, count);
@@ -87,6 +121,10 @@ impl Metrics {
             for (kind, count) in &m.watched {
                 let _ = writeln!(out, "attache_watched_objects{{kind=\"{kind}\"}} {count}");
             }
+            let _ = writeln!(out, "# HELP attache_writes_total Write requests sent to the API server, by object and verb (the Lease's are not counted).\n# TYPE attache_writes_total counter");
+            for write in [Write::Status, Write::PluginApply, Write::PluginDelete] {
+                let _ = writeln!(out, "attache_writes_total{{{}}} {}", write.labels(), m.writes.get(&write).copied().unwrap_or(0));
+            }
             let _ = writeln!(out, "# HELP attache_leader Whether this replica holds the Lease (1) and writes.\n# TYPE attache_leader gauge\nattache_leader {}", u8::from(m.leader));
             out
         })
@@ -103,6 +141,9 @@ mod tests {
         m.reconciled(0.2);
         m.applied("infra/edge", 1_700_000_000.0, 0.07);
         m.watched("HTTPRoute", 3);
+        m.wrote(Write::Status);
+        m.wrote(Write::Status);
+        m.wrote(Write::PluginApply);
         let text = m.render();
         for line in [
             "attache_reconciles_total 1",
@@ -112,6 +153,9 @@ mod tests {
             "attache_apply_duration_seconds_count 1",
             "attache_watched_objects{kind=\"HTTPRoute\"} 3",
             "attache_leader 0",
+            "attache_writes_total{object=\"status\",verb=\"patch\"} 2",
+            "attache_writes_total{object=\"wasmplugin\",verb=\"apply\"} 1",
+            "attache_writes_total{object=\"wasmplugin\",verb=\"delete\"} 0",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

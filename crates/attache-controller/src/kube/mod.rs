@@ -194,6 +194,7 @@ impl Reconciler {
                 }
                 Outcome::Apply(plugin) => {
                     let started = Instant::now();
+                    self.metrics.wrote(metrics::Write::PluginApply);
                     match api::apply_plugin(&self.client, plugin).await {
                         Ok(()) => {
                             let took = started.elapsed().as_secs_f64();
@@ -232,6 +233,7 @@ impl Reconciler {
             applied.insert(key.clone(), result);
         }
         for orphan in &plan.orphans {
+            self.metrics.wrote(metrics::Write::PluginDelete);
             match api::delete_plugin(&self.client, orphan).await {
                 Ok(()) => round.deleted += 1,
                 Err(e) => {
@@ -248,6 +250,7 @@ impl Reconciler {
             let version = resource_version(snapshot, &patch);
             match api::write_status(
                 &self.client,
+                &self.metrics,
                 patch.kind,
                 &patch.key,
                 &version,

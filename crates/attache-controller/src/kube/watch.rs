@@ -20,8 +20,14 @@ use tokio::sync::Notify;
 
 use crate::kinds::{Role, WatchedKind, MANAGED_BY};
 
-/// How long a kind whose CRD is missing waits before it is looked for again.
+/// How long a kind whose CRD is missing waits before it is looked for again
+/// the first time; each probe that still finds it missing doubles the wait,
+/// up to [`MISSING_RETRY_MAX`]. A probe is one list request; it wakes the
+/// reconciler only when the kind turns up (an Istio-only cluster, without
+/// kgateway's or Envoy Gateway's CRDs, is otherwise never disturbed).
 pub const MISSING_RETRY: Duration = Duration::from_secs(30);
+/// The longest wait between probes of a missing kind.
+pub const MISSING_RETRY_MAX: Duration = Duration::from_secs(300);
 /// The longest wait between tries after an API error (doubling from 1 s).
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
@@ -135,13 +141,22 @@ pub async fn run(
         config = config.labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
     }
     let mut backoff = Duration::from_secs(1);
+    let mut probe = MISSING_RETRY;
     loop {
         let stream = watcher(api(&client, kind), config.clone());
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
+                    // kube-runtime's watcher says `Init` before its first
+                    // list is even sent: only what follows it proves the
+                    // kind is served.
+                    if matches!(event, watcher::Event::Init) {
+                        store.apply_watcher_event(&event);
+                        continue;
+                    }
                     backoff = Duration::from_secs(1);
+                    probe = MISSING_RETRY;
                     if shared.set_missing(kind.kind, false) {
                         tracing::info!(kind = kind.kind, "the kind is served now; watching it");
                     }
@@ -150,7 +165,7 @@ pub async fn run(
                     if done {
                         shared.set_synced(kind.kind);
                     }
-                    if !matches!(event, watcher::Event::Init | watcher::Event::InitApply(_)) {
+                    if !matches!(event, watcher::Event::InitApply(_)) {
                         shared.changed.notify_one();
                     }
                 }
@@ -161,7 +176,7 @@ pub async fn run(
                                 tracing::warn!(
                                     kind = kind.kind,
                                     api_version = %kind.api_version(),
-                                    retry_seconds = MISSING_RETRY.as_secs(),
+                                    retry_seconds = probe.as_secs(),
                                     "the API server does not serve this kind (CRD not installed); skipped, looked for again later"
                                 );
                                 // Objects of a kind that went away are gone.
@@ -169,7 +184,9 @@ pub async fn run(
                                 store.apply_watcher_event(&watcher::Event::InitDone);
                                 shared.changed.notify_one();
                             }
-                            MISSING_RETRY
+                            let wait = probe;
+                            probe = (probe * 2).min(MISSING_RETRY_MAX);
+                            wait
                         }
                         Failure::Gone => {
                             tracing::info!(

@@ -46,8 +46,10 @@ pub struct StatusMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct PolicyStatusBody {
     /// The policy as a whole.
+    #[schemars(length(max = 8), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
-    /// One per targetRef.
+    /// One per targetRef (GEP-713 `PolicyStatus`: at most 16).
+    #[schemars(length(max = 16))]
     pub ancestors: Vec<AncestorStatus>,
 }
 
@@ -56,6 +58,8 @@ pub struct PolicyStatusBody {
 pub struct AncestorStatus {
     pub ancestor_ref: AncestorRef,
     pub controller_name: String,
+    /// Gateway API `PolicyAncestorStatus`: at most 8, one per type.
+    #[schemars(length(max = 8), extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
 }
 
@@ -72,8 +76,10 @@ pub struct AncestorRef {
 }
 
 /// A Kubernetes condition; `lastTransitionTime` is left out so that the
-/// output is deterministic (the resolver has no clock).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+/// output is deterministic (the resolver has no clock). The controller adds
+/// it when it writes, so the CRD's schema of a condition is
+/// `metav1.Condition`'s whole ([`Condition::json_schema`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     #[serde(rename = "type")]
@@ -84,6 +90,51 @@ pub struct Condition {
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+}
+
+/// The longest condition message `metav1.Condition` admits
+/// (`+kubebuilder:validation:MaxLength=32768`); a longer one is cut, since
+/// the API server would refuse the whole status write.
+pub const MAX_MESSAGE_BYTES: usize = 32768;
+
+/// The schema of `metav1.Condition` (k8s.io/apimachinery
+/// pkg/apis/meta/v1/types.go, its kubebuilder markers), which Gateway API's
+/// `PolicyAncestorStatus` uses: what the controller writes must survive the
+/// API server's pruning and validation unchanged, `lastTransitionTime`
+/// included.
+impl JsonSchema for Condition {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Condition".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "description": "A condition as metav1.Condition defines it; `attache status` leaves lastTransitionTime out, the controller writes it.",
+            "properties": {
+                "type": {
+                    "type": "string",
+                    "maxLength": 316,
+                    "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+                },
+                "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+                "lastTransitionTime": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "When the condition's status last changed."
+                },
+                "reason": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1024,
+                    "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+                },
+                "message": {"type": "string", "maxLength": MAX_MESSAGE_BYTES}
+            },
+            "required": ["type", "status", "lastTransitionTime", "reason", "message"]
+        })
+    }
 }
 
 /// Status of every policy plus what resolving every Gateway reported.
@@ -145,9 +196,25 @@ pub(crate) fn condition(
         kind: kind.into(),
         status: if ok { "True" } else { "False" }.into(),
         reason: reason.into(),
-        message,
+        message: cut_message(message),
         observed_generation: generation,
     }
+}
+
+/// `message` within [`MAX_MESSAGE_BYTES`], cut at a character boundary
+/// with a note that it was cut.
+pub fn cut_message(mut message: String) -> String {
+    const NOTE: &str = " [cut: too long for a condition]";
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES - NOTE.len();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message.truncate(end);
+    message.push_str(NOTE);
+    message
 }
 
 fn one(
