@@ -140,7 +140,10 @@ mod tests {
             });
             let mut kept = written.clone();
             prune(&mut kept, schema);
-            assert_eq!(kept, written, "{kind}: the API server would drop part of it");
+            assert_eq!(
+                kept, written,
+                "{kind}: the API server would drop part of it"
+            );
         }
     }
 }

@@ -627,7 +627,13 @@ async fn a_kind_that_stays_missing_wakes_no_round_and_is_probed_less_often() {
     let shared = Arc::new(Shared::default());
     let (_reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
-    let not_found = || status(404, "NotFound", "the server could not find the requested resource");
+    let not_found = || {
+        status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    };
     let (_, send) = next(&mut handle, "the first list").await;
     respond(send, 404, &not_found());
     // The first 404 is news: the cache is whole without the kind, one round.
@@ -644,7 +650,10 @@ async fn a_kind_that_stays_missing_wakes_no_round_and_is_probed_less_often() {
             waited >= expected && waited < expected + Duration::from_secs(1),
             "{step}: waited {waited:?}, expected {expected:?}"
         );
-        assert!(shared.missing().contains("TrafficPolicy"), "{step}: never claimed served");
+        assert!(
+            shared.missing().contains("TrafficPolicy"),
+            "{step}: never claimed served"
+        );
         respond(send, 404, &not_found());
         for _ in 0..10 {
             tokio::task::yield_now().await;

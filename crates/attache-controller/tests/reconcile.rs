@@ -243,7 +243,10 @@ fn a_status_stored_without_times_is_written_once_then_left_alone() {
     let written = patches.len();
     assert_eq!(
         written,
-        objects.iter().filter(|o| o["kind"] == "RoutePolicy").count()
+        objects
+            .iter()
+            .filter(|o| o["kind"] == "RoutePolicy")
+            .count()
     );
     assert_eq!(
         policy_status(&patches, "edge-defaults")["conditions"][0]["lastTransitionTime"],
