@@ -88,6 +88,7 @@ LAYERS = {
         ("table", ["kinds", "prune"]),
         ("install", ["rbac", "deploy", "image"]),
         ("read", ["snapshot"]),
+        ("serve", ["serving"]),
         ("decide", ["reconcile", "status"]),
         ("adapter", ["kube::watch", "kube::lease", "kube::metrics", "kube::serve", "kube::api"]),
         ("loop", ["kube"]),

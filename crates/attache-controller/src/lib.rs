@@ -14,5 +14,6 @@ pub mod kube;
 pub mod prune;
 pub mod rbac;
 pub mod reconcile;
+pub mod serving;
 pub mod snapshot;
 pub mod status;

@@ -14,6 +14,7 @@ use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
 use serde_json::{json, Value};
 
 use crate::kinds::{KINDS, MANAGED_BY, WASM_PLUGIN};
+use crate::serving::{serving, NotServed, Serving};
 use crate::snapshot::Snapshot;
 
 /// Istio's Gateway controller: the default `--controller-name`, since the
@@ -59,6 +60,8 @@ pub struct Plan {
     /// The parsed input, for status.
     pub inputs: Inputs,
     pub gateways: BTreeMap<ObjectKey, Outcome>,
+    /// Every Gateway in scope that is not served, with the reason.
+    pub not_served: BTreeMap<ObjectKey, NotServed>,
     /// Our WasmPlugins whose Gateway still exists but is no longer ours
     /// (its class changed): they must go, or they would keep configuring a
     /// Gateway we no longer serve. A deleted Gateway's WasmPlugin goes with
@@ -68,40 +71,14 @@ pub struct Plan {
     pub diagnostics: Vec<String>,
 }
 
-/// The GatewayClasses whose `spec.controllerName` is ours.
-fn our_classes(snapshot: &Snapshot, controller_name: &str) -> BTreeSet<String> {
-    snapshot
-        .docs
-        .iter()
-        .filter(|d| d.value["kind"] == "GatewayClass")
-        .filter(|d| d.value["spec"]["controllerName"] == controller_name)
-        .filter_map(|d| d.value["metadata"]["name"].as_str().map(str::to_string))
-        .collect()
-}
-
 fn in_scope(config: &Config, namespace: Option<&str>) -> bool {
     config.namespaces.is_empty() || namespace.is_none_or(|ns| config.namespaces.contains(ns))
 }
 
-/// The Gateways we serve, with their uid (for the ownerReference).
-pub fn our_gateways(config: &Config, snapshot: &Snapshot) -> BTreeMap<ObjectKey, String> {
-    let classes = our_classes(snapshot, &config.controller_name);
-    snapshot
-        .docs
-        .iter()
-        .filter(|d| d.value["kind"] == "Gateway")
-        .filter(|d| {
-            d.value["spec"]["gatewayClassName"]
-                .as_str()
-                .is_some_and(|c| classes.contains(c))
-        })
-        .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
-        .map(|d| {
-            let key = crate::snapshot::key_of(&d.value);
-            let uid = d.value["metadata"]["uid"].as_str().unwrap_or_default();
-            (key, uid.to_string())
-        })
-        .collect()
+/// The Gateways we serve, with their uid (for the ownerReference), and why
+/// each other Gateway in scope is not served.
+pub fn our_gateways(config: &Config, snapshot: &Snapshot) -> Serving {
+    serving(&config.controller_name, snapshot, |ns| in_scope(config, ns))
 }
 
 /// Resolves every Gateway we serve and compares with what is live.
@@ -115,9 +92,9 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
     let inputs = attache_core::parse(&docs);
     let mut diagnostics: Vec<String> = snapshot.unreadable.clone();
     diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
-    let ours = our_gateways(config, snapshot);
+    let Serving { served, not_served } = our_gateways(config, snapshot);
     let mut gateways = BTreeMap::new();
-    for (key, uid) in &ours {
+    for (key, uid) in &served {
         let outcome = if snapshot.missing.contains(WASM_PLUGIN.kind) {
             Outcome::Keep(
                 "the WasmPlugin CRD (extensions.istio.io) is not installed: is Istio installed?"
@@ -148,13 +125,14 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
                 name: gateway,
             };
             let exists = inputs.gateways.contains_key(&gateway);
-            (exists && !ours.contains_key(&gateway)).then(|| key.clone())
+            (exists && !served.contains_key(&gateway)).then(|| key.clone())
         })
         .collect();
     diagnostics.dedup();
     Plan {
         inputs,
         gateways,
+        not_served,
         orphans,
         diagnostics,
     }

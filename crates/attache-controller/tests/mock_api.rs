@@ -756,10 +756,8 @@ fn shop_snapshot(objects: &[Value]) -> attache_controller::snapshot::Snapshot {
 }
 
 fn shop_config() -> attache_controller::reconcile::Config {
-    attache_controller::reconcile::Config {
-        controller_name: "attache.dev/gateway-controller".into(),
-        ..Default::default()
-    }
+    // examples/shop's class is Istio's, the default --controller-name.
+    attache_controller::reconcile::Config::default()
 }
 
 /// Answers one status write per path of `expected`, in any order; returns

@@ -25,11 +25,10 @@ fn edge() -> ObjectKey {
     }
 }
 
+/// The defaults, as deploy/controller runs it: examples/shop's class is
+/// Istio's, the default `--controller-name`.
 fn config() -> Config {
-    Config {
-        controller_name: "attache.dev/gateway-controller".into(),
-        ..Config::default()
-    }
+    Config::default()
 }
 
 fn snapshot(objects: &[Value], missing: &[&'static str]) -> Snapshot {
@@ -438,7 +437,7 @@ fn namespaces_scope_what_is_served() {
     assert!(reconcile(&cfg, &snap).gateways.is_empty());
     cfg.namespaces = ["infra".to_string(), "shop".to_string()].into();
     assert_eq!(reconcile(&cfg, &snap).gateways.len(), 1);
-    cfg.controller_name = "istio.io/gateway-controller".into();
+    cfg.controller_name = "example.com/other".into();
     assert!(
         reconcile(&cfg, &snap).gateways.is_empty(),
         "a class of another controller"
@@ -477,7 +476,7 @@ const PER_ANCESTOR: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: attache}
-spec: {controllerName: attache.dev/gateway-controller}
+spec: {controllerName: istio.io/gateway-controller}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -670,4 +669,83 @@ fn programmed_is_computed_per_ancestor_from_the_gateways_its_target_reaches() {
             }
         }
     }
+}
+
+/// Every Gateway in scope is served or has its reason (docs/semantics.md
+/// section 11): another controller's class, a missing class, a Gateway
+/// its own controller refused. examples/shop under the default
+/// `--controller-name` (Istio's) is the "serves nothing" case.
+#[test]
+fn every_gateway_not_served_has_its_reason() {
+    use attache_controller::serving::NotServed;
+    let mut objects = shop();
+    let gateway = |name: &str, class: &str, status: Value| {
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+               "metadata": {"name": name, "namespace": "infra", "uid": format!("uid-{name}"), "resourceVersion": "1"},
+               "spec": {"gatewayClassName": class, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]},
+               "status": status})
+    };
+    objects.push(
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+        "metadata": {"name": "kgateway", "uid": "uid-kgateway", "resourceVersion": "1"},
+        "spec": {"controllerName": "kgateway.dev/kgateway"}}),
+    );
+    objects.push(gateway("theirs", "kgateway", Value::Null));
+    objects.push(gateway("classless", "nowhere", Value::Null));
+    objects.push(gateway(
+        "refused",
+        "attache",
+        json!({"conditions": [{"type": "Accepted", "status": "False", "reason": "InvalidParameters", "message": "bad params"}]}),
+    ));
+    objects.push(gateway(
+        "welcome",
+        "attache",
+        json!({"conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": ""}]}),
+    ));
+    let key = |name: &str| ObjectKey {
+        namespace: "infra".into(),
+        name: name.into(),
+    };
+    let (plan, _) = round(&objects, &[], NOW);
+    let served: Vec<&ObjectKey> = plan.gateways.keys().collect();
+    assert_eq!(served, [&edge(), &key("welcome")]);
+    let reasons: Vec<(&str, &str)> = plan
+        .not_served
+        .iter()
+        .map(|(k, why)| (k.name.as_str(), why.reason()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("classless", "GatewayClassMissing"),
+            ("refused", "NotAccepted"),
+            ("theirs", "OtherController"),
+        ]
+    );
+    assert_eq!(
+        plan.not_served[&key("theirs")].to_string(),
+        "not served by attache: GatewayClass kgateway has controllerName kgateway.dev/kgateway, \
+         this controller serves istio.io/gateway-controller (hint: start it with --controller-name \
+         kgateway.dev/kgateway to serve this class)"
+    );
+    assert!(matches!(
+        &plan.not_served[&key("refused")],
+        NotServed::NotAccepted { reason, message } if reason == "InvalidParameters" && message == "bad params"
+    ));
+
+    // Another controller name serves nothing of the example, and says
+    // which controllerNames the classes do name.
+    let snap = snapshot(&shop(), &[]);
+    let other = Config {
+        controller_name: "example.com/other".into(),
+        ..Config::default()
+    };
+    let plan = reconcile(&other, &snap);
+    assert!(plan.gateways.is_empty());
+    assert_eq!(plan.not_served[&edge()].reason(), "OtherController");
+    assert_eq!(
+        attache_controller::serving::serving_nothing("example.com/other", &snap),
+        "serving no Gateway: no GatewayClass names controllerName example.com/other; \
+         the cluster's GatewayClasses name [istio.io/gateway-controller] (hint: --controller-name)"
+    );
 }

@@ -220,7 +220,7 @@ fn start_pair() -> Pair {
         namespace: "infra".into(),
         name: "edge".into(),
     };
-    let controller_name = "attache.dev/gateway-controller";
+    let controller_name = attache_controller::reconcile::ISTIO_CONTROLLER;
     let auto = controller::controller_plugin(&objects, controller_name, &edge, ConfigForm::Auto);
     assert_eq!(
         protojson(&auto["spec"]["pluginConfig"]),

@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
+use attache_core::topology::ObjectKey;
+
+use crate::serving::NotServed;
+
 /// Upper bounds (seconds) of the apply latency histogram.
 const BUCKETS: [f64; 8] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
@@ -24,6 +28,9 @@ struct Inner {
     watched: BTreeMap<&'static str, usize>,
     leader: bool,
     last_reconcile_seconds: f64,
+    /// Gateways served, and those not served by reason.
+    served: usize,
+    not_served: BTreeMap<&'static str, usize>,
     /// Every write request sent, by what it wrote: the number that shows a
     /// write storm (an idle controller's only writes are the Lease's).
     writes: BTreeMap<Write, u64>,
@@ -82,6 +89,19 @@ impl Metrics {
         });
     }
 
+    /// This round's Gateways: how many are served, and why the others are
+    /// not (every reason reported, zero included, so a reason that cleared
+    /// reads 0 rather than its last value).
+    pub fn gateways(&self, served: usize, not_served: &BTreeMap<ObjectKey, NotServed>) {
+        self.with(|m| {
+            m.served = served;
+            m.not_served = NotServed::REASONS.iter().map(|r| (*r, 0)).collect();
+            for why in not_served.values() {
+                *m.not_served.entry(why.reason()).or_default() += 1;
+            }
+        });
+    }
+
     /// One write request sent, whatever its answer.
     pub fn wrote(&self, write: Write) {
         self.with(|m| *m.writes.entry(write).or_default() += 1);
@@ -121,6 +141,11 @@ impl Metrics {
             for (kind, count) in &m.watched {
                 let _ = writeln!(out, "attache_watched_objects{{kind=\"{kind}\"}} {count}");
             }
+            let _ = writeln!(out, "# HELP attache_gateways_served Gateways this controller serves.\n# TYPE attache_gateways_served gauge\nattache_gateways_served {}", m.served);
+            let _ = writeln!(out, "# HELP attache_gateways_not_served Gateways in scope it does not serve, by reason.\n# TYPE attache_gateways_not_served gauge");
+            for (reason, count) in &m.not_served {
+                let _ = writeln!(out, "attache_gateways_not_served{{reason=\"{reason}\"}} {count}");
+            }
             let _ = writeln!(out, "# HELP attache_writes_total Write requests sent to the API server, by object and verb (the Lease's are not counted).\n# TYPE attache_writes_total counter");
             for write in [Write::Status, Write::PluginApply, Write::PluginDelete] {
                 let _ = writeln!(out, "attache_writes_total{{{}}} {}", write.labels(), m.writes.get(&write).copied().unwrap_or(0));
@@ -144,6 +169,19 @@ mod tests {
         m.wrote(Write::Status);
         m.wrote(Write::Status);
         m.wrote(Write::PluginApply);
+        let why = NotServed::ClassMissing {
+            class: "gone".into(),
+        };
+        let key = |name: &str| ObjectKey {
+            namespace: "shop".into(),
+            name: name.into(),
+        };
+        m.gateways(
+            2,
+            &[(key("a"), why.clone()), (key("b"), why)]
+                .into_iter()
+                .collect(),
+        );
         let text = m.render();
         for line in [
             "attache_reconciles_total 1",
@@ -153,6 +191,9 @@ mod tests {
             "attache_apply_duration_seconds_count 1",
             "attache_watched_objects{kind=\"HTTPRoute\"} 3",
             "attache_leader 0",
+            "attache_gateways_served 2",
+            "attache_gateways_not_served{reason=\"GatewayClassMissing\"} 2",
+            "attache_gateways_not_served{reason=\"OtherController\"} 0",
             "attache_writes_total{object=\"status\",verb=\"patch\"} 2",
             "attache_writes_total{object=\"wasmplugin\",verb=\"apply\"} 1",
             "attache_writes_total{object=\"wasmplugin\",verb=\"delete\"} 0",

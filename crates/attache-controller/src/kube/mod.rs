@@ -21,7 +21,8 @@ use kube::Client;
 use serde_json::Value;
 
 use crate::kinds::KINDS;
-use crate::reconcile::{reconcile, Config, Outcome};
+use crate::reconcile::{reconcile, Config, Outcome, Plan};
+use crate::serving::{self, NotServed};
 use crate::snapshot::{ReadCache, Snapshot};
 use crate::status::{self, Applied};
 
@@ -112,6 +113,10 @@ pub struct Reconciler {
     /// The last failure reported per Gateway, so that an Event is sent once
     /// per new failure, not once per round.
     failures: BTreeMap<ObjectKey, String>,
+    /// Why each Gateway not served was last reported so (reported once).
+    not_served: BTreeMap<ObjectKey, NotServed>,
+    /// Whether "serving no Gateway" was said since something was served.
+    said_serving_nothing: bool,
 }
 
 /// What one round did.
@@ -144,6 +149,8 @@ impl Reconciler {
             metrics,
             cache: ReadCache::default(),
             failures: BTreeMap::new(),
+            not_served: BTreeMap::new(),
+            said_serving_nothing: false,
         }
     }
 
@@ -183,6 +190,7 @@ impl Reconciler {
         for line in &plan.diagnostics {
             tracing::warn!(diagnostic = %line, "input");
         }
+        self.report_not_served(&plan, snapshot).await;
         let mut round = Round::default();
         let mut applied: Applied = BTreeMap::new();
         let unix = now.as_second() as f64;
@@ -225,7 +233,7 @@ impl Reconciler {
                     self.metrics.error();
                     tracing::error!(gateway = %key, error = %why, "Gateway not configured");
                     if self.failures.get(key) != Some(why) {
-                        self.event(key, snapshot, why).await;
+                        self.kept(key, snapshot, why).await;
                         self.failures.insert(key.clone(), why.clone());
                     }
                 }
@@ -269,8 +277,47 @@ impl Reconciler {
         round
     }
 
+    /// Each Gateway not served, once per reason: a log line, an Event on
+    /// the Gateway; the gauges every round; and one line when nothing at
+    /// all is served (docs/controller.md, "Gateways not served").
+    async fn report_not_served(&mut self, plan: &Plan, snapshot: &Snapshot) {
+        self.metrics.gateways(plan.gateways.len(), &plan.not_served);
+        for (key, why) in &plan.not_served {
+            if self.not_served.get(key) == Some(why) {
+                continue;
+            }
+            tracing::warn!(gateway = %key, reason = why.reason(), "{why}");
+            let note = why.to_string();
+            self.event(key, snapshot, EventType::Normal, why.reason(), &note)
+                .await;
+        }
+        self.not_served = plan.not_served.clone();
+        if plan.gateways.is_empty() {
+            if !self.said_serving_nothing {
+                let line = serving::serving_nothing(&self.config.controller_name, snapshot);
+                tracing::warn!(not_served = plan.not_served.len(), "{line}");
+                self.said_serving_nothing = true;
+            }
+        } else {
+            self.said_serving_nothing = false;
+        }
+    }
+
     /// A Warning Event on the Gateway: its configuration was not applied.
-    async fn event(&self, key: &ObjectKey, snapshot: &Snapshot, why: &str) {
+    async fn kept(&self, key: &ObjectKey, snapshot: &Snapshot, why: &str) {
+        self.event(key, snapshot, EventType::Warning, "ConfigurationKept", why)
+            .await;
+    }
+
+    /// An Event on a Gateway.
+    async fn event(
+        &self,
+        key: &ObjectKey,
+        snapshot: &Snapshot,
+        type_: EventType,
+        reason: &str,
+        why: &str,
+    ) {
         let uid = snapshot
             .docs
             .iter()
@@ -286,8 +333,8 @@ impl Reconciler {
         };
         let note: String = why.chars().take(1000).collect();
         let event = Event {
-            type_: EventType::Warning,
-            reason: "ConfigurationKept".into(),
+            type_,
+            reason: reason.into(),
             note: Some(note),
             action: "Reconcile".into(),
             secondary: None,
