@@ -57,6 +57,24 @@ fn main() {
     let started = Instant::now();
     let plan = reconcile(&config, &snapshot);
     let reconciled = started.elapsed();
+    // The phases a round spends beyond the plan: parsing alone (the plan
+    // includes it), every policy's status, and which targets reach each
+    // Gateway (both resolve each Gateway again).
+    let started = Instant::now();
+    let parsed = attache_core::parse(&snapshot.docs);
+    let parse = started.elapsed();
+    drop(parsed);
+    let started = Instant::now();
+    let report = attache_core::policy_status(&plan.inputs);
+    let status = started.elapsed();
+    drop(report);
+    let started = Instant::now();
+    let reach = attache_controller::status::reach(&plan.inputs, plan.gateways.keys().cloned());
+    let reached = started.elapsed();
+    drop(reach);
+    println!(
+        "phases: parse {parse:?} (within reconcile), policy_status {status:?}, reach {reached:?}"
+    );
     // The next round with the same objects: read from the cache.
     let started = Instant::now();
     let again = Snapshot::read(rows(), BTreeSet::new(), &mut cache);

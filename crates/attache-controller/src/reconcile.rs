@@ -8,7 +8,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use std::sync::Arc;
+
 use attache_core::topology::ObjectKey;
+use attache_core::ResolveError;
 use attache_core::{DataPlane, Inputs};
 use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
 use serde_json::{json, Value};
@@ -51,7 +54,49 @@ pub enum Outcome {
     Unchanged,
     /// The Gateway cannot be resolved: its live WasmPlugin (if any) stays
     /// as it was, the last good configuration (docs/semantics.md section 11).
-    Keep(String),
+    Keep(Kept),
+}
+
+/// Why a Gateway keeps its last applied configuration this round.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Kept {
+    #[error("the WasmPlugin CRD (extensions.istio.io) is not installed: is Istio installed?")]
+    PluginKindMissing,
+    #[error("Gateway {gateway} cannot be resolved: {source}")]
+    Unresolvable {
+        gateway: ObjectKey,
+        #[source]
+        source: Arc<ResolveError>,
+    },
+    #[error("Gateway {gateway}: cannot encode its WasmPlugin: {source}")]
+    Encode {
+        gateway: ObjectKey,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    /// `attache_render::wasmplugin::size_problem`'s sentence.
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+impl Kept {
+    /// A few fixed words for the metric's `reason` label.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Kept::PluginKindMissing => "PluginKindMissing",
+            Kept::Unresolvable { .. } => "Unresolvable",
+            Kept::Encode { .. } => "Encode",
+            Kept::TooLarge(_) => "TooLarge",
+        }
+    }
+}
+
+/// Two reasons are the same when they say the same (the sources are not
+/// comparable; their messages are what the user sees).
+impl PartialEq for Kept {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
 }
 
 /// The reconcile of every Gateway the controller serves.
@@ -96,10 +141,7 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
     let mut gateways = BTreeMap::new();
     for (key, uid) in &served {
         let outcome = if snapshot.missing.contains(WASM_PLUGIN.kind) {
-            Outcome::Keep(
-                "the WasmPlugin CRD (extensions.istio.io) is not installed: is Istio installed?"
-                    .into(),
-            )
+            Outcome::Keep(Kept::PluginKindMissing)
         } else {
             match desired(config, &inputs, key, uid) {
                 Ok((plugin, found)) => {
@@ -153,11 +195,18 @@ fn desired(
     inputs: &Inputs,
     key: &ObjectKey,
     uid: &str,
-) -> Result<(Value, Vec<String>), String> {
-    let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio)
-        .map_err(|e| format!("Gateway {key} cannot be resolved: {e}"))?;
-    let mut plugin = wasm_plugin(&resolved.resolution, &config.plugin)
-        .map_err(|e| format!("Gateway {key}: cannot encode its WasmPlugin: {e}"))?;
+) -> Result<(Value, Vec<String>), Kept> {
+    let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio).map_err(|e| {
+        Kept::Unresolvable {
+            gateway: key.clone(),
+            source: Arc::new(e),
+        }
+    })?;
+    let mut plugin =
+        wasm_plugin(&resolved.resolution, &config.plugin).map_err(|e| Kept::Encode {
+            gateway: key.clone(),
+            source: Arc::new(e),
+        })?;
     plugin["metadata"]["ownerReferences"] = json!([{
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "Gateway",
@@ -165,7 +214,7 @@ fn desired(
         "uid": uid,
     }]);
     if let Some(problem) = attache_render::wasmplugin::size_problem(&plugin) {
-        return Err(problem);
+        return Err(Kept::TooLarge(problem));
     }
     let found = resolved
         .diagnostics

@@ -8,6 +8,7 @@
 //! `now`, the live status with the snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use attache_core::status::CONTROLLER_NAME;
 use attache_core::topology::ObjectKey;
@@ -31,9 +32,14 @@ pub struct StatusPatch {
     pub status: Value,
 }
 
+/// Why a Gateway's configuration is not applied: the reconcile's reason
+/// to keep the last one, or the write that failed (its chain of sources
+/// kept for the log).
+pub type NotApplied = Arc<dyn std::error::Error + Send + Sync>;
+
 /// How each Gateway we serve ended this round: applied (or already live),
 /// or the error that kept its last configuration.
-pub type Applied = BTreeMap<ObjectKey, Result<(), String>>;
+pub type Applied = BTreeMap<ObjectKey, Result<(), NotApplied>>;
 
 /// What each served Gateway carries: (index into `inputs.policies`, index
 /// of the targetRef) pairs, one per ancestor of the policy's status
@@ -145,7 +151,7 @@ fn programmed(gateways: &[&ObjectKey], applied: &Applied) -> Programmed {
         .iter()
         .filter_map(|g| match applied.get(*g) {
             Some(Ok(())) => None,
-            Some(Err(why)) => Some(why.clone()),
+            Some(Err(why)) => Some(why.to_string()),
             None => Some(format!("Gateway {g} was not reconciled")),
         })
         .collect();

@@ -558,6 +558,56 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
     task.abort();
 }
 
+/// A transient failure (a 500 on the watch, then a 429) is not a reason to
+/// list again: kube-runtime's watcher, kept across errors, resumes from the
+/// last resourceVersion after its back-off, keeps the store, and counts
+/// each restart.
+#[tokio::test(start_paused = true)]
+async fn a_transient_watch_error_resumes_from_the_last_version_without_a_relist() {
+    use attache_controller::kube::metrics::Metrics;
+    let (client, mut handle) = mock();
+    let kind: &'static WatchedKind = named("GatewayClass").unwrap();
+    let metrics = Arc::new(Metrics::default());
+    let shared = Arc::new(Shared::with_metrics(metrics.clone()));
+    let (reader, writer) = watch::store(kind);
+    let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
+    let (_, send) = next(&mut handle, "the first list").await;
+    respond(send, 200, &list("10", vec![gateway_class("10")]));
+    let (seen, send) = next(&mut handle, "the watch").await;
+    assert_eq!(
+        seen.query.get("resourceVersion").map(String::as_str),
+        Some("10")
+    );
+    respond(send, 500, &status(500, "InternalError", "etcd is sad"));
+    let (seen, send) = next(&mut handle, "the watch again after the 500").await;
+    assert_eq!(
+        seen.query.get("watch").map(String::as_str),
+        Some("true"),
+        "no relist"
+    );
+    assert_eq!(
+        seen.query.get("resourceVersion").map(String::as_str),
+        Some("10")
+    );
+    respond(send, 429, &status(429, "TooManyRequests", "slow down"));
+    let (seen, _send) = next(&mut handle, "the watch again after the 429").await;
+    assert_eq!(
+        seen.query.get("watch").map(String::as_str),
+        Some("true"),
+        "no relist"
+    );
+    assert_eq!(
+        seen.query.get("resourceVersion").map(String::as_str),
+        Some("10")
+    );
+    assert_eq!(reader.state().len(), 1, "the store kept its object");
+    assert!(metrics
+        .render()
+        .lines()
+        .any(|l| l == "attache_watch_restarts_total{kind=\"GatewayClass\",reason=\"Other\"} 2"));
+    task.abort();
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_kind_whose_crd_is_not_installed_is_skipped_then_picked_up() {
     let (client, mut handle) = mock();

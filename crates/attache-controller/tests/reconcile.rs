@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail by panicking
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use attache_controller::kinds::{named, WatchedKind, WASM_PLUGIN};
 use attache_controller::prune::{prune, status_schema};
@@ -56,7 +57,7 @@ fn round(
         .iter()
         .map(|(k, o)| {
             let r = match o {
-                Outcome::Keep(why) => Err(why.clone()),
+                Outcome::Keep(why) => Err(Arc::new(why.clone()) as status::NotApplied),
                 _ => Ok(()),
             };
             (k.clone(), r)
@@ -410,7 +411,7 @@ fn a_missing_crd_the_wasmplugin_keeps_nothing_written_and_peers_are_optional() {
     let objects = shop();
     let (plan, patches) = round(&objects, &[WASM_PLUGIN.kind], NOW);
     match plan.gateways.get(&edge()) {
-        Some(Outcome::Keep(why)) => assert!(why.contains("WasmPlugin CRD"), "{why}"),
+        Some(Outcome::Keep(why)) => assert!(why.to_string().contains("WasmPlugin CRD"), "{why}"),
         other => panic!("{other:?}"),
     }
     let guard = policy_status(&patches, "platform-guardrails");
@@ -623,7 +624,10 @@ fn programmed_is_computed_per_ancestor_from_the_gateways_its_target_reaches() {
             .keys()
             .map(|k| {
                 let outcome = if failed.contains(&k.name.as_str()) {
-                    Err(format!("Gateway {k}: boom"))
+                    Err(
+                        Arc::new(std::io::Error::other(format!("Gateway {k}: boom")))
+                            as status::NotApplied,
+                    )
                 } else {
                     Ok(())
                 };

@@ -31,6 +31,39 @@ pub enum WriteError {
 }
 
 impl WriteError {
+    /// A few fixed words for the metric's `reason` label.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            WriteError::Forbidden { .. } => "Forbidden",
+            WriteError::Conflict { .. } => "Conflict",
+            WriteError::Api {
+                source: kube::Error::Api(s),
+                ..
+            } if s.code == 429 => "TooManyRequests",
+            WriteError::Api {
+                source: kube::Error::Api(_),
+                ..
+            } => "ApiError",
+            WriteError::Api { .. } => "Transport",
+        }
+    }
+
+    /// How long the API server asked us to wait: a 429's
+    /// `details.retryAfterSeconds` (API conventions, "HTTP Status codes":
+    /// 429 StatusTooManyRequests carries the same value as `Retry-After`).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            WriteError::Api {
+                source: kube::Error::Api(s),
+                ..
+            } if s.code == 429 => s
+                .details
+                .as_ref()
+                .map(|d| std::time::Duration::from_secs(u64::from(d.retry_after_seconds.max(1)))),
+            _ => None,
+        }
+    }
+
     fn from_kube(what: String, source: kube::Error) -> Self {
         match &source {
             kube::Error::Api(s) if s.code == 403 => WriteError::Forbidden {

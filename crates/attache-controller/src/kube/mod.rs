@@ -4,33 +4,28 @@
 //! change wakes it, changes are coalesced (a burst of edits is one round),
 //! and each round is [`crate::reconcile`] plus the writes it decides.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use attache_core::topology::ObjectKey;
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::DynamicObject;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::Store;
 use kube::Client;
-use serde_json::Value;
+use tracing::Instrument;
 
 use crate::kinds::KINDS;
-use crate::reconcile::{reconcile, Config, Outcome, Plan};
-use crate::serving::{self, NotServed};
-use crate::snapshot::{ReadCache, Snapshot};
-use crate::status::{self, Applied};
+use crate::reconcile::Config;
 
 pub mod api;
 pub mod lease;
 pub mod metrics;
+pub mod round;
 pub mod serve;
 pub mod watch;
+
+pub use round::{Reconciler, Round};
+pub use watch::Caches;
 
 /// How the controller runs (the `attache controller` flags).
 #[derive(Debug, Clone)]
@@ -77,12 +72,6 @@ pub async fn client(kubeconfig: Option<&PathBuf>) -> Result<Client, RunError> {
     Client::try_from(config).map_err(|e| RunError::Config(e.to_string()))
 }
 
-/// The reflector stores, one per kind, and the watchers' shared state.
-pub struct Caches {
-    pub stores: Vec<(&'static crate::kinds::WatchedKind, Store<DynamicObject>)>,
-    pub shared: Arc<watch::Shared>,
-}
-
 impl serve::Probe for watch::Shared {
     fn ready(&self) -> bool {
         watch::Shared::ready(self, KINDS.len())
@@ -90,8 +79,8 @@ impl serve::Probe for watch::Shared {
 }
 
 /// Starts a watcher per kind.
-pub fn start_watchers(client: &Client) -> Caches {
-    let shared = Arc::new(watch::Shared::default());
+pub fn start_watchers(client: &Client, metrics: Arc<metrics::Metrics>) -> Caches {
+    let shared = Arc::new(watch::Shared::with_metrics(metrics));
     let stores = KINDS
         .iter()
         .map(|kind| {
@@ -103,265 +92,15 @@ pub fn start_watchers(client: &Client) -> Caches {
     Caches { stores, shared }
 }
 
-/// What the loop remembers between rounds.
-pub struct Reconciler {
-    pub client: Client,
-    pub config: Config,
-    pub metrics: Arc<metrics::Metrics>,
-    pub recorder: Recorder,
-    cache: ReadCache,
-    /// The last failure reported per Gateway, so that an Event is sent once
-    /// per new failure, not once per round.
-    failures: BTreeMap<ObjectKey, String>,
-    /// Why each Gateway not served was last reported so (reported once).
-    not_served: BTreeMap<ObjectKey, NotServed>,
-    /// Whether "serving no Gateway" was said since something was served.
-    said_serving_nothing: bool,
-}
-
-/// What one round did.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Round {
-    pub applied: usize,
-    pub unchanged: usize,
-    pub kept: usize,
-    pub deleted: usize,
-    pub statuses: usize,
-    /// Writes that failed: the round is tried again after a back-off.
-    pub errors: usize,
-}
-
-impl Reconciler {
-    pub fn new(
-        client: Client,
-        config: Config,
-        metrics: Arc<metrics::Metrics>,
-        identity: &str,
-    ) -> Self {
-        let reporter = Reporter {
-            controller: "attache".into(),
-            instance: Some(identity.into()),
-        };
-        Reconciler {
-            recorder: Recorder::new(client.clone(), reporter),
-            client,
-            config,
-            metrics,
-            cache: ReadCache::default(),
-            failures: BTreeMap::new(),
-            not_served: BTreeMap::new(),
-            said_serving_nothing: false,
-        }
-    }
-
-    /// One round over the objects the caches hold.
-    pub async fn round(&mut self, caches: &Caches, now: Timestamp) -> Round {
-        let started = Instant::now();
-        let values: Vec<(&'static crate::kinds::WatchedKind, Value)> = caches
-            .stores
-            .iter()
-            .flat_map(|(kind, store)| {
-                let objects = store.state();
-                self.metrics.watched(kind.kind, objects.len());
-                objects
-                    .into_iter()
-                    .map(|o| {
-                        (
-                            *kind,
-                            serde_json::to_value(o.as_ref()).unwrap_or(Value::Null),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let snapshot = Snapshot::read(
-            values.iter().map(|(k, v)| (*k, v)),
-            caches.shared.missing(),
-            &mut self.cache,
-        );
-        let round = self.apply(&snapshot, now).await;
-        self.metrics.reconciled(started.elapsed().as_secs_f64());
-        round
-    }
-
-    /// Applies what [`reconcile`] decides for `snapshot`.
-    pub async fn apply(&mut self, snapshot: &Snapshot, now: Timestamp) -> Round {
-        let plan = reconcile(&self.config, snapshot);
-        for line in &plan.diagnostics {
-            tracing::warn!(diagnostic = %line, "input");
-        }
-        self.report_not_served(&plan, snapshot).await;
-        let mut round = Round::default();
-        let mut applied: Applied = BTreeMap::new();
-        let unix = now.as_second() as f64;
-        for (key, outcome) in &plan.gateways {
-            let result = match outcome {
-                Outcome::Unchanged => {
-                    round.unchanged += 1;
-                    Ok(())
-                }
-                Outcome::Apply(plugin) => {
-                    let started = Instant::now();
-                    self.metrics.wrote(metrics::Write::PluginApply);
-                    match api::apply_plugin(&self.client, plugin).await {
-                        Ok(()) => {
-                            let took = started.elapsed().as_secs_f64();
-                            tracing::info!(gateway = %key, seconds = took, "WasmPlugin applied");
-                            self.metrics.applied(&key.to_string(), unix, took);
-                            round.applied += 1;
-                            Ok(())
-                        }
-                        Err(e) => {
-                            round.errors += 1;
-                            Err(e.to_string())
-                        }
-                    }
-                }
-                Outcome::Keep(why) => {
-                    round.kept += 1;
-                    Err(format!("{why}; its last applied WasmPlugin is kept"))
-                }
-            };
-            if result.is_ok() && matches!(outcome, Outcome::Unchanged) {
-                self.metrics.applied(&key.to_string(), unix, 0.0);
-            }
-            match &result {
-                Ok(()) => {
-                    self.failures.remove(key);
-                }
-                Err(why) => {
-                    self.metrics.error();
-                    tracing::error!(gateway = %key, error = %why, "Gateway not configured");
-                    if self.failures.get(key) != Some(why) {
-                        self.kept(key, snapshot, why).await;
-                        self.failures.insert(key.clone(), why.clone());
-                    }
-                }
-            }
-            applied.insert(key.clone(), result);
-        }
-        for orphan in &plan.orphans {
-            self.metrics.wrote(metrics::Write::PluginDelete);
-            match api::delete_plugin(&self.client, orphan).await {
-                Ok(()) => round.deleted += 1,
-                Err(e) => {
-                    round.errors += 1;
-                    tracing::error!(error = %e, "cannot delete a WasmPlugin whose Gateway left our class");
-                }
-            }
-        }
-        let reach = status::reach(&plan.inputs, plan.gateways.keys().cloned());
-        let stamp = Timestamp::from_second(now.as_second())
-            .unwrap_or(now)
-            .to_string();
-        for patch in status::patches(&plan.inputs, snapshot, &reach, &applied, &stamp) {
-            let version = resource_version(snapshot, &patch);
-            match api::write_status(
-                &self.client,
-                &self.metrics,
-                patch.kind,
-                &patch.key,
-                &version,
-                &patch.status,
-            )
-            .await
-            {
-                Ok(()) => round.statuses += 1,
-                Err(e) => {
-                    round.errors += 1;
-                    self.metrics.error();
-                    tracing::error!(error = %e, "status not written");
-                }
-            }
-        }
-        round
-    }
-
-    /// Each Gateway not served, once per reason: a log line, an Event on
-    /// the Gateway; the gauges every round; and one line when nothing at
-    /// all is served (docs/controller.md, "Gateways not served").
-    async fn report_not_served(&mut self, plan: &Plan, snapshot: &Snapshot) {
-        self.metrics.gateways(plan.gateways.len(), &plan.not_served);
-        for (key, why) in &plan.not_served {
-            if self.not_served.get(key) == Some(why) {
-                continue;
-            }
-            tracing::warn!(gateway = %key, reason = why.reason(), "{why}");
-            let note = why.to_string();
-            self.event(key, snapshot, EventType::Normal, why.reason(), &note)
-                .await;
-        }
-        self.not_served = plan.not_served.clone();
-        if plan.gateways.is_empty() {
-            if !self.said_serving_nothing {
-                let line = serving::serving_nothing(&self.config.controller_name, snapshot);
-                tracing::warn!(not_served = plan.not_served.len(), "{line}");
-                self.said_serving_nothing = true;
-            }
-        } else {
-            self.said_serving_nothing = false;
-        }
-    }
-
-    /// A Warning Event on the Gateway: its configuration was not applied.
-    async fn kept(&self, key: &ObjectKey, snapshot: &Snapshot, why: &str) {
-        self.event(key, snapshot, EventType::Warning, "ConfigurationKept", why)
-            .await;
-    }
-
-    /// An Event on a Gateway.
-    async fn event(
-        &self,
-        key: &ObjectKey,
-        snapshot: &Snapshot,
-        type_: EventType,
-        reason: &str,
-        why: &str,
-    ) {
-        let uid = snapshot
-            .docs
-            .iter()
-            .find(|d| d.value["kind"] == "Gateway" && crate::snapshot::key_of(&d.value) == *key)
-            .and_then(|d| d.value["metadata"]["uid"].as_str().map(str::to_string));
-        let reference = ObjectReference {
-            api_version: Some("gateway.networking.k8s.io/v1".into()),
-            kind: Some("Gateway".into()),
-            name: Some(key.name.clone()),
-            namespace: Some(key.namespace.clone()),
-            uid,
-            ..ObjectReference::default()
-        };
-        let note: String = why.chars().take(1000).collect();
-        let event = Event {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: "Reconcile".into(),
-            secondary: None,
-        };
-        if let Err(e) = self.recorder.publish(&event, &reference).await {
-            tracing::warn!(error = %e, "cannot publish an Event");
-        }
-    }
-}
-
-fn resource_version(snapshot: &Snapshot, patch: &status::StatusPatch) -> String {
-    snapshot
-        .docs
-        .iter()
-        .find(|d| {
-            d.value["kind"] == patch.kind.kind && crate::snapshot::key_of(&d.value) == patch.key
-        })
-        .and_then(|d| d.value["metadata"]["resourceVersion"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
+/// A full round this often even when nothing changed: what a missed watch
+/// event would otherwise leave stale (it writes nothing when all is current).
+const RESYNC: Duration = Duration::from_secs(300);
 
 /// Runs until SIGTERM or Ctrl-C.
 pub async fn run(options: Options) -> Result<(), RunError> {
     let client = client(options.kubeconfig.as_ref()).await?;
     let metrics = Arc::new(metrics::Metrics::default());
-    let caches = start_watchers(&client);
+    let caches = start_watchers(&client, metrics.clone());
     let listener = tokio::net::TcpListener::bind(options.probe_address)
         .await
         .map_err(|source| RunError::Listen {
@@ -398,11 +137,17 @@ pub async fn run(options: Options) -> Result<(), RunError> {
     let mut backoff: Option<Duration> = None;
     tracing::info!(controller_name = %options.config.controller_name, "attache controller started");
     loop {
-        let resync = backoff.unwrap_or(Duration::from_secs(300));
+        // Woken by a change, by the earliest Gateway whose apply back-off
+        // ends, by the loop's own back-off after a failed status write, or
+        // by the periodic resync.
+        let mut wake = Instant::now() + backoff.unwrap_or(RESYNC);
+        if let Some(retry) = reconciler.next_retry() {
+            wake = wake.min(retry);
+        }
         tokio::select! {
             _ = &mut shutdown => break,
             _ = caches.shared.changed.notified() => {}
-            _ = tokio::time::sleep(resync) => {}
+            _ = tokio::time::sleep_until(wake.into()) => {}
         }
         // Coalesce: wait for a quiet `debounce`, at most `max_delay`.
         let burst = Instant::now();
@@ -415,9 +160,13 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         if !leader.load(Ordering::SeqCst) || !caches.shared.ready(KINDS.len()) {
             continue;
         }
-        let round = reconciler.round(&caches, Timestamp::now()).await;
+        let round = reconciler
+            .round(&caches, Timestamp::now())
+            .instrument(tracing::info_span!("round"))
+            .await;
         tracing::info!(?round, "reconciled");
-        backoff = (round.errors > 0)
+        backoff = round
+            .retry_round
             .then(|| backoff.map_or(Duration::from_secs(1), |b| (b * 2).min(watch::MAX_BACKOFF)));
     }
     tracing::info!("shutting down");

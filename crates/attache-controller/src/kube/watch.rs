@@ -14,10 +14,11 @@ use futures::StreamExt;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::Store;
-use kube::runtime::watcher;
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
 use tokio::sync::Notify;
 
+use super::metrics::Metrics;
 use crate::kinds::{Role, WatchedKind, MANAGED_BY};
 
 /// How long a kind whose CRD is missing waits before it is looked for again
@@ -31,11 +32,19 @@ pub const MISSING_RETRY_MAX: Duration = Duration::from_secs(300);
 /// The longest wait between tries after an API error (doubling from 1 s).
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
+/// The reflector stores, one per kind, and the watchers' shared state.
+pub struct Caches {
+    pub stores: Vec<(&'static WatchedKind, Store<DynamicObject>)>,
+    pub shared: Arc<Shared>,
+}
+
 /// What the watchers share with the reconciler.
 #[derive(Default)]
 pub struct Shared {
     /// Woken on every change of any watched kind.
     pub changed: Notify,
+    /// Where watch restarts are counted.
+    pub metrics: Arc<Metrics>,
     state: Mutex<WatchState>,
 }
 
@@ -48,6 +57,14 @@ struct WatchState {
 }
 
 impl Shared {
+    /// Watch state that counts its restarts in `metrics`.
+    pub fn with_metrics(metrics: Arc<Metrics>) -> Self {
+        Shared {
+            metrics,
+            ..Shared::default()
+        }
+    }
+
     pub fn missing(&self) -> BTreeSet<&'static str> {
         self.lock().missing.clone()
     }
@@ -96,6 +113,18 @@ pub fn api(client: &Client, kind: &WatchedKind) -> Api<DynamicObject> {
     Api::all_with(client.clone(), &api_resource(kind))
 }
 
+impl Failure {
+    /// The metric's `reason` label.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Failure::NotInstalled => "NotInstalled",
+            Failure::Forbidden(_) => "Forbidden",
+            Failure::Gone => "Gone",
+            Failure::Other(_) => "Other",
+        }
+    }
+}
+
 /// What an API error means for a watcher.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Failure {
@@ -128,7 +157,12 @@ pub fn classify(err: &watcher::Error) -> Failure {
     }
 }
 
-/// Watches one kind forever, keeping `store` current.
+/// Watches one kind forever, keeping `store` current. One kube-runtime
+/// `watcher` stream lives across errors, with its default back-off: after
+/// a dropped watch or a 5xx it resumes from the last resourceVersion, and
+/// only a 410 Gone makes it list again (the watcher's own state machine).
+/// A 404 ends the stream: the kind is not served, so there is nothing to
+/// resume, and it is looked for again at [`MISSING_RETRY`] intervals.
 pub async fn run(
     client: Client,
     kind: &'static WatchedKind,
@@ -140,10 +174,9 @@ pub async fn run(
         // Only what we wrote: the label render wasmplugin sets.
         config = config.labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
     }
-    let mut backoff = Duration::from_secs(1);
     let mut probe = MISSING_RETRY;
     loop {
-        let stream = watcher(api(&client, kind), config.clone());
+        let stream = watcher(api(&client, kind), config.clone()).default_backoff();
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
             match item {
@@ -155,7 +188,6 @@ pub async fn run(
                         store.apply_watcher_event(&event);
                         continue;
                     }
-                    backoff = Duration::from_secs(1);
                     probe = MISSING_RETRY;
                     if shared.set_missing(kind.kind, false) {
                         tracing::info!(kind = kind.kind, "the kind is served now; watching it");
@@ -170,52 +202,49 @@ pub async fn run(
                     }
                 }
                 Err(err) => {
-                    let wait = match classify(&err) {
-                        Failure::NotInstalled => {
-                            if shared.set_missing(kind.kind, true) {
-                                tracing::warn!(
-                                    kind = kind.kind,
-                                    api_version = %kind.api_version(),
-                                    retry_seconds = probe.as_secs(),
-                                    "the API server does not serve this kind (CRD not installed); skipped, looked for again later"
-                                );
-                                // Objects of a kind that went away are gone.
-                                store.apply_watcher_event(&watcher::Event::Init);
-                                store.apply_watcher_event(&watcher::Event::InitDone);
-                                shared.changed.notify_one();
-                            }
-                            let wait = probe;
-                            probe = (probe * 2).min(MISSING_RETRY_MAX);
-                            wait
-                        }
-                        Failure::Gone => {
-                            tracing::info!(
+                    let failure = classify(&err);
+                    shared.metrics.watch_restarted(kind.kind, failure.reason());
+                    if failure == Failure::NotInstalled {
+                        if shared.set_missing(kind.kind, true) {
+                            tracing::warn!(
                                 kind = kind.kind,
-                                "watch expired (410 Gone); listing again"
+                                api_version = %kind.api_version(),
+                                retry_seconds = probe.as_secs(),
+                                "the API server does not serve this kind (CRD not installed); skipped, looked for again later"
                             );
-                            Duration::ZERO
+                            // Objects of a kind that went away are gone.
+                            store.apply_watcher_event(&watcher::Event::Init);
+                            store.apply_watcher_event(&watcher::Event::InitDone);
+                            shared.changed.notify_one();
                         }
-                        Failure::Forbidden(message) => {
-                            tracing::error!(
-                                kind = kind.kind,
-                                %message,
-                                "forbidden: the ServiceAccount may not list/watch {} (deploy/controller has the RBAC it needs)",
-                                kind.plural
-                            );
-                            backoff = (backoff * 2).min(MAX_BACKOFF);
-                            backoff
-                        }
-                        Failure::Other(message) => {
-                            tracing::warn!(kind = kind.kind, %message, "watch failed; retrying");
-                            backoff = (backoff * 2).min(MAX_BACKOFF);
-                            backoff
-                        }
-                    };
-                    tokio::time::sleep(wait).await;
-                    break;
+                        break;
+                    }
+                    log_failure(kind, failure);
                 }
             }
         }
+        tokio::time::sleep(probe).await;
+        probe = (probe * 2).min(MISSING_RETRY_MAX);
+    }
+}
+
+/// One log line per watch error other than a missing kind; the stream's
+/// back-off decides when it is tried again.
+fn log_failure(kind: &WatchedKind, failure: Failure) {
+    match failure {
+        Failure::Gone => {
+            tracing::info!(kind = kind.kind, "watch expired (410 Gone); listing again");
+        }
+        Failure::Forbidden(message) => tracing::error!(
+            kind = kind.kind,
+            %message,
+            "forbidden: the ServiceAccount may not list/watch {} (deploy/controller has the RBAC it needs)",
+            kind.plural
+        ),
+        Failure::Other(message) => {
+            tracing::warn!(kind = kind.kind, %message, "watch failed; resuming");
+        }
+        Failure::NotInstalled => {}
     }
 }
 

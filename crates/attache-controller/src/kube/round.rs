@@ -1,0 +1,407 @@
+//! One reconcile round: the pure plan ([`crate::reconcile`]), then the
+//! writes it decides. Gateways are isolated from each other: their applies
+//! run concurrently, and a Gateway whose apply failed waits out its own
+//! back-off (or the server's `Retry-After`) while every other Gateway goes
+//! on (docs/controller.md, "Failure behaviour").
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use attache_core::topology::ObjectKey;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::Client;
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::api::{self, WriteError};
+use super::metrics::{self, Metrics};
+use super::watch::Caches;
+use crate::reconcile::{reconcile, Config, Outcome, Plan};
+use crate::serving::{self, NotServed};
+use crate::snapshot::{ReadCache, Snapshot};
+use crate::status::{self, Applied, NotApplied};
+
+/// At most this many applies in flight at once (a slow answer for one
+/// Gateway never holds the others back).
+const CONCURRENT_APPLIES: usize = 8;
+/// The first wait after a failed apply, doubling to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+pub const MAX_RETRY: Duration = Duration::from_secs(60);
+
+/// A Gateway whose last apply failed: when it may be tried again, the wait
+/// that got it there, and why it failed.
+#[derive(Debug, Clone)]
+struct Retry {
+    at: Instant,
+    wait: Duration,
+    why: NotApplied,
+}
+
+/// A Gateway whose apply is held back until its retry time.
+#[derive(Debug, thiserror::Error)]
+#[error("{why}; tried again in {seconds} s")]
+struct Deferred {
+    seconds: u64,
+    #[source]
+    why: NotApplied,
+}
+
+/// What the loop remembers between rounds.
+pub struct Reconciler {
+    pub client: Client,
+    pub config: Config,
+    pub metrics: Arc<Metrics>,
+    pub recorder: Recorder,
+    cache: ReadCache,
+    /// The last failure reported per Gateway, so that an Event is sent once
+    /// per new failure, not once per round.
+    failures: BTreeMap<ObjectKey, String>,
+    retries: BTreeMap<ObjectKey, Retry>,
+    /// Why each Gateway not served was last reported so (reported once).
+    not_served: BTreeMap<ObjectKey, NotServed>,
+    /// Whether "serving no Gateway" was said since something was served.
+    said_serving_nothing: bool,
+    /// The Gateways served last round, whose metric series go when they go.
+    served: BTreeSet<ObjectKey>,
+}
+
+/// What one round did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Round {
+    pub applied: usize,
+    pub unchanged: usize,
+    pub kept: usize,
+    /// Applies held back by their Gateway's back-off.
+    pub deferred: usize,
+    pub deleted: usize,
+    pub statuses: usize,
+    /// Writes that failed.
+    pub errors: usize,
+    /// Status writes or deletes that failed: the round is tried again after
+    /// the loop's back-off (a failed apply has its own, per Gateway).
+    pub retry_round: bool,
+}
+
+impl Reconciler {
+    pub fn new(client: Client, config: Config, metrics: Arc<Metrics>, identity: &str) -> Self {
+        let reporter = Reporter {
+            controller: "attache".into(),
+            instance: Some(identity.into()),
+        };
+        Reconciler {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            config,
+            metrics,
+            cache: ReadCache::default(),
+            failures: BTreeMap::new(),
+            retries: BTreeMap::new(),
+            not_served: BTreeMap::new(),
+            said_serving_nothing: false,
+            served: BTreeSet::new(),
+        }
+    }
+
+    /// When the earliest held-back Gateway may be tried again.
+    pub fn next_retry(&self) -> Option<Instant> {
+        self.retries.values().map(|r| r.at).min()
+    }
+
+    /// One round over the objects the caches hold.
+    pub async fn round(&mut self, caches: &Caches, now: Timestamp) -> Round {
+        let started = Instant::now();
+        let values: Vec<(&'static crate::kinds::WatchedKind, Value)> = caches
+            .stores
+            .iter()
+            .flat_map(|(kind, store)| {
+                let objects = store.state();
+                self.metrics.watched(kind.kind, objects.len());
+                objects
+                    .into_iter()
+                    .map(|o| {
+                        (
+                            *kind,
+                            serde_json::to_value(o.as_ref()).unwrap_or(Value::Null),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let snapshot = Snapshot::read(
+            values.iter().map(|(k, v)| (*k, v)),
+            caches.shared.missing(),
+            &mut self.cache,
+        );
+        let round = self.apply(&snapshot, now).await;
+        self.metrics.reconciled(started.elapsed().as_secs_f64());
+        round
+    }
+
+    /// Applies what [`reconcile`] decides for `snapshot`.
+    pub async fn apply(&mut self, snapshot: &Snapshot, now: Timestamp) -> Round {
+        let plan = tracing::info_span!("plan").in_scope(|| reconcile(&self.config, snapshot));
+        for line in &plan.diagnostics {
+            tracing::warn!(diagnostic = %line, "input");
+        }
+        self.report_not_served(&plan, snapshot).await;
+        self.forget_gone(&plan);
+        let mut round = Round::default();
+        let mut applied: Applied = BTreeMap::new();
+        let unix = now.as_second() as f64;
+        let mut queue = Vec::new();
+        for (key, outcome) in &plan.gateways {
+            self.metrics.gateway_reconciled(key);
+            match outcome {
+                Outcome::Unchanged => {
+                    round.unchanged += 1;
+                    self.retries.remove(key);
+                    self.metrics.applied(key, unix, 0.0);
+                    applied.insert(key.clone(), Ok(()));
+                }
+                Outcome::Keep(kept) => {
+                    round.kept += 1;
+                    self.metrics.error(kept.reason());
+                    let why: NotApplied = Arc::new(kept.clone());
+                    applied.insert(key.clone(), Err(why));
+                }
+                Outcome::Apply(plugin) => match self.retries.get(key) {
+                    Some(retry) if retry.at > Instant::now() => {
+                        round.deferred += 1;
+                        let seconds = retry.at.saturating_duration_since(Instant::now()).as_secs();
+                        let why: NotApplied = Arc::new(Deferred {
+                            seconds,
+                            why: retry.why.clone(),
+                        });
+                        applied.insert(key.clone(), Err(why));
+                    }
+                    _ => queue.push((key.clone(), plugin)),
+                },
+            }
+        }
+        for (key, result) in self.apply_all(queue).await {
+            match result {
+                Ok(took) => {
+                    tracing::info!(gateway = %key, seconds = took, "WasmPlugin applied");
+                    self.metrics.applied(&key, unix, took);
+                    self.retries.remove(&key);
+                    round.applied += 1;
+                    applied.insert(key, Ok(()));
+                }
+                Err(e) => {
+                    round.errors += 1;
+                    self.metrics.error(e.reason());
+                    let wait = e.retry_after().unwrap_or_else(|| {
+                        self.retries
+                            .get(&key)
+                            .map_or(FIRST_RETRY, |r| (r.wait * 2).min(MAX_RETRY))
+                    });
+                    let why: NotApplied = Arc::new(e);
+                    self.retries.insert(
+                        key.clone(),
+                        Retry {
+                            at: Instant::now() + wait,
+                            wait,
+                            why: why.clone(),
+                        },
+                    );
+                    applied.insert(key, Err(why));
+                }
+            }
+        }
+        self.report_failures(&applied, snapshot).await;
+        self.delete_orphans(&plan, &mut round).await;
+        self.write_statuses(&plan, snapshot, &applied, now, &mut round)
+            .await;
+        round
+    }
+
+    /// Every queued apply, at most [`CONCURRENT_APPLIES`] at once, each in
+    /// its Gateway's span; the time each took, or its error.
+    async fn apply_all(
+        &self,
+        queue: Vec<(ObjectKey, &Value)>,
+    ) -> Vec<(ObjectKey, Result<f64, WriteError>)> {
+        futures::stream::iter(queue)
+            .map(|(key, plugin)| {
+                let span = tracing::info_span!("gateway", gateway = %key);
+                async move {
+                    let started = Instant::now();
+                    self.metrics.wrote(metrics::Write::PluginApply);
+                    let result = api::apply_plugin(&self.client, plugin)
+                        .await
+                        .map(|()| started.elapsed().as_secs_f64());
+                    (key, result)
+                }
+                .instrument(span)
+            })
+            .buffer_unordered(CONCURRENT_APPLIES)
+            .collect()
+            .await
+    }
+
+    /// A Gateway that is no longer served takes its metric series and its
+    /// back-off along.
+    fn forget_gone(&mut self, plan: &Plan) {
+        let now: BTreeSet<ObjectKey> = plan.gateways.keys().cloned().collect();
+        for gone in self.served.difference(&now) {
+            self.metrics.forget_gateway(gone);
+            self.retries.remove(gone);
+            self.failures.remove(gone);
+        }
+        self.served = now;
+    }
+
+    /// Each failure logged; a Warning Event once per new failure.
+    async fn report_failures(&mut self, applied: &Applied, snapshot: &Snapshot) {
+        for (key, result) in applied {
+            match result {
+                Ok(()) => {
+                    self.failures.remove(key);
+                }
+                Err(why) => {
+                    let why = why.to_string();
+                    tracing::error!(gateway = %key, error = %why, "Gateway not configured");
+                    if self.failures.get(key) != Some(&why) {
+                        let note = format!("{why}; its last applied WasmPlugin is kept");
+                        self.event(
+                            key,
+                            snapshot,
+                            EventType::Warning,
+                            "ConfigurationKept",
+                            &note,
+                        )
+                        .await;
+                        self.failures.insert(key.clone(), why);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn delete_orphans(&self, plan: &Plan, round: &mut Round) {
+        for orphan in &plan.orphans {
+            self.metrics.wrote(metrics::Write::PluginDelete);
+            match api::delete_plugin(&self.client, orphan).await {
+                Ok(()) => round.deleted += 1,
+                Err(e) => {
+                    round.errors += 1;
+                    round.retry_round = true;
+                    self.metrics.error(e.reason());
+                    tracing::error!(error = %e, "cannot delete a WasmPlugin whose Gateway left our class");
+                }
+            }
+        }
+    }
+
+    async fn write_statuses(
+        &self,
+        plan: &Plan,
+        snapshot: &Snapshot,
+        applied: &Applied,
+        now: Timestamp,
+        round: &mut Round,
+    ) {
+        let reach = status::reach(&plan.inputs, plan.gateways.keys().cloned());
+        let stamp = Timestamp::from_second(now.as_second())
+            .unwrap_or(now)
+            .to_string();
+        for patch in status::patches(&plan.inputs, snapshot, &reach, applied, &stamp) {
+            let version = resource_version(snapshot, &patch);
+            let written = api::write_status(
+                &self.client,
+                &self.metrics,
+                patch.kind,
+                &patch.key,
+                &version,
+                &patch.status,
+            )
+            .await;
+            match written {
+                Ok(()) => round.statuses += 1,
+                Err(e) => {
+                    round.errors += 1;
+                    round.retry_round = true;
+                    self.metrics.error(e.reason());
+                    tracing::error!(error = %e, "status not written");
+                }
+            }
+        }
+    }
+
+    /// Each Gateway not served, once per reason: a log line, an Event on
+    /// the Gateway; the gauges every round; and one line when nothing at
+    /// all is served (docs/controller.md, "Gateways not served").
+    async fn report_not_served(&mut self, plan: &Plan, snapshot: &Snapshot) {
+        self.metrics.gateways(plan.gateways.len(), &plan.not_served);
+        for (key, why) in &plan.not_served {
+            if self.not_served.get(key) == Some(why) {
+                continue;
+            }
+            tracing::warn!(gateway = %key, reason = why.reason(), "{why}");
+            let note = why.to_string();
+            self.event(key, snapshot, EventType::Normal, why.reason(), &note)
+                .await;
+        }
+        self.not_served = plan.not_served.clone();
+        if plan.gateways.is_empty() {
+            if !self.said_serving_nothing {
+                let line = serving::serving_nothing(&self.config.controller_name, snapshot);
+                tracing::warn!(not_served = plan.not_served.len(), "{line}");
+                self.said_serving_nothing = true;
+            }
+        } else {
+            self.said_serving_nothing = false;
+        }
+    }
+
+    /// An Event on a Gateway.
+    async fn event(
+        &self,
+        key: &ObjectKey,
+        snapshot: &Snapshot,
+        type_: EventType,
+        reason: &str,
+        why: &str,
+    ) {
+        let uid = snapshot
+            .docs
+            .iter()
+            .find(|d| d.value["kind"] == "Gateway" && crate::snapshot::key_of(&d.value) == *key)
+            .and_then(|d| d.value["metadata"]["uid"].as_str().map(str::to_string));
+        let reference = ObjectReference {
+            api_version: Some("gateway.networking.k8s.io/v1".into()),
+            kind: Some("Gateway".into()),
+            name: Some(key.name.clone()),
+            namespace: Some(key.namespace.clone()),
+            uid,
+            ..ObjectReference::default()
+        };
+        let note: String = why.chars().take(1000).collect();
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&event, &reference).await {
+            tracing::warn!(error = %e, "cannot publish an Event");
+        }
+    }
+}
+
+fn resource_version(snapshot: &Snapshot, patch: &status::StatusPatch) -> String {
+    snapshot
+        .docs
+        .iter()
+        .find(|d| {
+            d.value["kind"] == patch.kind.kind && crate::snapshot::key_of(&d.value) == patch.key
+        })
+        .and_then(|d| d.value["metadata"]["resourceVersion"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
