@@ -164,24 +164,55 @@ impl KindSpec {
 /// CustomResourceDefinitions (a CRD written through the API registers or
 /// unregisters its kind).
 pub fn builtin() -> Vec<KindSpec> {
+    let short = |spec: KindSpec, names: &[&str]| KindSpec {
+        short_names: names.iter().map(|n| n.to_string()).collect(),
+        ..spec
+    };
     vec![
-        KindSpec::new("", "v1", "Namespace", "namespaces", false).with_status(),
-        KindSpec::new("", "v1", "Event", "events", true),
-        KindSpec::new("", "v1", "Service", "services", true).with_status(),
-        KindSpec::new("", "v1", "ConfigMap", "configmaps", true),
+        short(
+            KindSpec::new("", "v1", "Namespace", "namespaces", false).with_status(),
+            &["ns"],
+        ),
+        short(KindSpec::new("", "v1", "Event", "events", true), &["ev"]),
+        short(
+            KindSpec::new("", "v1", "Service", "services", true).with_status(),
+            &["svc"],
+        ),
+        short(
+            KindSpec::new("", "v1", "ConfigMap", "configmaps", true),
+            &["cm"],
+        ),
         KindSpec::new("", "v1", "Secret", "secrets", true),
-        KindSpec::new("", "v1", "ServiceAccount", "serviceaccounts", true),
+        short(
+            KindSpec::new("", "v1", "ServiceAccount", "serviceaccounts", true),
+            &["sa"],
+        ),
         KindSpec::new("coordination.k8s.io", "v1", "Lease", "leases", true),
-        KindSpec::new("events.k8s.io", "v1", "Event", "events", true),
-        KindSpec::new(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            false,
-        )
-        .with_status(),
+        short(
+            KindSpec::new("events.k8s.io", "v1", "Event", "events", true),
+            &["ev"],
+        ),
+        short(
+            KindSpec::new(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                "customresourcedefinitions",
+                false,
+            )
+            .with_status(),
+            &["crd", "crds"],
+        ),
     ]
+}
+
+/// Whether a kind is built in (served by the API server itself, not by a
+/// CRD): those take a strategic merge patch.
+pub fn is_builtin(kind: &KindSpec) -> bool {
+    matches!(
+        kind.group.as_str(),
+        "" | "coordination.k8s.io" | "events.k8s.io" | "apiextensions.k8s.io"
+    )
 }
 
 /// The Gateway API kinds, the Istio WasmPlugin and the peers' policy kinds

@@ -118,3 +118,47 @@ async fn the_binary_serves_its_manifests_and_writes_a_kubeconfig() {
     child.kill().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_delayed_resource_answers_after_an_undelayed_one() {
+    use k8s_openapi::api::core::v1::Secret;
+    let (server, client) = start(config()).await;
+    server.faults().delay(
+        attache_apiserver::Scope::Resource("secrets".into()),
+        std::time::Duration::from_secs(3),
+    );
+    let secrets: Api<Secret> = Api::default_namespaced(client.clone());
+    let slow = tokio::spawn(async move { secrets.get_opt("s").await });
+    tokio::task::yield_now().await;
+    let maps: Api<ConfigMap> = Api::default_namespaced(client);
+    assert!(maps.get_opt("m").await.unwrap().is_none());
+    assert!(
+        !slow.is_finished(),
+        "the delayed request is still held back"
+    );
+    assert!(within(slow).await.unwrap().unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_change_that_leaves_a_watch_selector_is_a_deletion() {
+    use kube::api::WatchEvent;
+    let (_server, client) = start(config()).await;
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "a", "labels": {"app": "x"}}})).unwrap();
+    api.create(&PostParams::default(), &cm).await.unwrap();
+    let params = WatchParams::default().labels("app=x").disable_bookmarks();
+    let stream = api.watch(&params, "0").await.unwrap();
+    futures::pin_mut!(stream);
+    let added = within(stream.try_next()).await.unwrap().unwrap();
+    assert!(matches!(added, WatchEvent::Added(_)), "{added:?}");
+    let relabel = json!({"metadata": {"labels": {"app": "y"}}});
+    api.patch("a", &PatchParams::default(), &Patch::Merge(relabel))
+        .await
+        .unwrap();
+    let left = within(stream.try_next()).await.unwrap().unwrap();
+    assert!(
+        matches!(left, WatchEvent::Deleted(ref c) if c.name_any() == "a"),
+        "{left:?}"
+    );
+}

@@ -162,7 +162,12 @@ fn patch(
             Ok((code, shared.state().apply(write, config, force)))
         }
         "application/merge-patch+json" => Ok((200, shared.state().merge(write, &parse_json(body)?))),
-        other => Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format: {other} (the stand-in serves application/merge-patch+json and application/apply-patch+yaml)"))),
+        // An approximation: lists are replaced and `$patch` directives are
+        // not read (kubectl's client-side apply of built-in kinds).
+        "application/strategic-merge-patch+json" if crate::kinds::is_builtin(&write.kind) => {
+            Ok((200, shared.state().merge(write, &parse_json(body)?)))
+        }
+        other => Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format: {other} (the stand-in serves application/merge-patch+json, application/apply-patch+yaml, and strategic merge patch on built-in kinds as a merge patch)"))),
     }
 }
 
