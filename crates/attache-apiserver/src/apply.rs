@@ -221,4 +221,27 @@ mod tests {
             .collect();
         assert_eq!(managers, ["kubectl-edit"]);
     }
+
+    #[test]
+    fn a_field_an_update_took_conflicts_with_the_applier_unless_the_value_agrees() {
+        let live = json!({"metadata": {"name": "n"}});
+        let applied = apply(&live, &json!({"spec": {"a": 1}}), &writer("one"), false).unwrap();
+        let mut edited = applied.clone();
+        edited["spec"]["a"] = json!(2);
+        record_update(Some(&applied), &mut edited, &writer("edit"));
+        let error = apply(&edited, &json!({"spec": {"a": 1}}), &writer("one"), false).unwrap_err();
+        assert_eq!(error.code, 409);
+        assert_eq!(error.causes[0].field, ".spec.a");
+        assert_eq!(error.causes[0].message, "conflict with \"edit\": .spec.a");
+        assert!(apply(&edited, &json!({"spec": {"a": 2}}), &writer("one"), false).is_ok());
+        let forced = apply(&edited, &json!({"spec": {"a": 1}}), &writer("one"), true).unwrap();
+        assert_eq!(forced["spec"]["a"], 1);
+        let managers: Vec<&str> = forced["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["one"]);
+    }
 }

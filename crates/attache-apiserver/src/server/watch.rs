@@ -196,6 +196,7 @@ async fn run(shared: Arc<Shared>, watch: Watch, tx: mpsc::Sender<Bytes>) -> Resu
             r = changed.changed() => if r.is_err() { return Ok(()) },
             _ = epoch.changed() => return Ok(()),
             _ = shutdown.changed() => return Ok(()),
+            _ = tx.closed() => return Err(Closed),
             _ = ticker.tick(), if watch.bookmarks => send(&tx, watch.bookmark(last, false)).await?,
             _ = expired => return Ok(()),
         }
