@@ -4,6 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::time::Instant;
+
+use tokio::sync::broadcast;
 
 /// The API verb of a request (the RBAC verbs, with `apply` apart from
 /// `patch` and discovery apart).
@@ -50,6 +53,10 @@ pub struct RequestRecord {
     pub content_type: Option<String>,
     /// The HTTP status answered (200 for a watch that started).
     pub status: u16,
+    /// When the request arrived (before any injected delay).
+    pub received: Instant,
+    /// When its answer was ready (for a watch: when the stream started).
+    pub answered: Instant,
 }
 
 type Key = (Verb, String, Option<String>);
@@ -66,6 +73,7 @@ struct Inner {
 pub struct RequestLog {
     inner: Mutex<Inner>,
     capacity: usize,
+    live: broadcast::Sender<RequestRecord>,
 }
 
 impl RequestLog {
@@ -74,6 +82,7 @@ impl RequestLog {
         RequestLog {
             inner: Mutex::new(Inner::default()),
             capacity,
+            live: broadcast::channel(4096).0,
         }
     }
 
@@ -92,11 +101,19 @@ impl RequestLog {
         if (200..300).contains(&record.status) {
             *inner.ok_counts.entry(key).or_default() += 1;
         }
+        // No subscriber is not an error.
+        let _ = self.live.send(record.clone());
         inner.records.push(record);
         if inner.records.len() > self.capacity {
             let excess = inner.records.len() - self.capacity;
             inner.records.drain(..excess);
         }
+    }
+
+    /// Every request from now on, as it is answered (a receiver that falls
+    /// more than 4,096 records behind misses some: `RecvError::Lagged`).
+    pub fn subscribe(&self) -> broadcast::Receiver<RequestRecord> {
+        self.live.subscribe()
     }
 
     /// The records kept, oldest first.

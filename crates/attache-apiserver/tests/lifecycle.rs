@@ -162,3 +162,23 @@ async fn a_change_that_leaves_a_watch_selector_is_a_deletion() {
         "{left:?}"
     );
 }
+
+#[tokio::test]
+async fn the_request_log_streams_each_request_as_it_is_answered() {
+    use attache_apiserver::Verb;
+    let (server, client) = start(config()).await;
+    let mut requests = server.log().subscribe();
+    let api: Api<ConfigMap> = Api::default_namespaced(client);
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "a"}})).unwrap();
+    api.patch("a", &PatchParams::apply("me"), &Patch::Apply(&cm))
+        .await
+        .unwrap();
+    let record = within(requests.recv()).await.unwrap();
+    assert_eq!(
+        (record.verb, record.resource.as_str(), record.status),
+        (Verb::Apply, "configmaps", 201)
+    );
+    assert_eq!(record.field_manager.as_deref(), Some("me"));
+    assert!(record.answered >= record.received);
+    assert_eq!(server.log().writes(), 1);
+}

@@ -152,6 +152,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         None => dispatch(&shared, route, query, req).await,
     };
     record.status = response.status().as_u16();
+    record.answered = std::time::Instant::now();
     shared.log.push(record);
     Ok(response)
 }
@@ -227,5 +228,7 @@ fn record_for(
         field_manager: query.get("fieldManager").cloned(),
         content_type,
         status: 0,
+        received: std::time::Instant::now(),
+        answered: std::time::Instant::now(),
     }
 }
