@@ -107,17 +107,13 @@ impl State {
             manager: SEED_MANAGER,
         };
         let mut body = object.clone();
-        if let Some(meta) = body["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        let exists = self
-            .store
-            .get(&kind.resource(), &namespace, &name)
-            .is_some();
-        let mut written = if exists {
-            self.update(&req, body.clone())
-        } else {
-            self.create(&req, body.clone())
+        let exists = self.store.get(&kind.resource(), &namespace, &name);
+        let mut written = match exists {
+            Some(old) => {
+                body["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+                self.update(&req, body.clone())
+            }
+            None => self.create(&req, body.clone()),
         }
         .map_err(refused)?;
         if kind.status_subresource
@@ -125,6 +121,7 @@ impl State {
             && kind.plural != "customresourcedefinitions"
         {
             req.subresource = "status";
+            body["metadata"]["resourceVersion"] = written["metadata"]["resourceVersion"].clone();
             written = self.update(&req, body).map_err(refused)?;
         }
         Ok(written)

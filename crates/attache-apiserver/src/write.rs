@@ -3,7 +3,7 @@
 //! (api-conventions.md, "Spec and Status", "Metadata", "Concurrency Control
 //! and Consistency"):
 //! - a body carrying a `metadata.resourceVersion` that is not current is a
-//!   409 Conflict;
+//!   409 Conflict; a custom resource's PUT must carry one (422);
 //! - with the status subresource, a main-resource write never changes
 //!   `status` and a status write changes nothing but `status`;
 //! - `metadata.generation` starts at 1 and grows only when something other
@@ -114,6 +114,12 @@ impl State {
     pub fn update(&mut self, req: &Request<'_>, body: Value) -> Result<Arc<Value>, ApiError> {
         check_identity(req, &body)?;
         let old = self.current(req)?;
+        if !crate::kinds::is_builtin(&req.kind)
+            && text(&body, "/metadata/resourceVersion").is_empty()
+        {
+            // A custom resource's update is always conditional.
+            return Err(ApiError::new(422, "Invalid", format!("{} \"{}\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update", req.kind.qualified(), req.name.unwrap_or_default())));
+        }
         precondition(req, &old, &body)?;
         self.finish(req, Some(old), body, true)
     }

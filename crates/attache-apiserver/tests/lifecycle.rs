@@ -182,3 +182,28 @@ async fn the_request_log_streams_each_request_as_it_is_answered() {
     assert!(record.answered >= record.received);
     assert_eq!(server.log().writes(), 1);
 }
+
+#[tokio::test]
+async fn seeding_keeps_status_and_replaces_an_existing_object() {
+    let (server, _client) = start(config().with_gateway_api()).await;
+    let gateway = |class: &str| {
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": "edge", "namespace": "infra"},
+            "spec": {"gatewayClassName": class, "listeners": []},
+            "status": {"conditions": [{"type": "Accepted", "status": "True"}]},
+        })
+    };
+    server.seed([gateway("a")]).unwrap();
+    server.seed([gateway("b")]).unwrap();
+    let stored = server
+        .object("gateway.networking.k8s.io", "gateways", "infra", "edge")
+        .unwrap();
+    assert_eq!(stored["spec"]["gatewayClassName"], "b");
+    assert_eq!(stored["status"]["conditions"][0]["type"], "Accepted");
+    assert_eq!(stored["metadata"]["generation"], 2);
+    assert!(
+        server.object("", "namespaces", "", "infra").is_some(),
+        "its namespace was created"
+    );
+}

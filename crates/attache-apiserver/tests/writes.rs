@@ -256,3 +256,28 @@ async fn raw_get(url: &str, path: &str) -> String {
     within(stream.read_to_string(&mut answer)).await.unwrap();
     answer
 }
+
+#[tokio::test]
+async fn a_custom_resource_put_needs_the_current_resource_version() {
+    let (_server, client) = start(config()).await;
+    let api = route_policies(&client, "default");
+    let created: DynamicObject = serde_json::from_value(route_policy("p")).unwrap();
+    let created = api.create(&PostParams::default(), &created).await.unwrap();
+    let mut body: DynamicObject = serde_json::from_value(route_policy("p")).unwrap();
+    match api.replace("p", &PostParams::default(), &body).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 422),
+        other => panic!("a PUT without resourceVersion must be 422, got {other:?}"),
+    }
+    body.metadata.resource_version = Some("1".into());
+    match api.replace("p", &PostParams::default(), &body).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 409),
+        other => panic!("a stale PUT must be 409, got {other:?}"),
+    }
+    body.metadata.resource_version = created.metadata.resource_version.clone();
+    body.data["spec"]["defaults"]["timeouts"]["request"] = json!("9s");
+    let replaced = api
+        .replace("p", &PostParams::default(), &body)
+        .await
+        .unwrap();
+    assert_eq!(replaced.metadata.generation, Some(2));
+}
