@@ -101,9 +101,14 @@ impl Faults {
         }
         if let Some((scope, code, until)) = &active.failing {
             if Instant::now() < *until && scope.selects(r) {
+                let reason = match code {
+                    503 => "ServiceUnavailable",
+                    504 => "Timeout",
+                    _ => "InternalError",
+                };
                 return Some(ApiError::new(
                     *code,
-                    "InternalError",
+                    reason,
                     "an error on the server (injected) has prevented the request from succeeding",
                 ));
             }
