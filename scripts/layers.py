@@ -96,6 +96,15 @@ LAYERS = {
         ("loop", ["kube"]),
         ("root", [""]),
     ],
+    # The stand-in API server (tests only): the pieces (errors, kinds,
+    # pruning, field sets, selectors, the store, the log, faults); the
+    # writes and reads on the state; the HTTP side; the handle.
+    "crates/attache-apiserver/src": [
+        ("base", ["error", "kinds", "prune", "fields", "selector", "store", "log", "faults"]),
+        ("writes", ["apply", "state", "write", "manifests"]),
+        ("http", ["server"]),
+        ("root", ["handle", ""]),
+    ],
     # The CLI: `cmd/mod.rs` holds the flags and the error every command
     # shares (its dispatch names the commands by relative path, which this
     # check does not follow); `cmd/load.rs` the loading `render` and `watch`
