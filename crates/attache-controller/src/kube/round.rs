@@ -225,19 +225,27 @@ impl Reconciler {
         &self,
         queue: Vec<(ObjectKey, &Value)>,
     ) -> Vec<(ObjectKey, Result<f64, WriteError>)> {
-        futures::stream::iter(queue)
+        // Each future owns what it needs: a stream of futures borrowing
+        // `self` through a closure is not `Send` (rust-lang/rust#102211),
+        // and the loop runs on a spawned task.
+        let applies: Vec<_> = queue
+            .into_iter()
             .map(|(key, plugin)| {
                 let span = tracing::info_span!("gateway", gateway = %key);
+                let (client, counters, plugin) =
+                    (self.client.clone(), self.metrics.clone(), plugin.clone());
                 async move {
                     let started = Instant::now();
-                    self.metrics.wrote(metrics::Write::PluginApply);
-                    let result = api::apply_plugin(&self.client, plugin)
+                    counters.wrote(metrics::Write::PluginApply);
+                    let result = api::apply_plugin(&client, &plugin)
                         .await
                         .map(|()| started.elapsed().as_secs_f64());
                     (key, result)
                 }
                 .instrument(span)
             })
+            .collect();
+        futures::stream::iter(applies)
             .buffer_unordered(CONCURRENT_APPLIES)
             .collect()
             .await
