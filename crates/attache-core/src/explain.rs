@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::field::FieldKey;
 use crate::fold::{Folded, LossReason};
 use crate::model::PolicyKind;
-use crate::supplier::{Source, Supplier, SupplierView};
+use crate::supplier::{Role, Source, Supplier, SupplierView};
 use crate::written::Written;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -169,5 +169,27 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
                 winner.level
             )
         }
+        LossReason::AtomicDropped => {
+            let more = if same_level {
+                "newer (2025 order)"
+            } else {
+                "more specific"
+            };
+            format!("dropped whole: {} is {more}", at_level(winner))
+        }
+        LossReason::AtomicReplaced => {
+            format!("{w} ({role}) at {} replaces all below", winner.level)
+        }
+        LossReason::ListReplaced => {
+            let strategy = match (winner.role, loser.role) {
+                (Role::Strategy(s), _) | (_, Role::Strategy(s)) => s.to_string(),
+                _ => "Patch".to_string(),
+            };
+            format!(
+                "list replaced whole ({strategy}, RFC 7386): {} holds it",
+                at_level(winner)
+            )
+        }
+        LossReason::RemovedByNull => format!("removed by {w} (null) at {}", winner.level),
     }
 }

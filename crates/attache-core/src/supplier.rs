@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::model::kinds::RouteKind;
 use crate::model::meta::{Granularity, Op};
-use crate::model::{Priority, Target};
+use crate::model::{MergeStrategy, Priority, Target};
 use crate::topology::ObjectKey;
 
 /// How a contribution came to fold the way it did.
@@ -25,6 +25,9 @@ pub enum Role {
     /// A BackendTrafficPolicy merged under a more specific one that sets
     /// Envoy Gateway's `mergeType`: fill, field (fold/peer_gate.rs).
     Merged,
+    /// A policy that opted into a GEP-713 (2025) strategy with
+    /// `spec.mergeStrategy` (fold/strategy.rs).
+    Strategy(MergeStrategy),
 }
 
 impl Role {
@@ -33,13 +36,24 @@ impl Role {
             Role::Defaults | Role::Merged => Op::Fill,
             Role::Overrides => Op::Replace,
             Role::Plain(p) | Role::Inline(p) => p.op(),
+            Role::Strategy(s) => s.op(),
         }
     }
 
     pub fn granularity(self) -> Granularity {
         match self {
             Role::Defaults | Role::Overrides | Role::Merged => Granularity::Field,
-            Role::Plain(p) | Role::Inline(p) => p.granularity(),
+            Role::Plain(p) | Role::Inline(p) | Role::Strategy(MergeStrategy::Custom(p)) => {
+                p.granularity()
+            }
+            // Atomic and Patch fold by their own steps (fold/strategy.rs);
+            // leaf by leaf is what they share with field.
+            Role::Strategy(
+                MergeStrategy::AtomicDefaults
+                | MergeStrategy::AtomicOverrides
+                | MergeStrategy::PatchDefaults
+                | MergeStrategy::PatchOverrides,
+            ) => Granularity::Field,
         }
     }
 }
@@ -52,6 +66,7 @@ impl fmt::Display for Role {
             Role::Plain(p) => write!(f, "plain, {}", p.name()),
             Role::Inline(p) => write!(f, "inline, {}", p.name()),
             Role::Merged => f.write_str("merged under a more specific mergeType"),
+            Role::Strategy(s) => write!(f, "{s}"),
         }
     }
 }

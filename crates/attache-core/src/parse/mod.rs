@@ -34,6 +34,7 @@ mod listener_sets;
 mod peers;
 mod policy;
 mod route;
+mod strategy;
 mod targets;
 
 use gateway::{read_class, read_gateway, read_namespace};

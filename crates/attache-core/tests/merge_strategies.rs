@@ -1,0 +1,511 @@
+//! GEP-713 as rewritten in 2025 (docs/semantics.md, "Merge strategies"):
+//! `spec.mergeStrategy` on RoutePolicy and ClusterRoutePolicy, its
+//! validation, the fold of each strategy, and that any order of arrival
+//! folds to the same result.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use attache_core::contract::{Document, RouteEntry};
+use attache_core::{parse, resolve};
+use common::*;
+use proptest::prelude::*;
+
+fn opted(name: &str, at: At, strategy: &str, settings: &[&str], created: Option<&str>) -> String {
+    let mut body = format!("mergeStrategy: {strategy}");
+    for s in settings {
+        body.push_str("\n  ");
+        body.push_str(s);
+    }
+    policy(name, at, &body, created, None)
+}
+
+fn resolved(yaml: &str) -> RouteEntry {
+    let inputs = inputs(yaml);
+    let errors: Vec<String> = inputs
+        .diagnostics
+        .iter()
+        .filter(|d| !d.to_string().starts_with("note"))
+        .map(ToString::to_string)
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let doc = resolve(&inputs, &key("appns/gw"))
+        .unwrap()
+        .resolution
+        .document;
+    let full = attache_core::resolve::resolve_unshared(&inputs, &key("appns/gw")).unwrap();
+    assert_eq!(doc, full, "the shared fold and the full fold differ");
+    doc.routes[0].clone()
+}
+
+fn ms(e: &RouteEntry) -> (Option<u64>, Option<u64>) {
+    let t = e.timeouts.clone().unwrap_or_default();
+    (t.request_ms, t.backend_request_ms)
+}
+
+fn attempts(e: &RouteEntry) -> Option<u32> {
+    e.retry.as_ref().and_then(|r| r.attempts)
+}
+
+fn invalid_because(yaml: &str) -> Vec<String> {
+    let inputs = inputs(yaml);
+    inputs
+        .policies
+        .iter()
+        .flat_map(|p| p.invalid.clone())
+        .collect()
+}
+
+#[test]
+fn a_stanza_beside_the_strategy_none_and_nulls_outside_patch_overrides_are_invalid() {
+    let base = topology("");
+    let beside = format!(
+        "{base}{}",
+        policy(
+            "p",
+            At::Gateway,
+            "mergeStrategy: AtomicDefaults\n  defaults: {timeouts: {request: 1s}}",
+            None,
+            None
+        )
+    );
+    let why = invalid_because(&beside);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(why[0].starts_with("spec.defaults: a stanza beside spec.mergeStrategy: AtomicDefaults"));
+    let inputs = inputs(&beside);
+    let d = inputs
+        .diagnostics
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(d.contains("RoutePolicy appns/p"), "{d}");
+    assert!(d.contains("move them there"), "{d}");
+
+    let none = format!(
+        "{base}{}",
+        opted("p", At::Gateway, "None", &["timeouts: {request: 1s}"], None)
+    );
+    assert_eq!(
+        invalid_because(&none),
+        ["spec.mergeStrategy: None is not a strategy a RoutePolicy may take: GEP-713 does not let a kind \
+          combine None with another strategy"]
+    );
+
+    let null = format!(
+        "{base}{}",
+        opted(
+            "p",
+            At::Gateway,
+            "PatchDefaults",
+            &["timeouts: {request: null}"],
+            None
+        )
+    );
+    assert_eq!(
+        invalid_because(&null),
+        ["spec.timeouts.request: null removes a field only under mergeStrategy: PatchOverrides, not PatchDefaults"]
+    );
+    let fine = format!(
+        "{base}{}",
+        opted("p", At::Gateway, "PatchOverrides", &["retry: null"], None)
+    );
+    assert!(invalid_because(&fine).is_empty());
+
+    let unknown = format!("{base}{}", opted("p", At::Gateway, "Atomic", &[], None));
+    assert_eq!(
+        invalid_because(&unknown),
+        ["spec.mergeStrategy: \"Atomic\" is not a merge strategy"]
+    );
+}
+
+#[test]
+fn weight_is_ignored_on_an_opted_in_policy_with_a_note() {
+    let yaml = format!(
+        "{}{}",
+        topology(""),
+        policy(
+            "p",
+            At::Gateway,
+            "mergeStrategy: AtomicDefaults",
+            None,
+            Some(5)
+        )
+    );
+    let inputs = inputs(&yaml);
+    let notes: Vec<String> = inputs.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("policy-weight is ignored"), "{notes:?}");
+}
+
+#[test]
+fn atomic_defaults_the_more_specific_policy_wins_whole_the_rule_fills_around_it() {
+    let yaml = [
+        topology("    timeouts: {request: 9s}"),
+        opted(
+            "gw",
+            At::Gateway,
+            "AtomicDefaults",
+            &[
+                "timeouts: {request: 1s, backendRequest: 1s}",
+                "retry: {attempts: 1}",
+            ],
+            None,
+        ),
+        opted(
+            "rt",
+            At::Route,
+            "AtomicDefaults",
+            &["timeouts: {backendRequest: 2s}"],
+            None,
+        ),
+    ]
+    .concat();
+    let e = resolved(&yaml);
+    // The Gateway's policy is dropped whole (its retry too); the rule's own
+    // request timeout is no part of an atomic unit.
+    assert_eq!(ms(&e), (Some(9000), Some(2000)));
+    assert_eq!(attempts(&e), None);
+}
+
+#[test]
+fn atomic_overrides_the_less_specific_policy_stands_whole_over_the_rules_own() {
+    let yaml = [
+        topology("    timeouts: {request: 9s}"),
+        opted(
+            "gw",
+            At::Gateway,
+            "AtomicOverrides",
+            &["timeouts: {backendRequest: 1s}"],
+            None,
+        ),
+        opted(
+            "rt",
+            At::Route,
+            "AtomicOverrides",
+            &["timeouts: {request: 5s}", "retry: {attempts: 3}"],
+            None,
+        ),
+    ]
+    .concat();
+    let e = resolved(&yaml);
+    // The route policy went whole; the rule's own 9s stays (not in A).
+    assert_eq!(ms(&e), (Some(9000), Some(1000)));
+    assert_eq!(attempts(&e), None);
+}
+
+#[test]
+fn patch_defaults_merges_scalars_and_replaces_header_lists_whole() {
+    let yaml = [
+        topology(""),
+        opted(
+            "gw",
+            At::Gateway,
+            "PatchDefaults",
+            &[
+                "timeouts: {request: 1s, backendRequest: 1s}",
+                "requestHeaderModifier: {set: [{name: x-a, value: gw}, {name: x-b, value: gw}]}",
+            ],
+            None,
+        ),
+        opted(
+            "rt",
+            At::Route,
+            "PatchDefaults",
+            &[
+                "timeouts: {request: 5s}",
+                "requestHeaderModifier: {set: [{name: x-a, value: rt}]}",
+            ],
+            None,
+        ),
+    ]
+    .concat();
+    let e = resolved(&yaml);
+    assert_eq!(ms(&e), (Some(5000), Some(1000)));
+    assert_eq!(set_header(&e, "x-a").as_deref(), Some("rt"));
+    assert_eq!(
+        set_header(&e, "x-b"),
+        None,
+        "the set list is replaced whole"
+    );
+}
+
+#[test]
+fn patch_overrides_null_removes_what_policies_supplied_never_the_rules_own() {
+    let yaml = [
+        topology("    timeouts: {request: 9s}"),
+        opted(
+            "gw",
+            At::Gateway,
+            "PatchOverrides",
+            &[
+                "timeouts: {request: null, backendRequest: null}",
+                "retry: {attempts: 2}",
+            ],
+            None,
+        ),
+        opted(
+            "rt",
+            At::Route,
+            "PatchOverrides",
+            &[
+                "timeouts: {backendRequest: 3s}",
+                "retry: {attempts: 4, codes: [503]}",
+            ],
+            None,
+        ),
+    ]
+    .concat();
+    let e = resolved(&yaml);
+    assert_eq!(ms(&e), (Some(9000), None));
+    assert_eq!(attempts(&e), Some(2));
+    assert_eq!(
+        e.retry.as_ref().and_then(|r| r.codes.clone()),
+        Some(vec![503])
+    );
+}
+
+#[test]
+fn within_a_level_the_newest_default_wins_and_the_oldest_override() {
+    let defaults = [
+        topology(""),
+        opted(
+            "old",
+            At::Gateway,
+            "AtomicDefaults",
+            &["timeouts: {request: 1s}"],
+            Some("2024-01-01T00:00:00Z"),
+        ),
+        opted(
+            "new",
+            At::Gateway,
+            "AtomicDefaults",
+            &["timeouts: {request: 2s}"],
+            Some("2024-02-01T00:00:00Z"),
+        ),
+    ]
+    .concat();
+    assert_eq!(ms(&resolved(&defaults)).0, Some(2000));
+    let overrides = defaults.replace("AtomicDefaults", "AtomicOverrides");
+    assert_eq!(ms(&resolved(&overrides)).0, Some(1000));
+}
+
+#[test]
+fn a_level_holding_both_folds_seeds_fills_then_opted_in_then_seeds_replaces() {
+    let yaml = [
+        topology(""),
+        policy(
+            "seed-d",
+            At::Gateway,
+            "defaults: {timeouts: {request: 1s}}",
+            None,
+            None,
+        ),
+        opted(
+            "opt",
+            At::Gateway,
+            "PatchOverrides",
+            &["timeouts: {request: 5s, backendRequest: 2s}"],
+            None,
+        ),
+        policy(
+            "seed-o",
+            At::Gateway,
+            "overrides: {timeouts: {backendRequest: 3s}}",
+            None,
+            None,
+        ),
+    ]
+    .concat();
+    // The seeds' default fills first, the opted-in override replaces it,
+    // the seeds' override replaces last.
+    assert_eq!(ms(&resolved(&yaml)), (Some(5000), Some(3000)));
+}
+
+#[test]
+fn custom_is_the_seeds_fold_chosen_by_the_policy() {
+    let yaml = [
+        topology("    filters:\n    - type: RequestHeaderModifier\n      requestHeaderModifier: {set: [{name: x-season, value: winter}]}"),
+        opted("gw", At::Gateway, "DeepMergePreferParent", &["requestHeaderModifier: {set: [{name: x-season, value: summer}]}"], None),
+    ]
+    .concat();
+    assert_eq!(
+        set_header(&resolved(&yaml), "x-season").as_deref(),
+        Some("summer,winter")
+    );
+}
+
+// ---- any order of arrival ----
+
+#[derive(Debug, Clone)]
+struct Pol {
+    level: usize,
+    /// 0-3 the four GEP strategies, 4 a Custom name, 5 seeds defaults,
+    /// 6 seeds overrides.
+    strategy: u8,
+    request: Option<u8>,
+    backend: Option<u8>,
+    header: Option<(u8, u8)>,
+    null_retry: bool,
+    attempts: Option<u8>,
+    created: Option<u8>,
+}
+
+const LEVELS: [At; 6] = [
+    At::Class,
+    At::Namespace,
+    At::Gateway,
+    At::Listener,
+    At::Route,
+    At::Rule,
+];
+const STRATEGIES: [&str; 5] = [
+    "AtomicDefaults",
+    "AtomicOverrides",
+    "PatchDefaults",
+    "PatchOverrides",
+    "DeepMergePreferChild",
+];
+
+fn pol() -> impl Strategy<Value = Pol> {
+    (
+        0..6usize,
+        0..7u8,
+        proptest::option::of(1..9u8),
+        proptest::option::of(1..9u8),
+        proptest::option::of((0..3u8, 0..3u8)),
+        any::<bool>(),
+        proptest::option::of(0..4u8),
+        proptest::option::of(0..3u8),
+    )
+        .prop_map(
+            |(level, strategy, request, backend, header, null_retry, attempts, created)| Pol {
+                level,
+                strategy,
+                request,
+                backend,
+                header,
+                null_retry,
+                attempts,
+                created,
+            },
+        )
+}
+
+fn doc(i: usize, p: &Pol) -> String {
+    let mut timeouts = Vec::new();
+    timeouts.extend(p.request.map(|r| format!("request: {r}s")));
+    timeouts.extend(p.backend.map(|r| format!("backendRequest: {r}s")));
+    let mut parts = Vec::new();
+    if !timeouts.is_empty() {
+        parts.push(format!("timeouts: {{{}}}", timeouts.join(", ")));
+    }
+    if let Some((n, v)) = p.header {
+        parts.push(format!(
+            "requestHeaderModifier: {{set: [{{name: x-h{n}, value: v{v}}}]}}"
+        ));
+    }
+    if p.strategy == 3 && p.null_retry {
+        parts.push("retry: null".into());
+    } else if let Some(a) = p.attempts {
+        parts.push(format!("retry: {{attempts: {a}}}"));
+    }
+    let created = p.created.map(|c| format!("2024-01-0{}T00:00:00Z", c + 1));
+    let name = format!("p{i:02}");
+    match p.strategy {
+        5 => policy(
+            &name,
+            LEVELS[p.level],
+            &format!("defaults: {{{}}}", parts.join(", ")),
+            created.as_deref(),
+            None,
+        ),
+        6 => policy(
+            &name,
+            LEVELS[p.level],
+            &format!("overrides: {{{}}}", parts.join(", ")),
+            created.as_deref(),
+            None,
+        ),
+        s => {
+            let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+            opted(
+                &name,
+                LEVELS[p.level],
+                STRATEGIES[usize::from(s)],
+                &refs,
+                created.as_deref(),
+            )
+        }
+    }
+}
+
+fn world() -> impl Strategy<Value = (Vec<Pol>, Option<u8>, Option<(u8, u8)>)> {
+    (
+        proptest::collection::vec(pol(), 0..9),
+        proptest::option::of(1..9u8),
+        proptest::option::of((0..3u8, 0..3u8)),
+    )
+}
+
+fn yaml_of(
+    policies: &[Pol],
+    inline_request: Option<u8>,
+    inline_header: Option<(u8, u8)>,
+    order: &[usize],
+) -> String {
+    let mut rule = Vec::new();
+    if let Some(r) = inline_request {
+        rule.push(format!("    timeouts: {{request: {r}s}}"));
+    }
+    if let Some((n, v)) = inline_header {
+        rule.push(format!(
+            "    filters:\n    - type: RequestHeaderModifier\n      requestHeaderModifier: {{set: [{{name: x-h{n}, value: inline{v}}}]}}"
+        ));
+    }
+    let mut y = topology(&rule.join("\n"));
+    for &i in order {
+        y.push_str(&doc(i, &policies[i]));
+    }
+    y
+}
+
+fn document(yaml: &str) -> (Document, Document) {
+    let inputs = parse(&docs(yaml));
+    let shared = resolve(&inputs, &key("appns/gw"))
+        .unwrap()
+        .resolution
+        .document;
+    let full = attache_core::resolve::resolve_unshared(&inputs, &key("appns/gw")).unwrap();
+    (shared, full)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    /// For every strategy, mixed with the seeds' stanzas at every level:
+    /// any order of arrival folds to the same document (ties broken only by
+    /// the conflict order), the shared upper fold equals the full fold, and
+    /// so do status's counts.
+    #[test]
+    fn any_order_of_arrival_folds_the_same((policies, inline_request, inline_header) in world(), seed in any::<u64>()) {
+        let order: Vec<usize> = (0..policies.len()).collect();
+        let mut shuffled = order.clone();
+        let mut state = seed | 1;
+        for i in (1..shuffled.len()).rev() {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let j = (state >> 33) as usize % (i + 1);
+            shuffled.swap(i, j);
+        }
+        let (a, a_full) = document(&yaml_of(&policies, inline_request, inline_header, &order));
+        let (b, b_full) = document(&yaml_of(&policies, inline_request, inline_header, &shuffled));
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(&a, &a_full);
+        prop_assert_eq!(&b, &b_full);
+        let inputs = parse(&docs(&yaml_of(&policies, inline_request, inline_header, &order)));
+        let shared = attache_core::resolve::contributions_shared(&inputs, &key("appns/gw")).unwrap();
+        let full = attache_core::resolve::contributions_full(&inputs, &key("appns/gw")).unwrap();
+        prop_assert_eq!(shared, full);
+    }
+}
