@@ -12,7 +12,7 @@ use crate::data_plane::{istio_request_conflicts, DataPlane};
 use crate::diagnostic::Diagnostic;
 use crate::entry::{to_entry, Adjusted};
 pub use crate::error::ResolveError;
-use crate::explain::{explain, Explanation};
+use crate::explain::{explain, strategy_notes, Explanation};
 use crate::fold::folds_per_rule;
 use crate::fold::levels::RuleFold;
 use crate::fold::shared::SharedUpper;
@@ -160,6 +160,9 @@ pub fn explain_route(
                 r.target,
                 r.by
             ))
+        }));
+        notes.extend(strategy_notes(&fold.folded, &fold.suppliers, |i| {
+            inputs.policies.get(i)
         }));
         let head = Explanation {
             entry: name,

@@ -98,6 +98,42 @@ pub struct Supplier {
     pub leaf: bool,
 }
 
+impl Role {
+    /// The strategy in GEP-713's (2025) words (docs/semantics.md, "Merge
+    /// strategies"): an opted-in policy's own; the seeds' stanzas "Custom
+    /// (field defaults)" and "Custom (field overrides)"; plain settings and
+    /// kgateway "Custom (<annotation>)"; Envoy Gateway's `mergeType` unset
+    /// "Atomic defaults", JSONMerge "Patch defaults", StrategicMerge
+    /// "Custom (StrategicMerge)". `None` for a rule's own values.
+    pub fn strategy_words(self, policy: &crate::model::Policy) -> Option<String> {
+        use crate::model::policy::{MergeType, PolicyKind};
+        let envoy_gateway = || match policy.merge_type {
+            None => MergeStrategy::AtomicDefaults.to_string(),
+            Some(MergeType::JsonMerge) => MergeStrategy::PatchDefaults.to_string(),
+            Some(MergeType::StrategicMerge) => "Custom (StrategicMerge)".to_string(),
+        };
+        Some(match (self, policy.kind) {
+            (Role::Strategy(s), _) => s.to_string(),
+            (Role::Defaults, _) => "Custom (field defaults)".to_string(),
+            (Role::Overrides, _) => "Custom (field overrides)".to_string(),
+            (Role::Plain(_) | Role::Merged, PolicyKind::BackendTrafficPolicy) => envoy_gateway(),
+            (
+                Role::Plain(p),
+                PolicyKind::RoutePolicy
+                | PolicyKind::ClusterRoutePolicy
+                | PolicyKind::TrafficPolicy,
+            ) => MergeStrategy::Custom(p).to_string(),
+            (
+                Role::Merged,
+                PolicyKind::RoutePolicy
+                | PolicyKind::ClusterRoutePolicy
+                | PolicyKind::TrafficPolicy,
+            ) => "Custom (merged)".to_string(),
+            (Role::Inline(_), _) => return None,
+        })
+    }
+}
+
 impl Supplier {
     /// The source without the level: `RoutePolicy shop/fast` or
     /// `HTTPRoute shop/checkout rule 0`.

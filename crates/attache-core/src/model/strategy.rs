@@ -6,7 +6,6 @@
 use std::fmt;
 
 use super::meta::{Op, Priority};
-use super::policy::{MergeType, Policy, PolicyKind};
 
 /// The strategy a policy opted into with `spec.mergeStrategy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -107,39 +106,6 @@ impl fmt::Display for MergeStrategy {
             MergeStrategy::PatchDefaults => f.write_str("Patch defaults"),
             MergeStrategy::PatchOverrides => f.write_str("Patch overrides"),
             MergeStrategy::Custom(p) => write!(f, "Custom ({})", p.name()),
-        }
-    }
-}
-
-/// Every policy's strategy in the GEP's words (section 12): an opted-in
-/// policy's own; a seeds policy's stanzas ("Custom (field defaults)",
-/// "Custom (field overrides)", plain settings "Custom (<annotation>)",
-/// `priority` being its target's annotation); kgateway's annotation =
-/// Custom; Envoy Gateway's `mergeType` unset = Atomic defaults,
-/// `JSONMerge` = Patch defaults, `StrategicMerge` = Custom.
-pub fn strategy_words(policy: &Policy, priority: Priority) -> Vec<String> {
-    if let Some(s) = policy.strategy {
-        return vec![s.to_string()];
-    }
-    match policy.kind {
-        PolicyKind::BackendTrafficPolicy => vec![match policy.merge_type {
-            None => MergeStrategy::AtomicDefaults.to_string(),
-            Some(MergeType::JsonMerge) => MergeStrategy::PatchDefaults.to_string(),
-            Some(MergeType::StrategicMerge) => "Custom (StrategicMerge)".to_string(),
-        }],
-        PolicyKind::TrafficPolicy => vec![MergeStrategy::Custom(priority).to_string()],
-        PolicyKind::RoutePolicy | PolicyKind::ClusterRoutePolicy => {
-            let mut out = Vec::new();
-            if policy.defaults.is_some() {
-                out.push("Custom (field defaults)".to_string());
-            }
-            if policy.overrides.is_some() {
-                out.push("Custom (field overrides)".to_string());
-            }
-            if policy.plain.is_some() {
-                out.push(MergeStrategy::Custom(priority).to_string());
-            }
-            out
         }
     }
 }

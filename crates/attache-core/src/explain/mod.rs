@@ -3,9 +3,12 @@
 
 use serde::Serialize;
 
+mod strategy;
+pub(crate) use strategy::strategy_notes;
+
 use crate::field::FieldKey;
 use crate::fold::{Folded, LossReason};
-use crate::model::PolicyKind;
+use crate::model::{MergeStrategy, PolicyKind};
 use crate::supplier::{Role, Source, Supplier, SupplierView};
 use crate::written::Written;
 
@@ -136,6 +139,15 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
     let w = winner.who();
     let role = winner.role;
     match reason {
+        LossReason::AlreadySet if loser.role == Role::Strategy(MergeStrategy::PatchDefaults) => {
+            format!("{} over it (Patch defaults, RFC 7386)", at_level(winner))
+        }
+        LossReason::Replaced if role == Role::Strategy(MergeStrategy::PatchOverrides) => {
+            format!(
+                "{w} at {} over it (Patch overrides, RFC 7386)",
+                winner.level
+            )
+        }
         LossReason::AlreadySet if same_level => {
             format!("it fills only unset fields, and {w} ranks higher at the same level")
         }
@@ -181,9 +193,9 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
             format!("{w} ({role}) at {} replaces all below", winner.level)
         }
         LossReason::ListReplaced => {
-            let strategy = match (winner.role, loser.role) {
-                (Role::Strategy(s), _) | (_, Role::Strategy(s)) => s.to_string(),
-                _ => "Patch".to_string(),
+            let strategy = match (loser.role, winner.role) {
+                (Role::Strategy(MergeStrategy::PatchDefaults), _) => MergeStrategy::PatchDefaults,
+                _ => MergeStrategy::PatchOverrides,
             };
             format!(
                 "list replaced whole ({strategy}, RFC 7386): {} holds it",
