@@ -21,6 +21,7 @@ use crate::model::{Policy, Target, TargetRef};
 use counting::{contributions, ContributionStats};
 
 pub(crate) mod counting;
+pub mod programmed;
 pub mod routes;
 
 pub use routes::{route_status, RouteStatus};
