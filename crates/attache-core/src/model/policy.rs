@@ -13,6 +13,11 @@ use crate::topology::ObjectKey;
 
 pub const POLICY_GROUP: &str = "policy.attache.dev";
 
+/// At most this many `status.ancestors` entries per policy (GEP-713, 2025:
+/// when full, "MUST NOT add further entries" and the policy is
+/// unimplementable beyond them; docs/status.md).
+pub const MAX_ANCESTORS: usize = 16;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PolicyKind {
     RoutePolicy,
@@ -200,6 +205,9 @@ pub struct Policy {
     pub strategy: Option<super::strategy::MergeStrategy>,
     /// The fields a PatchOverrides policy removes with `null`.
     pub removals: Vec<crate::field::Removal>,
+    /// TargetRefs beyond GEP-713's 16 ancestors (parse/ancestors.rs): the
+    /// policy does not apply there; status names them on the 16th entry.
+    pub beyond_limit: Vec<TargetRef>,
 }
 
 /// Envoy Gateway's `mergeType` values.

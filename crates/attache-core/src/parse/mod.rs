@@ -29,6 +29,7 @@ use crate::topology::{BackendTarget, ObjectKey};
 
 pub use crate::model::Inputs;
 
+mod ancestors;
 mod gateway;
 mod listener_sets;
 mod peers;

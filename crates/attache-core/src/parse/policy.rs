@@ -225,6 +225,7 @@ pub(super) fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Po
         selectors: Vec::new(),
         strategy: None,
         removals: Vec::new(),
+        beyond_limit: Vec::new(),
     }
 }
 
