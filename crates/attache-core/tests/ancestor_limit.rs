@@ -90,3 +90,27 @@ fn a_newer_target_never_takes_the_policy_from_older_ones() {
     let after = with_timeout(&world(Some("2025-01-01T00:00:00Z")));
     assert_eq!(before, after);
 }
+
+/// A controller that finds 3 entries of other controllers keeps them and
+/// counts them: the policy applies under its 13 oldest targets only.
+#[test]
+fn other_controllers_entries_count_towards_the_sixteen() {
+    let mut inputs = inputs(&world(None));
+    attache_core::limit_ancestors_with_foreign(&mut inputs, &|_| 3);
+    let doc = resolve(&inputs, &key("appns/gw"))
+        .unwrap()
+        .resolution
+        .document;
+    let served: Vec<String> = doc
+        .routes
+        .iter()
+        .filter(|e| e.timeouts.as_ref().and_then(|t| t.request_ms) == Some(7000))
+        .map(|e| e.route_name.clone())
+        .collect();
+    let want: Vec<String> = (0..13).map(|i| format!("r{i:02}")).collect();
+    assert_eq!(served, want);
+    assert_eq!(
+        policy_status(&inputs).policies[0].status.ancestors.len(),
+        13
+    );
+}

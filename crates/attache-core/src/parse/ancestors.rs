@@ -42,12 +42,33 @@ pub(crate) fn ancestor_key(inputs: &Inputs, policy: &Policy, tr: &TargetRef) -> 
 
 /// Keeps the first [`MAX_ANCESTORS`] targetRefs of every policy that has
 /// more, in the GEP's order; the others go to `beyond_limit`, each with a
-/// warning. A policy within the cap is left as written.
+/// warning. A policy within the cap is left as written. Runs in `parse`
+/// before the policies are indexed by target.
 pub(super) fn limit_ancestors(inputs: &mut Inputs) {
+    limit(inputs, &|_| 0);
+}
+
+/// [`limit_ancestors`] for a controller that found `foreign(policy)`
+/// entries of other controllers in a policy's live `status.ancestors`:
+/// they are kept and counted (GEP-713), so the policy applies under
+/// `16 - foreign` of its own targets only. Call it on parsed inputs before
+/// resolving; the targets left out are taken out of the index too.
+pub fn limit_ancestors_with_foreign(inputs: &mut Inputs, foreign: &dyn Fn(&Policy) -> usize) {
+    for (index, target) in limit(inputs, foreign) {
+        if let Some(list) = inputs.by_target.get_mut(&target) {
+            list.retain(|i| *i != index);
+        }
+    }
+}
+
+/// Moves the targetRefs beyond each policy's room to `beyond_limit`, with
+/// a warning each; returns the (policy index, target) pairs taken out.
+fn limit(inputs: &mut Inputs, foreign: &dyn Fn(&Policy) -> usize) -> Vec<(usize, Target)> {
     let mut warnings = Vec::new();
-    let mut orders: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut orders: Vec<(usize, usize, Vec<usize>)> = Vec::new();
     for (index, policy) in inputs.policies.iter().enumerate() {
-        if policy.targets.len() <= MAX_ANCESTORS {
+        let room = MAX_ANCESTORS.saturating_sub(foreign(policy));
+        if policy.targets.len() <= room {
             continue;
         }
         let mut order: Vec<(AncestorKey, usize)> = policy
@@ -57,9 +78,10 @@ pub(super) fn limit_ancestors(inputs: &mut Inputs) {
             .map(|(i, tr)| (ancestor_key(inputs, policy, tr), i))
             .collect();
         order.sort();
-        orders.push((index, order.into_iter().map(|(_, i)| i).collect()));
+        orders.push((index, room, order.into_iter().map(|(_, i)| i).collect()));
     }
-    for (index, order) in orders {
+    let mut taken = Vec::new();
+    for (index, room, order) in orders {
         let Some(policy) = inputs.policies.get_mut(index) else {
             continue;
         };
@@ -71,7 +93,7 @@ pub(super) fn limit_ancestors(inputs: &mut Inputs) {
             let Some(tr) = slots.get_mut(i).and_then(Option::take) else {
                 continue;
             };
-            if rank < MAX_ANCESTORS {
+            if rank < room {
                 policy.targets.push(tr);
                 continue;
             }
@@ -86,8 +108,12 @@ pub(super) fn limit_ancestors(inputs: &mut Inputs) {
                 .field(tr.path.clone())
                 .hint("split the policy, or target fewer objects; the oldest 16 are kept"),
             );
+            if let Some(target) = &tr.resolved {
+                taken.push((index, target.clone()));
+            }
             policy.beyond_limit.push(tr);
         }
     }
     inputs.diagnostics.extend(warnings);
+    taken
 }

@@ -38,6 +38,7 @@ mod route;
 mod strategy;
 mod targets;
 
+pub use ancestors::limit_ancestors_with_foreign;
 use gateway::{read_class, read_gateway, read_namespace};
 use policy::read_policy;
 use route::read_route;
