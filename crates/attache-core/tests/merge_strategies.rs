@@ -325,3 +325,57 @@ fn custom_is_the_seeds_fold_chosen_by_the_policy() {
         Some("summer,winter")
     );
 }
+
+/// `attache diff` reports a change of strategy as a change of every field
+/// it moves, each with its new supplier.
+#[test]
+fn a_change_of_strategy_is_a_change_of_every_field_it_moves() {
+    let world = |strategy: &str| {
+        [
+            topology(""),
+            opted(
+                "gw",
+                At::Gateway,
+                strategy,
+                &["timeouts: {request: 10s}", "retry: {attempts: 2}"],
+                None,
+            ),
+            opted(
+                "rt",
+                At::Route,
+                strategy,
+                &["timeouts: {request: 5s, backendRequest: 1s}"],
+                None,
+            ),
+        ]
+        .concat()
+    };
+    let (old, new) = (
+        inputs(&world("PatchDefaults")),
+        inputs(&world("AtomicOverrides")),
+    );
+    let gw = key("appns/gw");
+    let (a, b) = (resolve(&old, &gw).unwrap(), resolve(&new, &gw).unwrap());
+    let diff = attache_core::diff::diff(
+        "appns/gw",
+        Some(&a.resolution.document),
+        Some(&b.resolution.document),
+        &attache_core::policy_status(&old),
+        &attache_core::policy_status(&new),
+    );
+    let fields: Vec<(String, Option<String>)> = diff.entries_changed[0]
+        .fields
+        .iter()
+        .map(|f| (f.field.clone(), f.new.as_ref().map(ToString::to_string)))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("timeouts.backendRequestMs".to_string(), None),
+            (
+                "timeouts.requestMs".to_string(),
+                Some("10000ms".to_string())
+            ),
+        ]
+    );
+}
