@@ -16,7 +16,7 @@ fn resolved(yaml: &str) -> RouteEntry {
     let errors: Vec<String> = inputs
         .diagnostics
         .iter()
-        .filter(|d| !d.to_string().starts_with("note"))
+        .filter(|d| d.severity != attache_core::Severity::Note)
         .map(ToString::to_string)
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
@@ -377,5 +377,42 @@ fn a_change_of_strategy_is_a_change_of_every_field_it_moves() {
                 Some("10000ms".to_string())
             ),
         ]
+    );
+}
+
+/// Among opted-in overrides the 2025 order has no weight: the oldest wins,
+/// and explain says the seeds would have ranked by weight.
+#[test]
+fn explain_says_where_the_orders_differ() {
+    let yaml = [
+        topology(""),
+        opted(
+            "old",
+            At::Gateway,
+            "AtomicOverrides",
+            &["timeouts: {request: 1s}"],
+            Some("2024-01-01T00:00:00Z"),
+        ),
+        policy(
+            "heavy",
+            At::Gateway,
+            "mergeStrategy: AtomicOverrides\n  timeouts: {request: 2s}",
+            Some("2024-02-01T00:00:00Z"),
+            Some(5),
+        ),
+    ]
+    .concat();
+    assert_eq!(ms(&resolved(&yaml)).0, Some(1000));
+    let inputs = inputs(&yaml);
+    let explained =
+        attache_core::explain_route(&inputs, &key("appns/gw"), &key("appns/route")).unwrap();
+    let notes = &explained[0].notes;
+    assert!(
+        notes.contains(
+            &"2025 order: the older override wins here (RoutePolicy appns/old over RoutePolicy appns/heavy at \
+              Gateway appns/gw); the seeds: the higher policy-weight"
+                .to_string()
+        ),
+        "{notes:#?}"
     );
 }

@@ -139,10 +139,16 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
     let w = winner.who();
     let role = winner.role;
     match reason {
-        LossReason::AlreadySet if loser.role == Role::Strategy(MergeStrategy::PatchDefaults) => {
+        LossReason::AlreadySet
+            if loser.role == Role::Strategy(MergeStrategy::PatchDefaults)
+                && matches!(winner.source, Source::Policy { .. }) =>
+        {
             format!("{} over it (Patch defaults, RFC 7386)", at_level(winner))
         }
-        LossReason::Replaced if role == Role::Strategy(MergeStrategy::PatchOverrides) => {
+        LossReason::Replaced
+            if role == Role::Strategy(MergeStrategy::PatchOverrides)
+                && matches!(loser.source, Source::Policy { .. }) =>
+        {
             format!(
                 "{w} at {} over it (Patch overrides, RFC 7386)",
                 winner.level

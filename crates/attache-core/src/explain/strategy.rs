@@ -105,31 +105,43 @@ pub(crate) fn strategy_notes<'p>(
             | None => {}
         }
     }
-    notes.extend(order_notes(folded, suppliers));
+    notes.extend(order_notes(folded, suppliers, |s| {
+        of(s).map_or(0, |p| p.weight)
+    }));
     notes
 }
 
-/// Where two opted-in defaults at one level met: the 2025 order lets the
-/// newer win, the seeds the older.
-fn order_notes(folded: &Folded, suppliers: &[Supplier]) -> Vec<String> {
+/// Where two opted-in policies at one level met and the orders differ:
+/// among defaults the 2025 order lets the newer win, the seeds the older;
+/// among overrides the 2025 order has no weight, the seeds rank by it.
+fn order_notes(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    weight: impl Fn(&Supplier) -> i64,
+) -> Vec<String> {
     let mut out = Vec::new();
     for l in &folded.losses {
         let (Some(loser), Some(winner)) = (suppliers.get(l.loser), suppliers.get(l.winner)) else {
             continue;
         };
-        let both = matches!(
-            (loser.role, winner.role),
-            (Role::Strategy(a), Role::Strategy(b)) if a.op() == Op::Fill && b.op() == Op::Fill
-        );
-        if !both || loser.level != winner.level {
+        let ops = match (loser.role, winner.role) {
+            (Role::Strategy(a), Role::Strategy(b)) if a.op() == b.op() => Some(a.op()),
+            _ => None,
+        };
+        if loser.level != winner.level {
             continue;
         }
-        let line = format!(
-            "2025 order: the newer default wins here ({} over {} at {}); the seeds: the older",
-            winner.who(),
-            loser.who(),
-            winner.level
-        );
+        let (w, l, at) = (winner.who(), loser.who(), &winner.level);
+        let line = match ops {
+            Some(Op::Fill) => format!(
+                "2025 order: the newer default wins here ({w} over {l} at {at}); the seeds: the older"
+            ),
+            Some(Op::Replace) if weight(loser) > weight(winner) => format!(
+                "2025 order: the older override wins here ({w} over {l} at {at}); the seeds: the higher \
+                 policy-weight"
+            ),
+            Some(Op::Replace) | None => continue,
+        };
         if !out.contains(&line) {
             out.push(line);
         }
