@@ -317,3 +317,56 @@ fn the_cel_only_cases_are_refused_when_evaluated() {
         );
     }
 }
+
+/// `spec.mergeStrategy` (GEP-713, 2025; docs/semantics.md, "Merge
+/// strategies"): every value is taken by the evaluated rules and the
+/// resolver alike; `None`, an unknown value and a stanza beside the field
+/// are refused by both.
+#[test]
+fn merge_strategy_values_and_exclusions_agree_with_the_resolver() {
+    let checker = Checker::new("RoutePolicy");
+    let base = base_route_policy();
+    let mut opted = base.clone();
+    let spec = opted["spec"].as_object_mut().unwrap();
+    let defaults = spec.remove("defaults").unwrap();
+    spec.extend(defaults.as_object().unwrap().clone());
+    for value in attache_core::model::strategy::STRATEGY_VALUES {
+        let mut policy = opted.clone();
+        policy["spec"]["mergeStrategy"] = json!(value);
+        assert_eq!(
+            checker.schema_errors(&policy),
+            Vec::<String>::new(),
+            "{value}"
+        );
+        assert_eq!(
+            checker.cel_failures(&policy),
+            Vec::<String>::new(),
+            "{value}"
+        );
+        assert!(checker.resolver_accepts(&policy), "{value}");
+    }
+    let with = |value: &str| {
+        let mut policy = opted.clone();
+        policy["spec"]["mergeStrategy"] = json!(value);
+        policy
+    };
+    let mut beside = with("AtomicDefaults");
+    beside["spec"]["overrides"] = json!({"timeouts": {"request": "1s"}});
+    let cases = [
+        ("None", with("None"), "None is not a strategy"),
+        ("an unknown value", with("Atomic"), "must be one of"),
+        ("a stanza beside it", beside, "stanza beside mergeStrategy"),
+    ];
+    for (what, policy, message) in cases {
+        let failures = checker.cel_failures(&policy);
+        assert!(
+            failures.iter().any(|f| f.contains(message)),
+            "{what}: {failures:?}"
+        );
+        assert!(checker.schema_errors(&policy).is_empty(), "{what}");
+        assert!(
+            !checker.resolver_accepts(&policy),
+            "{what}: the resolver accepts it"
+        );
+    }
+}

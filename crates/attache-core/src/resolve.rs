@@ -12,7 +12,8 @@ use crate::data_plane::{istio_request_conflicts, DataPlane};
 use crate::diagnostic::Diagnostic;
 use crate::entry::{to_entry, Adjusted};
 pub use crate::error::ResolveError;
-use crate::explain::{explain, Explanation};
+use crate::explain::{explain, strategy_notes, Explanation};
+use crate::fold::folds_per_rule;
 use crate::fold::levels::RuleFold;
 use crate::fold::shared::SharedUpper;
 use crate::model::kinds::RouteKind;
@@ -58,16 +59,21 @@ pub fn resolve_for(
         mut diagnostics,
     } = prepare(inputs, gateway)?;
     let mut shared = SharedUpper::new(inputs, gw);
+    let per_rule = folds_per_rule(inputs);
     let mut routes = Vec::with_capacity(attachments.len());
     let mut backends = BTreeMap::new();
     for att in &attachments {
         let Some((_, leaf_rule)) = att.leaf() else {
             continue;
         };
-        let mut lower = RuleFold::new(inputs);
-        lower.lower(att);
-        let (mut folded, suppliers) =
-            shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers);
+        let (mut folded, suppliers) = if per_rule {
+            let full = fold_full(inputs, gw, att);
+            (full.folded, full.suppliers)
+        } else {
+            let mut lower = RuleFold::new(inputs);
+            lower.lower(att);
+            shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers)
+        };
         let name = att.entry_name();
         let clamped = clamp(&mut folded);
         if let Some(note) = &clamped {
@@ -154,6 +160,9 @@ pub fn explain_route(
                 r.target,
                 r.by
             ))
+        }));
+        notes.extend(strategy_notes(&fold.folded, &fold.suppliers, |i| {
+            inputs.policies.get(i)
         }));
         let head = Explanation {
             entry: name,

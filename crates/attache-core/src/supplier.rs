@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::model::kinds::RouteKind;
 use crate::model::meta::{Granularity, Op};
-use crate::model::{Priority, Target};
+use crate::model::{MergeStrategy, Priority, Target};
 use crate::topology::ObjectKey;
 
 /// How a contribution came to fold the way it did.
@@ -25,6 +25,9 @@ pub enum Role {
     /// A BackendTrafficPolicy merged under a more specific one that sets
     /// Envoy Gateway's `mergeType`: fill, field (fold/peer_gate.rs).
     Merged,
+    /// A policy that opted into a GEP-713 (2025) strategy with
+    /// `spec.mergeStrategy` (fold/strategy.rs).
+    Strategy(MergeStrategy),
 }
 
 impl Role {
@@ -33,13 +36,24 @@ impl Role {
             Role::Defaults | Role::Merged => Op::Fill,
             Role::Overrides => Op::Replace,
             Role::Plain(p) | Role::Inline(p) => p.op(),
+            Role::Strategy(s) => s.op(),
         }
     }
 
     pub fn granularity(self) -> Granularity {
         match self {
             Role::Defaults | Role::Overrides | Role::Merged => Granularity::Field,
-            Role::Plain(p) | Role::Inline(p) => p.granularity(),
+            Role::Plain(p) | Role::Inline(p) | Role::Strategy(MergeStrategy::Custom(p)) => {
+                p.granularity()
+            }
+            // Atomic and Patch fold by their own steps (fold/strategy.rs);
+            // leaf by leaf is what they share with field.
+            Role::Strategy(
+                MergeStrategy::AtomicDefaults
+                | MergeStrategy::AtomicOverrides
+                | MergeStrategy::PatchDefaults
+                | MergeStrategy::PatchOverrides,
+            ) => Granularity::Field,
         }
     }
 }
@@ -52,6 +66,7 @@ impl fmt::Display for Role {
             Role::Plain(p) => write!(f, "plain, {}", p.name()),
             Role::Inline(p) => write!(f, "inline, {}", p.name()),
             Role::Merged => f.write_str("merged under a more specific mergeType"),
+            Role::Strategy(s) => write!(f, "{s}"),
         }
     }
 }
@@ -81,6 +96,42 @@ pub struct Supplier {
     pub level: String,
     /// The leaf rule's own values start the fold; they are not a level above it.
     pub leaf: bool,
+}
+
+impl Role {
+    /// The strategy in GEP-713's (2025) words (docs/semantics.md, "Merge
+    /// strategies"): an opted-in policy's own; the seeds' stanzas "Custom
+    /// (field defaults)" and "Custom (field overrides)"; plain settings and
+    /// kgateway "Custom (<annotation>)"; Envoy Gateway's `mergeType` unset
+    /// "Atomic defaults", JSONMerge "Patch defaults", StrategicMerge
+    /// "Custom (StrategicMerge)". `None` for a rule's own values.
+    pub fn strategy_words(self, policy: &crate::model::Policy) -> Option<String> {
+        use crate::model::policy::{MergeType, PolicyKind};
+        let envoy_gateway = || match policy.merge_type {
+            None => MergeStrategy::AtomicDefaults.to_string(),
+            Some(MergeType::JsonMerge) => MergeStrategy::PatchDefaults.to_string(),
+            Some(MergeType::StrategicMerge) => "Custom (StrategicMerge)".to_string(),
+        };
+        Some(match (self, policy.kind) {
+            (Role::Strategy(s), _) => s.to_string(),
+            (Role::Defaults, _) => "Custom (field defaults)".to_string(),
+            (Role::Overrides, _) => "Custom (field overrides)".to_string(),
+            (Role::Plain(_) | Role::Merged, PolicyKind::BackendTrafficPolicy) => envoy_gateway(),
+            (
+                Role::Plain(p),
+                PolicyKind::RoutePolicy
+                | PolicyKind::ClusterRoutePolicy
+                | PolicyKind::TrafficPolicy,
+            ) => MergeStrategy::Custom(p).to_string(),
+            (
+                Role::Merged,
+                PolicyKind::RoutePolicy
+                | PolicyKind::ClusterRoutePolicy
+                | PolicyKind::TrafficPolicy,
+            ) => "Custom (merged)".to_string(),
+            (Role::Inline(_), _) => return None,
+        })
+    }
 }
 
 impl Supplier {

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::field::document::policy_name;
-use crate::field::{Direction, FieldKey, FieldValue, Group};
+use crate::field::{FieldKey, FieldValue, Group};
 use crate::model::peers::their_field;
 use crate::model::PolicyKind;
 
@@ -36,12 +36,7 @@ impl Written {
 
 /// The name of a group in a policy's settings (`RawSettings`'s fields).
 pub(crate) fn group_name(group: Group) -> &'static str {
-    match group {
-        Group::Timeouts => "timeouts",
-        Group::Retry => "retry",
-        Group::Headers(Direction::Request) => "requestHeaderModifier",
-        Group::Headers(Direction::Response) => "responseHeaderModifier",
-    }
+    group.policy_name()
 }
 
 /// The path of `key` in the `RawSettings` shape (`timeouts.request`,
@@ -99,6 +94,7 @@ pub fn duration(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field::Direction;
     use crate::settings::{settings, RawSettings};
 
     /// Every path, written as YAML the reader accepts, gives back its key:

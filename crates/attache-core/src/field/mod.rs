@@ -22,6 +22,79 @@ pub enum Group {
     Headers(Direction),
 }
 
+impl Group {
+    /// The four groups, in `FieldKey` order.
+    pub const ALL: [Group; 4] = [
+        Group::Timeouts,
+        Group::Retry,
+        Group::Headers(Direction::Request),
+        Group::Headers(Direction::Response),
+    ];
+
+    /// The group's name in a policy's settings (`RawSettings`'s fields).
+    pub fn policy_name(self) -> &'static str {
+        match self {
+            Group::Timeouts => "timeouts",
+            Group::Retry => "retry",
+            Group::Headers(Direction::Request) => "requestHeaderModifier",
+            Group::Headers(Direction::Response) => "responseHeaderModifier",
+        }
+    }
+}
+
+/// One of a header modifier's three lists. RFC 7386 (the Patch merge
+/// strategies) replaces a list whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HeaderList {
+    Set,
+    Add,
+    Remove,
+}
+
+/// A field an opted-in policy removes with `null` (PatchOverrides): a
+/// whole group, one scalar leaf, or one header list.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Removal {
+    Group(Group),
+    Leaf(FieldKey),
+    List(Direction, HeaderList),
+}
+
+impl Removal {
+    /// Whether removing `self` removes `key`.
+    pub fn covers(&self, key: &FieldKey) -> bool {
+        match self {
+            Removal::Group(g) => key.group() == *g,
+            Removal::Leaf(k) => k == key,
+            Removal::List(d, list) => key.header_list() == Some((*d, *list)),
+        }
+    }
+}
+
+impl fmt::Display for Removal {
+    /// As the policy writes it: `timeouts`, `retry.codes`,
+    /// `requestHeaderModifier.set`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Removal::Group(g) => f.write_str(g.policy_name()),
+            Removal::Leaf(k) => write!(
+                f,
+                "{}.{}",
+                k.group().policy_name(),
+                document::policy_name(k)
+            ),
+            Removal::List(d, list) => {
+                let name = match list {
+                    HeaderList::Set => "set",
+                    HeaderList::Add => "add",
+                    HeaderList::Remove => "remove",
+                };
+                write!(f, "{}.{name}", Group::Headers(*d).policy_name())
+            }
+        }
+    }
+}
+
 /// One leaf of the settings. Header `set`/`add` entries are keyed by their
 /// lower-cased name (GEP-2649 list-maps); `remove` is one list.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,6 +121,21 @@ impl FieldKey {
             FieldKey::HeaderSet(d, _) | FieldKey::HeaderAdd(d, _) | FieldKey::HeaderRemove(d) => {
                 Group::Headers(*d)
             }
+        }
+    }
+
+    /// The header list a key belongs to; `None` for the scalars.
+    pub fn header_list(&self) -> Option<(Direction, HeaderList)> {
+        match self {
+            FieldKey::HeaderSet(d, _) => Some((*d, HeaderList::Set)),
+            FieldKey::HeaderAdd(d, _) => Some((*d, HeaderList::Add)),
+            FieldKey::HeaderRemove(d) => Some((*d, HeaderList::Remove)),
+            FieldKey::RequestTimeout
+            | FieldKey::BackendRequestTimeout
+            | FieldKey::RetryAttempts
+            | FieldKey::RetryCodes
+            | FieldKey::RetryBackoff
+            | FieldKey::RetryOn => None,
         }
     }
 

@@ -5,12 +5,12 @@
 //! what lets `shared` fold it once.
 
 use crate::attach::Attachment;
-use crate::field::{FieldMap, Group};
+use crate::field::{FieldKey, FieldMap, Group, Removal};
 use crate::fold::peer_gate::{Gate, Part, Replaced};
 use crate::fold::{Folded, Op};
 use crate::model::kinds::upper_targets;
 use crate::model::Inputs;
-use crate::model::{Gateway, HttpRoute, Listener, Rule, Target};
+use crate::model::{Gateway, HttpRoute, Listener, MergeStrategy, Rule, Target};
 use crate::supplier::{Role, Source, Supplier};
 
 /// The fold of one route rule in progress: its levels in order, with who
@@ -41,6 +41,43 @@ impl<'a> RuleFold<'a> {
             gate: Gate::Open,
             replaced: Vec::new(),
         }
+    }
+
+    /// An opted-in policy (`spec.mergeStrategy`): its settings fold with
+    /// its strategy (fold/strategy.rs); a PatchOverrides policy may carry
+    /// only removals.
+    fn push_strategy(
+        &mut self,
+        supplier: Supplier,
+        map: &'a FieldMap,
+        strategy: MergeStrategy,
+        removals: &[Removal],
+    ) {
+        let part: FieldMap = map
+            .iter()
+            .filter(|(k, _)| self.only.is_none_or(|g| k.group() == g))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let removes = removals.iter().any(|r| {
+            self.folded
+                .fields
+                .keys()
+                .any(|k| r.covers(k) && self.only.is_none_or(|g| k.group() == g))
+        });
+        if part.is_empty() && !removes {
+            return;
+        }
+        let id = self.suppliers.len();
+        let suppliers = &self.suppliers;
+        let by_policy = |_: &FieldKey, s: usize| {
+            suppliers
+                .get(s)
+                .is_none_or(|x| matches!(x.source, Source::Policy { .. }))
+        };
+        self.folded
+            .apply_strategy(id, &part, strategy, removals, &by_policy);
+        self.suppliers.push(supplier);
+        self.maps.push(map);
     }
 
     pub fn push(&mut self, supplier: Supplier, map: &'a FieldMap, op: Option<Op>) {
@@ -94,8 +131,9 @@ impl<'a> RuleFold<'a> {
             level: level.clone(),
             leaf: false,
         };
+        let policy = |index: usize| inputs.policies.get(index).filter(|p| p.strategy.is_none());
         for &index in ranked {
-            let Some(p) = inputs.policies.get(index) else {
+            let Some(p) = policy(index) else {
                 continue;
             };
             match (part(index), &p.plain) {
@@ -113,8 +151,27 @@ impl<'a> RuleFold<'a> {
                 self.push(supplier(index, p, Role::Plain(priority)), map, None);
             }
         }
+        // GEP-713 (2025): opted-in policies after the seeds' fills and
+        // before their replaces, newest first, the established (oldest,
+        // then namespace/name first) last; no weight.
+        let mut opted: Vec<(&crate::model::Policy, usize, MergeStrategy)> = ranked
+            .iter()
+            .filter_map(|&i| {
+                let p = inputs.policies.get(i)?;
+                Some((p, i, p.strategy?))
+            })
+            .collect();
+        opted.sort_by(|a, b| b.0.established_key().cmp(&a.0.established_key()));
+        for (p, index, strategy) in opted {
+            if part(index) != Part::Applies {
+                continue;
+            }
+            let map = p.plain.as_ref().unwrap_or(&NO_SETTINGS);
+            let s = supplier(index, p, Role::Strategy(strategy));
+            self.push_strategy(s, map, strategy, &p.removals);
+        }
         for &index in ranked.iter().rev() {
-            let Some(p) = inputs.policies.get(index) else {
+            let Some(p) = policy(index) else {
                 continue;
             };
             if part(index) != Part::Applies {
@@ -164,6 +221,8 @@ impl<'a> RuleFold<'a> {
         }
     }
 }
+
+static NO_SETTINGS: FieldMap = FieldMap::new();
 
 fn inline(route: &HttpRoute, rule: &Rule, leaf: bool) -> Supplier {
     Supplier {

@@ -19,6 +19,7 @@ use crate::supplier::{Source, Supplier};
 pub(crate) mod levels;
 pub(crate) mod peer_gate;
 pub(crate) mod shared;
+pub(crate) mod strategy;
 
 pub use crate::model::meta::{Granularity, Op};
 
@@ -40,6 +41,15 @@ pub enum LossReason {
     Replaced,
     /// A shallow replace took the whole top-level field.
     GroupReplaced,
+    /// Atomic defaults: policies folded before it supplied something, so
+    /// the whole policy went.
+    AtomicDropped,
+    /// Atomic overrides dropped what policies folded before it supplied.
+    AtomicReplaced,
+    /// Patch (RFC 7386): the other side's header list was taken whole.
+    ListReplaced,
+    /// Patch overrides: removed by a `null`.
+    RemovedByNull,
 }
 
 /// A contribution's value that did not make it (or was later displaced).
@@ -237,6 +247,18 @@ fn with(suppliers: &[usize], supplier: usize, front: bool) -> Vec<usize> {
         out.push(supplier);
     }
     out
+}
+
+/// Whether some valid policy opted into a GEP-713 (2025) strategy. Then
+/// `resolve` and status fold every level per rule instead of sharing the
+/// upper levels (fold/shared.rs): an atomic strategy looks at all four
+/// groups at once and at whether a policy or the rule supplied each
+/// field, which the shared fold's shapes do not keep.
+pub(crate) fn folds_per_rule(inputs: &crate::model::Inputs) -> bool {
+    inputs
+        .policies
+        .iter()
+        .any(|p| p.is_valid() && p.strategy.is_some())
 }
 
 /// The `Conflicted` rule (docs/status.md): the loser lost a field to a

@@ -10,6 +10,7 @@ pub mod meta;
 pub mod peers;
 pub mod policy;
 pub mod route;
+pub mod strategy;
 
 pub use gateway::{
     AllowedRoutes, Gateway, GatewayClass, LabelSelector, Listener, Namespace, NamespaceFrom,
@@ -19,3 +20,4 @@ pub use listener_set::{ListenerSet, SetKind, SetRef, SetState};
 pub use meta::{Meta, Priority};
 pub use policy::{Policy, PolicyKind, Target, TargetRef};
 pub use route::{HttpRoute, ParentRef, Rule};
+pub use strategy::MergeStrategy;

@@ -13,6 +13,11 @@ use crate::topology::ObjectKey;
 
 pub const POLICY_GROUP: &str = "policy.attache.dev";
 
+/// At most this many `status.ancestors` entries per policy (GEP-713, 2025:
+/// when full, "MUST NOT add further entries" and the policy is
+/// unimplementable beyond them; docs/status.md).
+pub const MAX_ANCESTORS: usize = 16;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PolicyKind {
     RoutePolicy,
@@ -195,6 +200,14 @@ pub struct Policy {
     /// kgateway's `targetSelectors`: label selectors over the policy's own
     /// namespace, turned into `targets` once everything is read.
     pub selectors: Vec<TargetSelector>,
+    /// `spec.mergeStrategy` (GEP-713, 2025): the policy opted in, and its
+    /// settings are in `plain`.
+    pub strategy: Option<super::strategy::MergeStrategy>,
+    /// The fields a PatchOverrides policy removes with `null`.
+    pub removals: Vec<crate::field::Removal>,
+    /// TargetRefs beyond GEP-713's 16 ancestors (parse/ancestors.rs): the
+    /// policy does not apply there; status names them on the 16th entry.
+    pub beyond_limit: Vec<TargetRef>,
 }
 
 /// Envoy Gateway's `mergeType` values.
@@ -228,6 +241,16 @@ impl Policy {
 
     pub fn is_valid(&self) -> bool {
         self.invalid.is_empty()
+    }
+
+    /// GEP-713's (2025) order inside a level, established first: older
+    /// (absent first), then `namespace/name`; no weight.
+    pub fn established_key(&self) -> (Option<&str>, &str, &str) {
+        (
+            self.meta.created.as_deref(),
+            self.meta.namespace.as_deref().unwrap_or(""),
+            self.meta.name.as_str(),
+        )
     }
 
     /// Precedence inside a level (smaller ranks first): higher weight, then
@@ -323,6 +346,12 @@ pub struct RawPolicy {
     extend("x-kubernetes-validations" = crate::schema::rules::spec_rules())
 )]
 pub struct RawPolicySpec {
+    /// GEP-713 (2025) merge strategy: AtomicDefaults, AtomicOverrides,
+    /// PatchDefaults, PatchOverrides, or one of kgateway's four names
+    /// (Custom). With it, the settings sit directly under spec.
+    #[serde(default)]
+    #[schemars(schema_with = "super::strategy::schema")]
+    pub merge_strategy: Option<String>,
     /// One object the policy attaches to (read together with targetRefs).
     pub target_ref: Option<RawTargetRef>,
     /// The objects the policy attaches to.

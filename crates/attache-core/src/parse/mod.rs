@@ -29,13 +29,16 @@ use crate::topology::{BackendTarget, ObjectKey};
 
 pub use crate::model::Inputs;
 
+mod ancestors;
 mod gateway;
 mod listener_sets;
 mod peers;
 mod policy;
 mod route;
+mod strategy;
 mod targets;
 
+pub use ancestors::limit_ancestors_with_foreign;
 use gateway::{read_class, read_gateway, read_namespace};
 use policy::read_policy;
 use route::read_route;

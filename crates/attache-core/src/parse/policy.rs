@@ -7,7 +7,11 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
         return super::peers::read_peer(doc, kind, inputs);
     }
     let kind_name = kind.to_string();
-    let raw: RawPolicy = match typed(doc, &kind_name) {
+    let (stripped, nulls) = match super::strategy::strip_nulls(doc) {
+        Some((stripped, nulls)) => (Some(stripped), nulls),
+        None => (None, Vec::new()),
+    };
+    let raw: RawPolicy = match typed(stripped.as_ref().unwrap_or(doc), &kind_name) {
         Ok(raw) => raw,
         Err(d) => return keep_unreadable(doc, kind, *d, inputs),
     };
@@ -16,6 +20,10 @@ pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs
     };
     let mut problems = Vec::new();
     read_settings(&mut policy, &raw.spec, &mut problems);
+    super::strategy::read_strategy(&mut policy, &raw.spec, nulls, &mut problems);
+    inputs
+        .diagnostics
+        .extend(super::strategy::weight_ignored(&policy));
     let mut refs = Vec::new();
     if let Some(one) = raw.spec.target_ref {
         refs.push(("spec.targetRef".to_string(), one));
@@ -150,7 +158,8 @@ fn weight_error(e: &std::num::ParseIntError) -> &'static str {
 /// settings may not be mixed with a stanza.
 fn read_settings(policy: &mut Policy, spec: &RawPolicySpec, problems: &mut Vec<Problem>) {
     let plain = spec.plain();
-    if plain.is_some() && (spec.defaults.is_some() || spec.overrides.is_some()) {
+    let opted = spec.merge_strategy.is_some();
+    if !opted && plain.is_some() && (spec.defaults.is_some() || spec.overrides.is_some()) {
         problems.push(Problem {
             field: "spec".into(),
             message: "settings directly under spec are mixed with a defaults/overrides stanza".into(),
@@ -214,6 +223,9 @@ pub(super) fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Po
         invalid: vec![reason],
         merge_type: None,
         selectors: Vec::new(),
+        strategy: None,
+        removals: Vec::new(),
+        beyond_limit: Vec::new(),
     }
 }
 

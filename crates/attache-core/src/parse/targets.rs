@@ -8,6 +8,7 @@ use crate::model::{SetRef, SetState};
 /// in precedence order.
 pub(super) fn resolve_targets(inputs: &mut Inputs) {
     select_targets(inputs);
+    super::ancestors::limit_ancestors(inputs);
     inputs.policies.sort_by(|a, b| {
         (a.kind, &a.meta.namespace, &a.meta.name).cmp(&(b.kind, &b.meta.namespace, &b.meta.name))
     });

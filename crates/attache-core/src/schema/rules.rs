@@ -22,8 +22,9 @@ pub(crate) fn add_stanza_aliases(schema: &mut Schema) {
     }
 }
 
-/// The spec-level rules of `crate::parse::policy`: something to target, and
-/// settings either in stanzas or plain, never both.
+/// The spec-level rules of `crate::parse::policy`: something to target,
+/// settings either in stanzas or plain, never both, and no stanza beside
+/// `mergeStrategy` (`crate::parse::strategy`).
 pub(crate) fn spec_rules() -> Value {
     let plain = "has(self.timeouts) || has(self.retry) || has(self.requestHeaderModifier) || \
                  has(self.responseHeaderModifier)";
@@ -41,6 +42,11 @@ pub(crate) fn spec_rules() -> Value {
         {
             "rule": "!(has(self.defaults) && has(self.default)) && !(has(self.overrides) && has(self.override))",
             "message": "default and defaults (override and overrides) are one field spelled two ways; use one"
+        },
+        {
+            "rule": format!("!(has(self.mergeStrategy) && ({stanzas}))"),
+            "message": "a defaults/overrides stanza beside mergeStrategy: with mergeStrategy the settings sit \
+                        directly under spec (GEP-713: one strategy per policy)"
         }
     ])
 }

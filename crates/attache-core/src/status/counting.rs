@@ -48,6 +48,9 @@ pub(crate) fn contributions(
     inputs: &Inputs,
     gateway: &ObjectKey,
 ) -> Result<(StatsByTarget, Vec<Diagnostic>), ResolveError> {
+    if crate::fold::folds_per_rule(inputs) {
+        return contributions_per_rule(inputs, gateway);
+    }
     let mut prepared = prepare(inputs, gateway)?;
     let gw = prepared.gateway;
     let mut stats = StatsByTarget::new();
@@ -234,11 +237,25 @@ pub fn contributions_full(
     inputs: &Inputs,
     gateway: &ObjectKey,
 ) -> Result<StatsByTarget, ResolveError> {
-    let prepared = prepare(inputs, gateway)?;
+    contributions_per_rule(inputs, gateway).map(|(stats, _)| stats)
+}
+
+/// `contributions` folding every level per rule: the reference, and the
+/// path taken when a policy opted into a GEP-713 strategy
+/// (`fold::folds_per_rule`).
+fn contributions_per_rule(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+) -> Result<(StatsByTarget, Vec<Diagnostic>), ResolveError> {
+    let mut prepared = prepare(inputs, gateway)?;
     let mut stats = BTreeMap::new();
     for att in &prepared.attachments {
         let mut fold = fold_full(inputs, prepared.gateway, att);
-        clamp(&mut fold.folded);
+        if let Some(note) = clamp(&mut fold.folded) {
+            prepared
+                .diagnostics
+                .push(clamp_warning(&note, att, &att.entry_name()));
+        }
         record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
         count_replaced(
             inputs,
@@ -247,7 +264,7 @@ pub fn contributions_full(
             &mut stats,
         );
     }
-    Ok(stats)
+    Ok((stats, prepared.diagnostics))
 }
 
 /// The shared-fold `contributions` (tests only).

@@ -21,11 +21,15 @@ use crate::model::{Policy, Target, TargetRef};
 use counting::{contributions, ContributionStats};
 
 pub(crate) mod counting;
+pub mod programmed;
 pub mod routes;
 
 pub use routes::{route_status, RouteStatus};
 
 pub const CONTROLLER_NAME: &str = "policy.attache.dev/attache";
+
+/// The condition the 16th ancestor carries when others were left out.
+pub const ANCESTOR_LIMIT_REACHED: &str = "attache.dev/AncestorLimitReached";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -263,10 +267,43 @@ fn one(
             conditions,
         });
     }
+    if let (Some(last), false) = (ancestors.last_mut(), policy.beyond_limit.is_empty()) {
+        last.conditions.push(limit_reached(policy, generation));
+    }
     head(PolicyStatusBody {
         conditions: vec![summary(found, conflicted, generation)],
         ancestors,
     })
+}
+
+/// The 16th ancestor's note that the others were left out (GEP-713, 2025).
+fn limit_reached(policy: &Policy, generation: Option<i64>) -> Condition {
+    let left_out: Vec<String> = policy
+        .beyond_limit
+        .iter()
+        .map(|tr| {
+            let name = match (&policy.meta.namespace, TargetKind::named(&tr.kind)) {
+                (Some(ns), Some(k)) if k.info().namespaced => format!("{ns}/{}", tr.name),
+                _ => tr.name.clone(),
+            };
+            match &tr.section_name {
+                Some(section) => format!("{} {name} {section}", tr.kind),
+                None => format!("{} {name}", tr.kind),
+            }
+        })
+        .collect();
+    let message = format!(
+        "at most {} ancestors (GEP-713); the policy does not apply under: {}",
+        crate::model::policy::MAX_ANCESTORS,
+        left_out.join(", ")
+    );
+    condition(
+        ANCESTOR_LIMIT_REACHED,
+        true,
+        "AncestorLimitReached",
+        message,
+        generation,
+    )
 }
 
 /// The target as status names it. Namespaced kinds live in the policy's own

@@ -167,3 +167,20 @@ pub fn policy(
 }
 
 pub const ENTRY: &str = "http/appns/route/main";
+
+/// A policy that opts into a GEP-713 (2025) strategy: `settings` sit
+/// directly under `spec`, one YAML line each.
+pub fn opted(
+    name: &str,
+    at: At,
+    strategy: &str,
+    settings: &[&str],
+    created: Option<&str>,
+) -> String {
+    let mut body = format!("mergeStrategy: {strategy}");
+    for s in settings {
+        body.push_str("\n  ");
+        body.push_str(s);
+    }
+    policy(name, at, &body, created, None)
+}

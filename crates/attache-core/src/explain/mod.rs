@@ -3,10 +3,13 @@
 
 use serde::Serialize;
 
+mod strategy;
+pub(crate) use strategy::strategy_notes;
+
 use crate::field::FieldKey;
 use crate::fold::{Folded, LossReason};
-use crate::model::PolicyKind;
-use crate::supplier::{Source, Supplier, SupplierView};
+use crate::model::{MergeStrategy, PolicyKind};
+use crate::supplier::{Role, Source, Supplier, SupplierView};
 use crate::written::Written;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,6 +139,21 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
     let w = winner.who();
     let role = winner.role;
     match reason {
+        LossReason::AlreadySet
+            if loser.role == Role::Strategy(MergeStrategy::PatchDefaults)
+                && matches!(winner.source, Source::Policy { .. }) =>
+        {
+            format!("{} over it (Patch defaults, RFC 7386)", at_level(winner))
+        }
+        LossReason::Replaced
+            if role == Role::Strategy(MergeStrategy::PatchOverrides)
+                && matches!(loser.source, Source::Policy { .. }) =>
+        {
+            format!(
+                "{w} at {} over it (Patch overrides, RFC 7386)",
+                winner.level
+            )
+        }
         LossReason::AlreadySet if same_level => {
             format!("it fills only unset fields, and {w} ranks higher at the same level")
         }
@@ -169,5 +187,27 @@ fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier
                 winner.level
             )
         }
+        LossReason::AtomicDropped => {
+            let more = if same_level {
+                "newer (2025 order)"
+            } else {
+                "more specific"
+            };
+            format!("dropped whole: {} is {more}", at_level(winner))
+        }
+        LossReason::AtomicReplaced => {
+            format!("{w} ({role}) at {} replaces all below", winner.level)
+        }
+        LossReason::ListReplaced => {
+            let strategy = match (loser.role, winner.role) {
+                (Role::Strategy(MergeStrategy::PatchDefaults), _) => MergeStrategy::PatchDefaults,
+                _ => MergeStrategy::PatchOverrides,
+            };
+            format!(
+                "list replaced whole ({strategy}, RFC 7386): {} holds it",
+                at_level(winner)
+            )
+        }
+        LossReason::RemovedByNull => format!("removed by {w} (null) at {}", winner.level),
     }
 }
