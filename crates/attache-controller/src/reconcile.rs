@@ -134,7 +134,21 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
         .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
         .cloned()
         .collect();
-    let inputs = attache_core::parse(&docs);
+    let mut inputs = attache_core::parse(&docs);
+    // GEP-713: at most 16 ancestors, other controllers' entries kept and
+    // counted; the policy applies under the first of its own that fit and
+    // nowhere else (docs/semantics.md, "The 16-ancestor rule").
+    let foreign = foreign_ancestors(snapshot);
+    attache_core::limit_ancestors_with_foreign(&mut inputs, &|policy| {
+        let key = ObjectKey {
+            namespace: policy.meta.namespace.clone().unwrap_or_default(),
+            name: policy.meta.name.clone(),
+        };
+        foreign
+            .get(&(policy.kind.to_string(), key))
+            .copied()
+            .unwrap_or(0)
+    });
     let mut diagnostics: Vec<String> = snapshot.unreadable.clone();
     diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
     let Serving { served, not_served } = our_gateways(config, snapshot);
@@ -178,6 +192,24 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
         orphans,
         diagnostics,
     }
+}
+
+/// Entries of other controllers in each object's live `status.ancestors`,
+/// by kind and key (only objects that have some).
+fn foreign_ancestors(snapshot: &Snapshot) -> BTreeMap<(String, ObjectKey), usize> {
+    snapshot
+        .docs
+        .iter()
+        .filter_map(|d| {
+            let count = d.value["status"]["ancestors"]
+                .as_array()?
+                .iter()
+                .filter(|a| a["controllerName"] != attache_core::status::CONTROLLER_NAME)
+                .count();
+            let kind = d.value["kind"].as_str()?.to_string();
+            (count > 0).then(|| ((kind, crate::snapshot::key_of(&d.value)), count))
+        })
+        .collect()
 }
 
 /// The WasmPlugin's name for a Gateway (`render wasmplugin`'s).

@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use attache_core::status::CONTROLLER_NAME;
+use attache_core::status::{programmed, Condition, CONTROLLER_NAME};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
 use serde_json::{json, Value};
@@ -107,16 +107,28 @@ pub fn patches(
         let Some(object) = live.get(&(policy.kind.clone(), key.clone())) else {
             continue;
         };
-        // Programmed per ancestor: from the Gateways that ancestor's
-        // targetRef reaches, each with its own outcome.
-        let programmed: Vec<Programmed> = (0..policy.status.ancestors.len())
-            .map(|ancestor| {
+        // Programmed per ancestor (GEP-713, 2025: the core's words), from
+        // the Gateways that ancestor's targetRef reaches, each with its own
+        // outcome.
+        let source = &inputs.policies[index];
+        let programmed: Vec<Option<Value>> = policy
+            .status
+            .ancestors
+            .iter()
+            .enumerate()
+            .map(|(ancestor, status)| {
                 let gateways: Vec<&ObjectKey> = reach
                     .iter()
                     .filter(|(_, found)| found.contains(&(index, ancestor)))
                     .map(|(k, _)| k)
                     .collect();
-                self::programmed(&gateways, applied)
+                let condition = programmed::programmed(
+                    status,
+                    &programmed::strategies(inputs, source, ancestor),
+                    &self::applied(&gateways, applied),
+                    source.meta.generation,
+                )?;
+                serde_json::to_value(with_gateways(condition, &gateways)).ok()
             })
             .collect();
         let computed = serde_json::to_value(&policy.status).unwrap_or(Value::Null);
@@ -134,42 +146,51 @@ pub fn patches(
     out
 }
 
-/// `Programmed` of one ancestor: whether, reason, message.
-type Programmed = (bool, String, String);
-
-/// `Programmed` for one ancestor: True when every Gateway its targetRef
-/// reaches has the configuration carrying it applied.
-fn programmed(gateways: &[&ObjectKey], applied: &Applied) -> Programmed {
+/// Whether the configuration of every Gateway an ancestor's targetRef
+/// reaches is applied: pending when no Gateway we serve carries it (or one
+/// was not reconciled), failed with each Gateway's error.
+fn applied(gateways: &[&ObjectKey], applied: &Applied) -> programmed::Applied {
     if gateways.is_empty() {
-        return (
-            false,
-            "Pending".into(),
-            "no Gateway served by this controller carries it".into(),
-        );
+        return programmed::Applied::Pending;
     }
-    let failed: Vec<String> = gateways
-        .iter()
-        .filter_map(|g| match applied.get(*g) {
-            Some(Ok(())) => None,
-            Some(Err(why)) => Some(why.to_string()),
-            None => Some(format!("Gateway {g} was not reconciled")),
-        })
-        .collect();
-    if failed.is_empty() {
-        let names: Vec<String> = gateways.iter().map(ToString::to_string).collect();
-        (
-            true,
-            "Programmed".into(),
-            format!("applied to Gateway {}", names.join(", ")),
-        )
+    let mut failed = Vec::new();
+    let mut pending = false;
+    for gateway in gateways {
+        match applied.get(*gateway) {
+            Some(Ok(())) => {}
+            Some(Err(why)) => failed.push(why.to_string()),
+            None => pending = true,
+        }
+    }
+    if !failed.is_empty() {
+        programmed::Applied::Failed(failed.join("; "))
+    } else if pending {
+        programmed::Applied::Pending
     } else {
-        (false, "Pending".into(), failed.join("; "))
+        programmed::Applied::Yes
     }
 }
 
+/// The controller's part of the message: which Gateways carry it, or that
+/// none it serves does.
+fn with_gateways(mut condition: Condition, gateways: &[&ObjectKey]) -> Condition {
+    let names: Vec<String> = gateways.iter().map(ToString::to_string).collect();
+    condition.message = attache_core::status::cut_message(if names.is_empty() {
+        "no Gateway served by this controller carries it".to_string()
+    } else if condition.status == "True" {
+        format!(
+            "{} (applied to Gateway {})",
+            condition.message,
+            names.join(", ")
+        )
+    } else {
+        condition.message
+    });
+    condition
+}
+
 /// The new status from the computed one and the live one.
-fn merge(computed: &Value, live: &Value, programmed: &[Programmed], now: &str) -> Value {
-    let generation = computed["conditions"][0]["observedGeneration"].clone();
+fn merge(computed: &Value, live: &Value, programmed: &[Option<Value>], now: &str) -> Value {
     let conditions = stamp(&computed["conditions"], &live["conditions"], now);
     let live_ancestors = live["ancestors"].as_array().cloned().unwrap_or_default();
     // Other controllers' entries are theirs (GEP-713): kept, first.
@@ -186,24 +207,8 @@ fn merge(computed: &Value, live: &Value, programmed: &[Programmed], now: &str) -
         if ancestors.len() == MAX_ANCESTORS {
             break;
         }
-        let accepted = ancestor["conditions"].as_array().is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Accepted" && c["status"] == "True")
-        });
-        if accepted {
-            let (ok, reason, message) = programmed;
-            let mut condition = json!({
-                "type": "Programmed",
-                "status": if *ok { "True" } else { "False" },
-                "reason": reason,
-                "message": attache_core::status::cut_message(message.clone()),
-            });
-            if !generation.is_null() {
-                condition["observedGeneration"] = generation.clone();
-            }
-            if let Some(list) = ancestor["conditions"].as_array_mut() {
-                list.push(condition);
-            }
+        if let (Some(condition), Some(list)) = (programmed, ancestor["conditions"].as_array_mut()) {
+            list.push(condition.clone());
         }
         let before = live_ancestors
             .iter()

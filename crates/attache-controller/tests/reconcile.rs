@@ -159,10 +159,15 @@ fn status_carries_attache_status_content_plus_programmed() {
         .map(|c| c["type"].as_str().unwrap())
         .collect();
     assert_eq!(types, ["Accepted", "Attached", "Programmed"]);
-    assert_eq!(ancestor["conditions"][2]["status"], "True");
-    assert_eq!(
-        ancestor["conditions"][2]["message"],
-        "applied to Gateway infra/edge"
+    // GEP-713 (2025) in the core's words: some of its values are in
+    // effect (PartiallyProgrammed), and the controller names the Gateway.
+    let programmed = &ancestor["conditions"][2];
+    assert_eq!(programmed["status"], "True");
+    assert_eq!(programmed["reason"], "PartiallyProgrammed");
+    let message = programmed["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("strategy: Custom (field defaults) (applied to Gateway infra/edge)"),
+        "{message}"
     );
     // Everything but Programmed and the times is `attache status`'s.
     assert_eq!(
@@ -345,7 +350,7 @@ fn a_deleted_gateway_is_left_to_garbage_collection_and_its_policies_are_pending(
         .clone();
     assert_eq!(
         (programmed["status"].as_str(), programmed["reason"].as_str()),
-        (Some("False"), Some("Pending"))
+        (Some("False"), Some("Reconciling"))
     );
     assert_eq!(programmed["lastTransitionTime"], LATER);
     // Accepted did not change status: its time is kept.
