@@ -128,13 +128,21 @@ pub fn our_gateways(config: &Config, snapshot: &Snapshot) -> Serving {
 
 /// Resolves every Gateway we serve and compares with what is live.
 pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
-    let docs: Vec<_> = snapshot
-        .docs
-        .iter()
-        .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
-        .cloned()
-        .collect();
-    let mut inputs = attache_core::parse(&docs);
+    // Every namespace (the usual case) parses the snapshot as it is; a
+    // namespaced install parses a filtered copy.
+    let filtered: Vec<_>;
+    let docs = if config.namespaces.is_empty() {
+        &snapshot.docs
+    } else {
+        filtered = snapshot
+            .docs
+            .iter()
+            .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
+            .cloned()
+            .collect();
+        &filtered
+    };
+    let mut inputs = attache_core::parse(docs);
     // GEP-713: at most 16 ancestors, other controllers' entries kept and
     // counted; the policy applies under the first of its own that fit and
     // nowhere else (docs/semantics.md, "The 16-ancestor rule").

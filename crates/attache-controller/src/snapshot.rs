@@ -3,6 +3,7 @@
 //! controller wrote before, and the kinds whose CRD is not installed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
@@ -35,18 +36,35 @@ pub fn label(kind: &WatchedKind, value: &Value) -> String {
     }
 }
 
+/// Why an object from the API could not be read (each one alone is
+/// skipped, and named in the log).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unreadable {
+    #[error("{label}: {source}")]
+    Encode {
+        label: String,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    #[error("{0}")]
+    Reader(#[source] attache_input::YamlError),
+}
+
 /// One object from the API through the reader every file goes through.
 /// `managedFields` is dropped first: bookkeeping of the API server that the
 /// resolver does not read and that would only cost parsing.
-pub fn read_object(kind: &WatchedKind, value: &Value) -> Result<Option<SourceDoc>, String> {
+pub fn read_object(kind: &WatchedKind, value: &Value) -> Result<Option<SourceDoc>, Unreadable> {
     let mut value = value.clone();
     if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("managedFields");
     }
     let label = label(kind, &value);
-    let json = serde_json::to_string(&value).map_err(|e| format!("{label}: {e}"))?;
+    let json = serde_json::to_string(&value).map_err(|e| Unreadable::Encode {
+        label: label.clone(),
+        source: Arc::new(e),
+    })?;
     attache_input::api_object(&label, &kind.api_version(), kind.kind, &json)
-        .map_err(|e| e.to_string())
+        .map_err(Unreadable::Reader)
 }
 
 /// The namespace and name of an object.
@@ -61,7 +79,7 @@ pub fn key_of(value: &Value) -> ObjectKey {
 /// Objects already read, by kind, uid and resourceVersion: an object is
 /// read again only when it changed, so that a reconcile of 10,000 routes
 /// does not parse 10,000 unchanged routes.
-type Read = Result<Option<SourceDoc>, String>;
+type Read = Result<Option<SourceDoc>, Unreadable>;
 
 #[derive(Debug, Default)]
 pub struct ReadCache {
@@ -69,11 +87,7 @@ pub struct ReadCache {
 }
 
 impl ReadCache {
-    fn read(
-        &mut self,
-        kind: &'static WatchedKind,
-        value: &Value,
-    ) -> Result<Option<SourceDoc>, String> {
+    fn read(&mut self, kind: &'static WatchedKind, value: &Value) -> Read {
         let meta = &value["metadata"];
         let id = meta["uid"]
             .as_str()
@@ -146,7 +160,7 @@ impl Snapshot {
             match cache.read(kind, value) {
                 Ok(Some(doc)) => snapshot.docs.push(doc),
                 Ok(None) => {}
-                Err(why) => snapshot.unreadable.push(why),
+                Err(why) => snapshot.unreadable.push(why.to_string()),
             }
         }
         cache.keep_only(&seen);

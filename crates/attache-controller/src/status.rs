@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use attache_core::status::{programmed, Condition, CONTROLLER_NAME};
+use attache_core::status::{programmed, Condition, Reaching, StatusReport, CONTROLLER_NAME};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
 use serde_json::{json, Value};
@@ -28,6 +28,9 @@ pub const MAX_ANCESTORS: usize = 16;
 pub struct StatusPatch {
     pub kind: &'static WatchedKind,
     pub key: ObjectKey,
+    /// The version the status was computed from: the write carries it, so
+    /// the API server refuses it (409) if the object changed since.
+    pub resource_version: String,
     /// The whole new `status`.
     pub status: Value,
 }
@@ -56,25 +59,53 @@ pub fn reach(inputs: &Inputs, gateways: impl IntoIterator<Item = ObjectKey>) -> 
         .into_iter()
         .map(|key| {
             let targets = attache_core::reach::targets_reaching(inputs, &key).unwrap_or_default();
-            let found = targets
-                .iter()
-                .filter_map(|(index, target)| {
-                    let policy = inputs.policies.get(*index)?;
-                    Some(
-                        policy
-                            .targets
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, t)| t.resolved.as_ref() == Some(target))
-                            .map(|(i, _)| (*index, i))
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .flatten()
-                .collect();
+            let found = ancestors_of(inputs, &targets);
             (key, found)
         })
         .collect()
+}
+
+/// The (policy, targetRef index) pairs of the (policy, target) pairs.
+fn ancestors_of(inputs: &Inputs, targets: &Reaching) -> BTreeSet<(usize, usize)> {
+    targets
+        .iter()
+        .filter_map(|(index, target)| {
+            let policy = inputs.policies.get(*index)?;
+            Some(
+                policy
+                    .targets
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.resolved.as_ref() == Some(target))
+                    .map(|(i, _)| (*index, i))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect()
+}
+
+/// [`reach`] and [`patches`] from one fold of each Gateway
+/// (`attache_core::status::policy_status_reaching`), as a round needs them:
+/// the same writes, each Gateway resolved for status once instead of twice.
+pub fn round_patches(
+    inputs: &Inputs,
+    snapshot: &Snapshot,
+    applied: &Applied,
+    now: &str,
+) -> Vec<StatusPatch> {
+    let (report, reaching) = attache_core::status::policy_status_reaching(inputs);
+    let reach: Reach = applied
+        .keys()
+        .map(|key| {
+            let found = reaching
+                .get(key)
+                .map(|targets| ancestors_of(inputs, targets))
+                .unwrap_or_default();
+            (key.clone(), found)
+        })
+        .collect();
+    patches_for(&report, inputs, snapshot, &reach, applied, now)
 }
 
 /// The status writes this round needs: only policies of our own kinds, and
@@ -87,6 +118,17 @@ pub fn patches(
     now: &str,
 ) -> Vec<StatusPatch> {
     let report = attache_core::policy_status(inputs);
+    patches_for(&report, inputs, snapshot, reach, applied, now)
+}
+
+fn patches_for(
+    report: &StatusReport,
+    inputs: &Inputs,
+    snapshot: &Snapshot,
+    reach: &Reach,
+    applied: &Applied,
+    now: &str,
+) -> Vec<StatusPatch> {
     let live: BTreeMap<(String, ObjectKey), &Value> = snapshot
         .docs
         .iter()
@@ -140,7 +182,16 @@ pub fn patches(
             prune::prune(&mut status, schema);
         }
         if status != object["status"] {
-            out.push(StatusPatch { kind, key, status });
+            let resource_version = object["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            out.push(StatusPatch {
+                kind,
+                key,
+                resource_version,
+                status,
+            });
         }
     }
     out

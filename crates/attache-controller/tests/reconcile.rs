@@ -758,3 +758,33 @@ fn every_gateway_not_served_has_its_reason() {
          the cluster's GatewayClasses name [istio.io/gateway-controller] (hint: --controller-name)"
     );
 }
+
+/// A round folds each Gateway once for status and reach together
+/// (`status::round_patches`); the writes are those of `reach` + `patches`,
+/// which fold it twice, on every scenario of this file that has several
+/// Gateways, failures and foreign entries.
+#[test]
+fn one_fold_for_status_and_reach_writes_what_two_did() {
+    let objects = per_ancestor_objects();
+    let snap = snapshot(&objects, &[]);
+    let plan = reconcile(&config(), &snap);
+    for failing in [vec![], vec!["edge"], vec!["edge", "internal"]] {
+        let applied: Applied = plan
+            .gateways
+            .keys()
+            .map(|k| {
+                let r = if failing.contains(&k.name.as_str()) {
+                    Err(Arc::new(std::io::Error::other("boom")) as status::NotApplied)
+                } else {
+                    Ok(())
+                };
+                (k.clone(), r)
+            })
+            .collect();
+        let reach = status::reach(&plan.inputs, plan.gateways.keys().cloned());
+        let twice = status::patches(&plan.inputs, &snap, &reach, &applied, NOW);
+        let once = status::round_patches(&plan.inputs, &snap, &applied, NOW);
+        assert!(!once.is_empty());
+        assert_eq!(once, twice, "with {failing:?} failing");
+    }
+}

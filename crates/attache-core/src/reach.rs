@@ -50,23 +50,7 @@ pub fn targets_reaching(
     };
     let (stats, _) = crate::status::counting::contributions(inputs, &key)?;
     let mut found: BTreeSet<(usize, Target)> = stats.into_keys().collect();
-    let mut upper = vec![
-        Target::Gateway(gw.key.clone(), None),
-        Target::Namespace(gw.key.namespace.clone()),
-        Target::GatewayClass(gw.class.clone()),
-    ];
-    // Each listener's own levels: a Gateway's listener, or a ListenerSet
-    // and its listener.
-    upper.extend(
-        gw.listeners
-            .iter()
-            .flat_map(|l| crate::model::kinds::upper_targets(gw, l)),
-    );
-    for target in upper {
-        for index in inputs.by_target.get(&target).into_iter().flatten() {
-            found.insert((*index, target.clone()));
-        }
-    }
+    found.extend(crate::status::upper_reaching(inputs, gw));
     Ok(found)
 }
 

@@ -44,10 +44,29 @@ pub struct Options {
     pub max_delay: Duration,
 }
 
+const CLUSTER_HINT: &str =
+    "hint: run inside a pod with a ServiceAccount, or pass --kubeconfig / set KUBECONFIG";
+
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot find the cluster: {0}\n  hint: run inside a pod with a ServiceAccount, or pass --kubeconfig / set KUBECONFIG")]
-    Config(String),
+    #[error("cannot find the cluster: {}: {source}\n  {CLUSTER_HINT}", path.display())]
+    Kubeconfig {
+        path: PathBuf,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("cannot find the cluster: {source}\n  {CLUSTER_HINT}")]
+    Infer {
+        #[source]
+        source: kube::config::InferConfigError,
+    },
+    #[error("cannot find the cluster: {source}\n  {CLUSTER_HINT}")]
+    Client {
+        #[source]
+        source: kube::Error,
+    },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
     #[error("cannot listen on {address}: {source}")]
     Listen {
         address: SocketAddr,
@@ -59,17 +78,20 @@ pub enum RunError {
 pub async fn client(kubeconfig: Option<&PathBuf>) -> Result<Client, RunError> {
     let config = match kubeconfig {
         Some(path) => {
-            let kc = kube::config::Kubeconfig::read_from(path)
-                .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
+            let kubeconfig_error = |source| RunError::Kubeconfig {
+                path: path.clone(),
+                source,
+            };
+            let kc = kube::config::Kubeconfig::read_from(path).map_err(kubeconfig_error)?;
             kube::Config::from_custom_kubeconfig(kc, &Default::default())
                 .await
-                .map_err(|e| RunError::Config(e.to_string()))?
+                .map_err(kubeconfig_error)?
         }
         None => kube::Config::infer()
             .await
-            .map_err(|e| RunError::Config(e.to_string()))?,
+            .map_err(|source| RunError::Infer { source })?,
     };
-    Client::try_from(config).map_err(|e| RunError::Config(e.to_string()))
+    Client::try_from(config).map_err(|source| RunError::Client { source })
 }
 
 impl serve::Probe for watch::Shared {
@@ -253,6 +275,6 @@ pub fn block_on(options: Options) -> Result<(), RunError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+        .map_err(RunError::Runtime)?;
     runtime.block_on(run(options))
 }

@@ -4,7 +4,7 @@
 //! back-off (or the server's `Retry-After`) while every other Gateway goes
 //! on (docs/controller.md, "Failure behaviour").
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use tracing::Instrument;
 use super::api::{self, WriteError};
 use super::metrics::{self, Metrics};
 use super::watch::Caches;
+use crate::kinds::WatchedKind;
 use crate::reconcile::{reconcile, Config, Outcome, Plan};
 use crate::serving::{self, NotServed};
 use crate::snapshot::{ReadCache, Snapshot};
@@ -28,6 +29,10 @@ use crate::status::{self, Applied, NotApplied};
 /// At most this many applies in flight at once (a slow answer for one
 /// Gateway never holds the others back).
 const CONCURRENT_APPLIES: usize = 8;
+/// At most this many status writes in flight at once (client-go's default
+/// QPS is 5 with bursts of 10; an API server's max-mutating-requests-inflight
+/// is 200 by default, so 16 is a modest share of it).
+const CONCURRENT_STATUS_WRITES: usize = 16;
 /// The first wait after a failed apply, doubling to [`MAX_RETRY`].
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 pub const MAX_RETRY: Duration = Duration::from_secs(60);
@@ -57,6 +62,9 @@ pub struct Reconciler {
     pub metrics: Arc<Metrics>,
     pub recorder: Recorder,
     cache: ReadCache,
+    /// Every cached object as JSON, by kind and uid, with the
+    /// resourceVersion it was converted at.
+    values: HashMap<(&'static str, String), (&'static WatchedKind, String, Value)>,
     /// The last failure reported per Gateway, so that an Event is sent once
     /// per new failure, not once per round.
     failures: BTreeMap<ObjectKey, String>,
@@ -98,6 +106,7 @@ impl Reconciler {
             config,
             metrics,
             cache: ReadCache::default(),
+            values: HashMap::new(),
             failures: BTreeMap::new(),
             retries: BTreeMap::new(),
             not_served: BTreeMap::new(),
@@ -114,31 +123,50 @@ impl Reconciler {
     /// One round over the objects the caches hold.
     pub async fn round(&mut self, caches: &Caches, now: Timestamp) -> Round {
         let started = Instant::now();
-        let values: Vec<(&'static crate::kinds::WatchedKind, Value)> = caches
-            .stores
-            .iter()
-            .flat_map(|(kind, store)| {
-                let objects = store.state();
-                self.metrics.watched(kind.kind, objects.len());
-                objects
-                    .into_iter()
-                    .map(|o| {
-                        (
-                            *kind,
-                            serde_json::to_value(o.as_ref()).unwrap_or(Value::Null),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        self.refresh_values(caches);
         let snapshot = Snapshot::read(
-            values.iter().map(|(k, v)| (*k, v)),
+            self.values.values().map(|(kind, _, value)| (*kind, value)),
             caches.shared.missing(),
             &mut self.cache,
         );
         let round = self.apply(&snapshot, now).await;
         self.metrics.reconciled(started.elapsed().as_secs_f64());
         round
+    }
+
+    /// Brings [`Reconciler::values`] up to the caches: an object is
+    /// converted to JSON only when its resourceVersion changed (at 20,000
+    /// objects, converting all of them was a good part of every round).
+    fn refresh_values(&mut self, caches: &Caches) {
+        let mut seen = HashSet::new();
+        for (kind, store) in &caches.stores {
+            let objects = store.state();
+            self.metrics.watched(kind.kind, objects.len());
+            for object in objects {
+                let meta = &object.metadata;
+                let id = (
+                    kind.kind,
+                    meta.uid.clone().unwrap_or_else(|| {
+                        format!(
+                            "{}/{}",
+                            meta.namespace.as_deref().unwrap_or(""),
+                            meta.name.as_deref().unwrap_or("")
+                        )
+                    }),
+                );
+                let version = meta.resource_version.clone().unwrap_or_default();
+                let current = self
+                    .values
+                    .get(&id)
+                    .is_some_and(|(_, v, _)| !version.is_empty() && *v == version);
+                if !current {
+                    let value = serde_json::to_value(object.as_ref()).unwrap_or(Value::Null);
+                    self.values.insert(id.clone(), (*kind, version, value));
+                }
+                seen.insert(id);
+            }
+        }
+        self.values.retain(|id, _| seen.contains(id));
     }
 
     /// Applies what [`reconcile`] decides for `snapshot`.
@@ -313,22 +341,36 @@ impl Reconciler {
         now: Timestamp,
         round: &mut Round,
     ) {
-        let reach = status::reach(&plan.inputs, plan.gateways.keys().cloned());
         let stamp = Timestamp::from_second(now.as_second())
             .unwrap_or(now)
             .to_string();
-        for patch in status::patches(&plan.inputs, snapshot, &reach, applied, &stamp) {
-            let version = resource_version(snapshot, &patch);
-            let written = api::write_status(
-                &self.client,
-                &self.metrics,
-                patch.kind,
-                &patch.key,
-                &version,
-                &patch.status,
-            )
+        let patches = tracing::info_span!("status")
+            .in_scope(|| status::round_patches(&plan.inputs, snapshot, applied, &stamp));
+        // Concurrent, as the applies: a cold start writes one status per
+        // policy, and one round trip at a time made 10,000 of them 40 s.
+        let writes: Vec<_> = patches
+            .into_iter()
+            .map(|patch| {
+                let (client, metrics) = (self.client.clone(), self.metrics.clone());
+                async move {
+                    api::write_status(
+                        &client,
+                        &metrics,
+                        patch.kind,
+                        &patch.key,
+                        &patch.resource_version,
+                        &patch.status,
+                    )
+                    .await
+                }
+            })
+            .collect();
+        let results: Vec<Result<(), WriteError>> = futures::stream::iter(writes)
+            .buffer_unordered(CONCURRENT_STATUS_WRITES)
+            .collect()
             .await;
-            match written {
+        for result in results {
+            match result {
                 Ok(()) => round.statuses += 1,
                 Err(e) => {
                     round.errors += 1;
@@ -400,16 +442,4 @@ impl Reconciler {
             tracing::warn!(error = %e, "cannot publish an Event");
         }
     }
-}
-
-fn resource_version(snapshot: &Snapshot, patch: &status::StatusPatch) -> String {
-    snapshot
-        .docs
-        .iter()
-        .find(|d| {
-            d.value["kind"] == patch.kind.kind && crate::snapshot::key_of(&d.value) == patch.key
-        })
-        .and_then(|d| d.value["metadata"]["resourceVersion"].as_str())
-        .unwrap_or_default()
-        .to_string()
 }

@@ -30,3 +30,5 @@ pub fn shop() -> Vec<Value> {
         .filter(|v| named(v["kind"].as_str().unwrap_or("")).is_some())
         .collect()
 }
+
+pub mod standin;

@@ -9,7 +9,7 @@
 //! A policy that loses only part of its fields to a peer stays Accepted,
 //! with `Attached` reason Merged naming the winner.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -18,6 +18,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::policy::TargetKind;
 use crate::model::Inputs;
 use crate::model::{Policy, Target, TargetRef};
+use crate::topology::ObjectKey;
 use counting::{contributions, ContributionStats};
 
 pub(crate) mod counting;
@@ -152,9 +153,21 @@ pub struct StatusReport {
 
 /// Resolves every Gateway and reports each policy's conditions.
 pub fn policy_status(inputs: &Inputs) -> StatusReport {
+    policy_status_reaching(inputs).0
+}
+
+/// The (policy index, target) pairs through which policies reach one
+/// Gateway (`crate::reach::targets_reaching`'s answer).
+pub type Reaching = BTreeSet<(usize, Target)>;
+
+/// [`policy_status`], and for each Gateway that could be resolved the
+/// targets through which policies reach it, from the same fold (the
+/// controller needs both; folding each Gateway once serves both).
+pub fn policy_status_reaching(inputs: &Inputs) -> (StatusReport, BTreeMap<ObjectKey, Reaching>) {
     let mut stats: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
+    let mut reaching = BTreeMap::new();
     let mut diagnostics = Vec::new();
-    for key in inputs.gateways.keys() {
+    for (key, gateway) in &inputs.gateways {
         let (found, diags) = match contributions(inputs, key) {
             Ok(both) => both,
             // A Gateway over its limits still gets its policies' status;
@@ -165,6 +178,9 @@ pub fn policy_status(inputs: &Inputs) -> StatusReport {
             }
         };
         diagnostics.extend(diags);
+        let mut reached: Reaching = found.keys().cloned().collect();
+        reached.extend(upper_reaching(inputs, gateway));
+        reaching.insert(key.clone(), reached);
         for (k, s) in found {
             let acc = stats.entry(k).or_default();
             acc.entries += s.entries;
@@ -182,11 +198,38 @@ pub fn policy_status(inputs: &Inputs) -> StatusReport {
         .enumerate()
         .map(|(i, p)| one(inputs, i, p, &stats))
         .collect();
-    StatusReport {
+    let report = StatusReport {
         policies,
         routes: route_status(inputs),
         diagnostics,
+    };
+    (report, reaching)
+}
+
+/// The (policy, target) pairs of `gw`'s upper levels (each listener,
+/// ListenerSet, the Gateway, its Namespace and GatewayClass): the half of
+/// `crate::reach::targets_reaching` that needs no fold, for a caller that already has
+/// the Gateway's contributions ([`policy_status_reaching`]).
+pub fn upper_reaching(inputs: &Inputs, gw: &crate::model::Gateway) -> BTreeSet<(usize, Target)> {
+    let mut found = BTreeSet::new();
+    let mut upper = vec![
+        Target::Gateway(gw.key.clone(), None),
+        Target::Namespace(gw.key.namespace.clone()),
+        Target::GatewayClass(gw.class.clone()),
+    ];
+    // Each listener's own levels: a Gateway's listener, or a ListenerSet
+    // and its listener.
+    upper.extend(
+        gw.listeners
+            .iter()
+            .flat_map(|l| crate::model::kinds::upper_targets(gw, l)),
+    );
+    for target in upper {
+        for index in inputs.by_target.get(&target).into_iter().flatten() {
+            found.insert((*index, target.clone()));
+        }
     }
+    found
 }
 
 pub(crate) fn condition(
