@@ -181,6 +181,7 @@ impl Reconciler {
         let mut applied: Applied = BTreeMap::new();
         let unix = now.as_second() as f64;
         let mut queue = Vec::new();
+        let mut deferred = BTreeSet::new();
         for (key, outcome) in &plan.gateways {
             self.metrics.gateway_reconciled(key);
             match outcome {
@@ -198,6 +199,8 @@ impl Reconciler {
                 }
                 Outcome::Apply(plugin) => match self.retries.get(key) {
                     Some(retry) if retry.at > Instant::now() => {
+                        // Reported when it failed; not again each round.
+                        deferred.insert(key.clone());
                         round.deferred += 1;
                         let seconds = retry.at.saturating_duration_since(Instant::now()).as_secs();
                         let why: NotApplied = Arc::new(Deferred {
@@ -240,7 +243,7 @@ impl Reconciler {
                 }
             }
         }
-        self.report_failures(&applied, snapshot).await;
+        self.report_failures(&applied, &deferred, snapshot).await;
         self.delete_orphans(&plan, &mut round).await;
         self.write_statuses(&plan, snapshot, &applied, now, &mut round)
             .await;
@@ -292,8 +295,13 @@ impl Reconciler {
     }
 
     /// Each failure logged; a Warning Event once per new failure.
-    async fn report_failures(&mut self, applied: &Applied, snapshot: &Snapshot) {
-        for (key, result) in applied {
+    async fn report_failures(
+        &mut self,
+        applied: &Applied,
+        deferred: &BTreeSet<ObjectKey>,
+        snapshot: &Snapshot,
+    ) {
+        for (key, result) in applied.iter().filter(|(k, _)| !deferred.contains(*k)) {
             match result {
                 Ok(()) => {
                     self.failures.remove(key);
