@@ -28,6 +28,7 @@ mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;
+mod strategies;
 mod timeouts;
 mod validate;
 mod wasm_exports;

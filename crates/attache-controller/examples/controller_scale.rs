@@ -16,7 +16,8 @@
 //!
 //! cargo run --release -p attache-controller --example controller_scale -- \
 //!     IN.json [IDLE_SECONDS [EDITS]]
-//! with ATTACHE_BIN (default target/release/attache).
+//! with ATTACHE_BIN (default target/release/attache); CONTROLLER_LOG=FILE keeps
+//! the controller's log, CONTROLLER_LOG_LEVEL its RUST_LOG (default warn).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool
 
 use std::path::PathBuf;
@@ -130,11 +131,23 @@ async fn main() {
         .args(["controller", "--kubeconfig"])
         .arg(&kubeconfig)
         .args(["--probe-address", "127.0.0.1:0", "--identity", "scale"])
-        .env("RUST_LOG", "warn")
+        .env(
+            "RUST_LOG",
+            std::env::var("CONTROLLER_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(match std::env::var("CONTROLLER_LOG") {
+            Ok(path) => Stdio::from(std::fs::File::create(path).unwrap()),
+            Err(_) => Stdio::null(),
+        })
         .spawn()
         .unwrap();
+    // Settled: every policy has its status and 5 s passed without a write.
+    let bound = Instant::now() + Duration::from_secs(600);
+    while status_writes(&server) < policies as u64 {
+        assert!(Instant::now() < bound, "not every policy got its status");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let last = settle(&server, Duration::from_secs(5), Duration::from_secs(600)).await;
     let cold = last.duration_since(started);
     let (settled_rss, _) = memory(&child);

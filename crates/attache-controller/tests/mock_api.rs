@@ -558,6 +558,64 @@ async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
     task.abort();
 }
 
+/// Our own status write coming back through the watch (same generation,
+/// labels and annotations) updates the store but wakes no round; a spec
+/// change (a new generation) or a label does.
+#[tokio::test]
+async fn a_status_only_change_of_our_policy_wakes_no_round() {
+    use futures::FutureExt;
+    let (client, mut handle) = mock();
+    let kind: &'static WatchedKind = named("RoutePolicy").unwrap();
+    let shared = Arc::new(Shared::default());
+    let (reader, writer) = watch::store(kind);
+    let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
+    let policy = |rv: &str, generation: u64, labels: Value, status: Value| {
+        json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+               "metadata": {"name": "p", "namespace": "shop", "uid": "p1", "resourceVersion": rv,
+                            "generation": generation, "labels": labels},
+               "spec": {"targetRefs": []}, "status": status})
+    };
+    let (_, send) = next(&mut handle, "the list").await;
+    respond(
+        send,
+        200,
+        &json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicyList",
+                "metadata": {"resourceVersion": "10"}, "items": [policy("10", 1, json!({}), json!({}))]}),
+    );
+    let (_, send) = next(&mut handle, "the watch").await;
+    within("the wake-up of the first sync", shared.changed.notified()).await;
+    let written = json!({"conditions": [{"type": "Accepted", "status": "True"}]});
+    respond_events(
+        send,
+        &[json!({"type": "MODIFIED", "object": policy("11", 1, json!({}), written.clone())})],
+    );
+    let (_, send) = next(&mut handle, "the watch resumed").await;
+    assert_eq!(
+        reader.state()[0].data["status"],
+        written,
+        "the store has the status"
+    );
+    assert!(
+        shared.changed.notified().now_or_never().is_none(),
+        "a status-only change woke a round"
+    );
+    respond_events(
+        send,
+        &[
+            json!({"type": "MODIFIED", "object": policy("12", 1, json!({"team": "a"}), written.clone())}),
+        ],
+    );
+    let (_, send) = next(&mut handle, "the watch resumed again").await;
+    within("the wake-up of a label change", shared.changed.notified()).await;
+    respond_events(
+        send,
+        &[json!({"type": "MODIFIED", "object": policy("13", 2, json!({"team": "a"}), written)})],
+    );
+    let (_, _send) = next(&mut handle, "the watch resumed a third time").await;
+    within("the wake-up of a spec change", shared.changed.notified()).await;
+    task.abort();
+}
+
 /// A transient failure (a 500 on the watch, then a 429) is not a reason to
 /// list again: kube-runtime's watcher, kept across errors, resumes from the
 /// last resourceVersion after its back-off, keeps the store, and counts

@@ -40,6 +40,7 @@ fn crd(info: &KindInfo) -> Crd {
     let mut spec = schemas.spec.to_value();
     let mut status = schemas.status.to_value();
     structural(&mut spec);
+    nullable_settings(&mut spec);
     structural(&mut status);
     describe(&mut status, &format!(
         "What the resolver found for this {} (attache status writes it; controller {CONTROLLER_NAME}).",
@@ -144,6 +145,35 @@ fn structural(schema: &mut Value) {
     for_each_subschema(object, structural);
 }
 
+/// The settings that sit directly under `spec` (an opted-in policy's,
+/// GEP-713 2025) may be `null` at every depth: a `PatchOverrides` policy
+/// removes a field with it (RFC 7386), and an API server prunes a null a
+/// schema does not declare `nullable`. The settings are the fields the
+/// `defaults` stanza has too; inside the stanzas a null stays pruned (the
+/// resolver refuses it there anyway).
+fn nullable_settings(spec: &mut Value) {
+    let settings: Vec<String> = spec
+        .pointer("/properties/defaults/properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let Some(Value::Object(properties)) = spec.get_mut("properties") else {
+        return;
+    };
+    for name in settings {
+        if let Some(field) = properties.get_mut(&name) {
+            nullable(field);
+        }
+    }
+}
+
+fn nullable(schema: &mut Value) {
+    if let Some(object) = schema.as_object_mut() {
+        object.insert("nullable".into(), Value::Bool(true));
+        for_each_subschema(object, nullable);
+    }
+}
+
 /// Calls `f` on every schema directly inside `object` (not on keys of
 /// `properties`, which are field names).
 fn for_each_subschema(object: &mut Map<String, Value>, f: fn(&mut Value)) {
@@ -201,8 +231,22 @@ mod tests {
     fn the_schema_is_structural() {
         fn check(schema: &Value, at: &str) {
             let object = schema.as_object().unwrap();
-            for forbidden in ["nullable", "default", "title", "$ref"] {
+            for forbidden in ["default", "title", "$ref"] {
                 assert!(!object.contains_key(forbidden), "{forbidden} at {at}");
+            }
+            // `nullable` only on an opted-in policy's settings, directly
+            // under spec (nullable_settings).
+            let settings = at.contains(".spec.")
+                && ![
+                    ".spec.default",
+                    ".spec.override",
+                    ".spec.targetRef",
+                    ".spec.mergeStrategy",
+                ]
+                .iter()
+                .any(|stanza| at.contains(stanza));
+            if object.contains_key("nullable") {
+                assert!(settings, "nullable at {at}");
             }
             assert_ne!(
                 object.get("additionalProperties"),
@@ -221,6 +265,19 @@ mod tests {
         for crd in crds() {
             let schema = &crd.manifest["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
             check(schema, &crd.file_name);
+            // A PatchOverrides null survives the API server's pruning; a
+            // null in a stanza does not.
+            let spec = |path: &str| {
+                schema
+                    .pointer(&format!("/properties/spec/properties/{path}/nullable"))
+                    .cloned()
+            };
+            assert_eq!(spec("timeouts/properties/request"), Some(Value::Bool(true)));
+            assert_eq!(spec("retry"), Some(Value::Bool(true)));
+            assert_eq!(
+                spec("defaults/properties/timeouts/properties/request"),
+                None
+            );
             assert!(schema
                 .pointer("/properties/spec/properties/defaults")
                 .is_some());

@@ -124,12 +124,21 @@ impl Reconciler {
     pub async fn round(&mut self, caches: &Caches, now: Timestamp) -> Round {
         let started = Instant::now();
         self.refresh_values(caches);
+        let refreshed = started.elapsed();
         let snapshot = Snapshot::read(
             self.values.values().map(|(kind, _, value)| (*kind, value)),
             caches.shared.missing(),
             &mut self.cache,
         );
+        let read = started.elapsed();
         let round = self.apply(&snapshot, now).await;
+        // Where a round's time goes, for the operator and the benchmark.
+        tracing::debug!(
+            refresh_ms = refreshed.as_millis() as u64,
+            snapshot_ms = (read - refreshed).as_millis() as u64,
+            apply_ms = (started.elapsed() - read).as_millis() as u64,
+            "round phases"
+        );
         self.metrics.reconciled(started.elapsed().as_secs_f64());
         round
     }
@@ -171,7 +180,9 @@ impl Reconciler {
 
     /// Applies what [`reconcile`] decides for `snapshot`.
     pub async fn apply(&mut self, snapshot: &Snapshot, now: Timestamp) -> Round {
+        let planning = Instant::now();
         let plan = tracing::info_span!("plan").in_scope(|| reconcile(&self.config, snapshot));
+        tracing::debug!(plan_ms = planning.elapsed().as_millis() as u64, "planned");
         for line in &plan.diagnostics {
             tracing::warn!(diagnostic = %line, "input");
         }
@@ -352,8 +363,14 @@ impl Reconciler {
         let stamp = Timestamp::from_second(now.as_second())
             .unwrap_or(now)
             .to_string();
+        let computing = Instant::now();
         let patches = tracing::info_span!("status")
             .in_scope(|| status::round_patches(&plan.inputs, snapshot, applied, &stamp));
+        tracing::debug!(
+            status_ms = computing.elapsed().as_millis() as u64,
+            writes = patches.len(),
+            "status computed"
+        );
         // Concurrent, as the applies: a cold start writes one status per
         // policy, and one round trip at a time made 10,000 of them 40 s.
         let writes: Vec<_> = patches
