@@ -85,14 +85,25 @@ impl<'a> EntryName<'a> {
     /// a rule served through a ListenerSet's listener has the name it has
     /// on a Gateway's own. None when the name has no rule part.
     pub fn istio_route_name(&self) -> Option<String> {
+        let mut name = String::new();
+        self.push_istio_route_name(&mut name).then_some(name)
+    }
+
+    /// The same, appended to `out`; false (and nothing appended) when the
+    /// entry has none. The filter indexes tens of thousands of entries by
+    /// this name at load, without a `String` each.
+    pub fn push_istio_route_name(&self, out: &mut String) -> bool {
         if self.rule.is_empty() {
-            return None;
+            return false;
         }
         if self.rule.bytes().all(|b| b.is_ascii_digit()) {
-            Some(format!("{}.{}.{}", self.namespace, self.route, self.rule))
+            for part in [self.namespace, ".", self.route, ".", self.rule] {
+                out.push_str(part);
+            }
         } else {
-            Some(self.rule.to_string())
+            out.push_str(self.rule);
         }
+        true
     }
 }
 

@@ -16,6 +16,7 @@
 //! [`crate::envelope`] inflates before the same parse.
 
 use attache_contract::envelope::Envelope;
+use attache_contract::table;
 use attache_contract::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION, SCHEMA_VERSION};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
@@ -35,6 +36,55 @@ struct Head {
     schema_version: Option<f64>,
     #[serde(rename = "encoding", default)]
     encoding: Option<IgnoredAny>,
+}
+
+/// The configuration as a table (attache_contract::table, what the filter
+/// loads): a table as is, inline or in the envelope; a schema-2 JSON
+/// document encoded into one (its string indices checked first, naming the
+/// field, since the table carries the strings themselves).
+pub fn table(bytes: &[u8]) -> Result<Vec<u8>, ConfigError> {
+    table_owned(bytes.to_vec())
+}
+
+/// The same, taking the bytes: freed before inflating, or as soon as a
+/// JSON document is parsed.
+pub fn table_owned(bytes: Vec<u8>) -> Result<Vec<u8>, ConfigError> {
+    if table::is_table(&bytes) {
+        return Ok(bytes);
+    }
+    let text = unwrap_string(&bytes)?;
+    let view = text.as_deref().map_or(&bytes[..], str::as_bytes);
+    let head = head_of(view);
+    if is_envelope(view, head.as_ref()) {
+        let envelope = parse_typed(view)?;
+        drop(text);
+        drop(bytes);
+        let inflated = crate::envelope::inflate(envelope)?;
+        if table::is_table(&inflated) {
+            return Ok(inflated);
+        }
+        return encode_checked(&open_inflated(&inflated)?);
+    }
+    encode_checked(&parse_document(view, head)?)
+}
+
+/// A schema-2 document as a table, once its indices into `strings` are
+/// known to hold (the table does not carry the string table).
+pub fn encode_checked(doc: &DataPlaneDocument) -> Result<Vec<u8>, ConfigError> {
+    for (p, profile) in doc.profiles.iter().enumerate() {
+        if let Err(e) = profile.settings(&doc.strings) {
+            let problem = Problem::Index {
+                index: e.index,
+                table: "strings",
+                len: e.len,
+            };
+            return Err(ConfigError::invalid(
+                format!("$.profiles[{p}].{}", e.field),
+                problem,
+            ));
+        }
+    }
+    Ok(table::encode(doc))
 }
 
 /// Parses the data-plane encoding, inline or in its compressed envelope;
@@ -85,15 +135,18 @@ fn is_envelope(view: &[u8], head: Option<&Head>) -> bool {
 
 /// An inflated document may not hold another envelope.
 fn open(envelope: Envelope) -> Result<DataPlaneDocument, ConfigError> {
-    let inflated = crate::envelope::inflate(envelope)?;
-    let head = head_of(&inflated);
-    if is_envelope(&inflated, head.as_ref()) {
+    open_inflated(&crate::envelope::inflate(envelope)?)
+}
+
+fn open_inflated(inflated: &[u8]) -> Result<DataPlaneDocument, ConfigError> {
+    let head = head_of(inflated);
+    if is_envelope(inflated, head.as_ref()) {
         return Err(ConfigError::invalid(
             "$.encoding",
             Problem::Envelope(attache_contract::envelope::EnvelopeError::Nested),
         ));
     }
-    parse_document(&inflated, head)
+    parse_document(inflated, head)
 }
 
 /// The document itself, given its head: the version is checked before the

@@ -76,6 +76,9 @@ pub enum Problem {
     /// The compressed pluginConfig cannot be opened (attache_contract::envelope).
     #[error("compressed pluginConfig: {0}")]
     Envelope(EnvelopeError),
+    /// The table encoding (attache_contract::table) cannot be read here.
+    #[error("table encoding: {0}")]
+    Table(attache_contract::table::TableError),
     #[error("route name is empty")]
     EmptyRouteName,
     #[error("index {index} is past the end of {table} ({len} entries)")]

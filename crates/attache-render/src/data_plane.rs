@@ -7,7 +7,7 @@
 //! or JSON to proto) before the filter sees any. `attache resolve` keeps
 //! schema 1 with `sources`: that output is for people and tools.
 
-use attache_contract::{DataPlaneDocument, Document};
+use attache_contract::{envelope, table, DataPlaneDocument, Document};
 use serde_json::Value;
 
 /// The data-plane encoding of `document`.
@@ -15,9 +15,26 @@ pub fn encode(document: &Document) -> DataPlaneDocument {
     DataPlaneDocument::encode(document)
 }
 
-/// The plugin configuration string Envoy hands the filter.
+/// The plugin configuration string Envoy hands the filter: the compact
+/// JSON while it is small enough to read (up to
+/// `attache_contract::envelope::INLINE_MAX_BYTES`), above that the table
+/// encoding sealed in the envelope ([`sealed_table`]).
 pub fn compact_json(document: &Document) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&encode(document))
+    let encoded = encode(document);
+    let text = serde_json::to_string(&encoded)?;
+    if text.len() <= envelope::INLINE_MAX_BYTES {
+        return Ok(text);
+    }
+    serde_json::to_string(&sealed_table(&encoded))
+}
+
+/// The compact form for a large Gateway: the table encoding (schema 3,
+/// `attache_contract::table`) zlib-compressed in the envelope. The filter
+/// validates it in one pass and builds each entry on first use, where it
+/// had to inflate, parse and build every entry of the JSON (5.0 MB at
+/// 10,000 distinct-policy routes): docs/contract.md, "The table encoding".
+pub fn sealed_table(encoded: &DataPlaneDocument) -> envelope::Envelope {
+    envelope::seal(&table::encode(encoded))
 }
 
 /// The same document as a structured value, for manifests (Istio's
