@@ -119,7 +119,12 @@ impl CompiledConfig {
         }
         let istio = flags & 2 != 0;
         let index = match previous.filter(|old| {
-            old.profiles.len() == count && old.ports == ports && *old.index.bytes() == *groups
+            // The index depends on these alone: the groups' bytes, how
+            // many profiles they may name, how names are keyed and ports.
+            old.profiles.len() == count
+                && old.index.istio() == istio
+                && old.ports == ports
+                && *old.index.bytes() == *groups
         }) {
             Some(old) => Rc::clone(&old.index),
             None => Rc::new(RouteIndex::build(groups, count, istio, &ports)?),

@@ -170,6 +170,11 @@ impl RouteIndex {
         Ok(())
     }
 
+    /// Whether the index is keyed by istiod's names.
+    pub fn istio(&self) -> bool {
+        self.istio
+    }
+
     /// The groups section this index was built from.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
