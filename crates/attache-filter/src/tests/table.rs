@@ -1,0 +1,148 @@
+//! The table encoding (schema 3) as the filter loads it: refused whole when
+//! hostile or truncated, naming the field; an update reuses only what is
+//! byte-for-byte the same, and never serves a route with the settings of
+//! another generation.
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::*;
+use crate::control;
+use crate::ops::HeaderOp;
+use attache_contract::table;
+
+fn document(timeout: u64, istio: bool) -> DataPlaneDocument {
+    let mut d = doc(json!([
+        entry(
+            "http/shop/a/0",
+            json!({"hostnames": ["*.example.com"], "matches": [{"path": {"type": "Exact", "value": "/a"}}],
+                   "timeouts": {"requestMs": timeout}})
+        ),
+        entry(
+            "http/shop/b/0",
+            json!({"matches": [{"path": {"type": "RegularExpression", "value": "/r/.*"},
+                   "headers": [{"name": "x-h", "type": "RegularExpression", "value": ".*"}]}],
+                   "retry": {"attempts": 2, "codes": [503]},
+                   "responseHeaders": {"set": [{"name": "x-r", "value": "1"}]}})
+        ),
+        entry("http/shop/c/0", json!({"timeouts": {"requestMs": 7}})),
+    ]));
+    d["options"] = json!({"istioRouteNames": istio});
+    let resolved: attache_contract::Document = serde_json::from_value(d).unwrap();
+    DataPlaneDocument::encode(&resolved)
+}
+
+fn timeout_of(config: &CompiledConfig, name: &str) -> Option<String> {
+    let route = config.route_named(name)?;
+    route.request_ops.iter().find_map(|op| match op {
+        HeaderOp::Set(n, v) if **n == *control::RQ_TIMEOUT_MS => Some(v.to_string()),
+        _ => None,
+    })
+}
+
+#[test]
+fn every_truncation_is_refused_naming_a_field() {
+    let bytes = table::encode(&document(1000, false));
+    for end in 0..bytes.len() {
+        let e = CompiledConfig::from_bytes(&bytes[..end]).unwrap_err();
+        assert!(e.path().starts_with('$'), "cut at {end}: {e}");
+    }
+}
+
+#[test]
+fn a_table_in_the_envelope_loads_like_the_json() {
+    let d = document(1000, false);
+    let sealed = serde_json::to_vec(&attache_contract::envelope::seal(&table::encode(&d))).unwrap();
+    let config = CompiledConfig::from_bytes(&sealed).unwrap();
+    assert_eq!(config.route_count(), 3);
+    assert_eq!(
+        timeout_of(&config, "http/shop/a/0").as_deref(),
+        Some("1000")
+    );
+}
+
+#[test]
+fn an_update_takes_the_new_settings_and_leaves_the_old_generation_alone() {
+    let old = Rc::new(CompiledConfig::load(table::encode(&document(1000, false)), None).unwrap());
+    // Compiled in the old generation before the update.
+    assert_eq!(timeout_of(&old, "http/shop/a/0").as_deref(), Some("1000"));
+    assert_eq!(timeout_of(&old, "http/shop/c/0").as_deref(), Some("7"));
+    let new = CompiledConfig::load(table::encode(&document(2000, false)), Some(&old)).unwrap();
+    assert_eq!(timeout_of(&new, "http/shop/a/0").as_deref(), Some("2000"));
+    assert_eq!(timeout_of(&new, "http/shop/c/0").as_deref(), Some("7"));
+    assert_eq!(timeout_of(&old, "http/shop/a/0").as_deref(), Some("1000"));
+    let mut host = FakeHost::default();
+    host.request
+        .push((":authority".into(), b"x.example.com".to_vec()));
+    host.request.push((":path".into(), b"/a".to_vec()));
+    let routed_new = routed(&Rc::new(new), &mut host);
+    assert_eq!(routed_new.as_deref(), Some("http/shop/a/0"));
+}
+
+#[test]
+fn an_edited_profile_is_validated_again_even_after_a_good_generation() {
+    let old = CompiledConfig::load(table::encode(&document(1000, false)), None).unwrap();
+    let mut bad = document(1000, false);
+    bad.profiles[1].retry.as_mut().unwrap().codes = Some(vec![302]);
+    let e = CompiledConfig::load(table::encode(&bad), Some(&old)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "$.profiles[1].retry.codes[0]: status code 302 cannot be retried: expected 400-599"
+    );
+}
+
+#[test]
+fn the_same_entries_keyed_another_way_are_indexed_again() {
+    let plain = CompiledConfig::load(table::encode(&document(1000, false)), None).unwrap();
+    let istio = CompiledConfig::load(table::encode(&document(1000, true)), Some(&plain)).unwrap();
+    assert!(istio.route_named("shop.a.0").is_some());
+    assert!(istio.route_named("http/shop/a/0").is_none());
+    let back = CompiledConfig::load(table::encode(&document(1000, false)), Some(&istio)).unwrap();
+    assert!(back.route_named("http/shop/a/0").is_some());
+}
+
+#[test]
+fn a_duplicate_name_is_refused_naming_both_places() {
+    let mut d = document(1000, false);
+    d.groups[2].routes[0].name = "http/shop/a/0".into();
+    let e = CompiledConfig::load(table::encode(&d), None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "$.groups[2].routes[0].name: route name \"http/shop/a/0\" is already used by $.groups[0].routes[0]; names must be unique"
+    );
+}
+
+proptest! {
+    /// A valid table with bytes changed or cut: refused with a field, or
+    /// accepted; accepted means the contract reads it too and every entry
+    /// and the fallback table can be built from it.
+    #[test]
+    fn a_damaged_table_is_refused_or_served_whole(
+        changes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        cut in any::<prop::sample::Index>(),
+        istio in any::<bool>(),
+    ) {
+        let mut bytes = table::encode(&document(1000, istio));
+        for (at, byte) in changes {
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+        }
+        if cut.index(4) == 0 {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        match CompiledConfig::from_bytes(&bytes) {
+            Err(e) => prop_assert!(e.path().starts_with('$'), "{e}"),
+            Ok(config) => {
+                let decoded = table::decode(&bytes);
+                prop_assert!(decoded.is_ok());
+                let decoded = decoded.unwrap();
+                for route in decoded.groups.iter().flat_map(|g| &g.routes) {
+                    if !decoded.options.istio_route_names {
+                        prop_assert!(config.route_named(&route.name).is_some());
+                    }
+                }
+                prop_assert_eq!(config.fallback().len(), config.candidate_count());
+            }
+        }
+    }
+}
