@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use attache_contract::precedence::MatchPrecedence;
-use attache_contract::table::{self, read_match, read_profile, Reader, TableError};
+use attache_contract::table::{self, read_match, read_profile, Reader, TableError, Walked};
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
 
 use crate::document;
@@ -25,7 +25,7 @@ use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::index::RouteIndex;
 use crate::route::CompiledRoute;
-use crate::validate::{validate_settings, EntryError};
+use crate::validate::{CheckRecord, EntryError};
 
 #[derive(Debug)]
 pub struct CompiledConfig {
@@ -261,26 +261,23 @@ impl CompiledConfig {
 }
 
 /// A profile record read and its settings checked, as the profile's
-/// compile will take them.
+/// compile will take them, without building them.
 fn check_profile(p: usize, record: &[u8]) -> Result<(), ConfigError> {
-    let at = format!("$.profiles[{p}]");
-    let settings = read_profile(record).map_err(|(field, e)| {
-        let path = if field.is_empty() {
-            at.clone()
+    let at = |field: &str| {
+        if field.is_empty() {
+            format!("$.profiles[{p}]")
         } else {
-            format!("{at}.{field}")
-        };
-        tabled(path, e)
-    })?;
-    validate_settings(&settings).map_err(|e| located(&at.as_str(), e))
+            format!("$.profiles[{p}].{field}")
+        }
+    };
+    table::walk_profile(record, &mut CheckRecord).map_err(|e| match e {
+        Walked::Table(field, e) => tabled(at(field), e),
+        Walked::Visitor((field, problem)) => ConfigError::invalid(at(&field), problem),
+    })
 }
 
 fn tabled(path: impl Into<String>, e: TableError) -> ConfigError {
     ConfigError::invalid(path, Problem::Table(e))
-}
-
-fn located(at: &impl std::fmt::Display, (field, problem): EntryError) -> ConfigError {
-    ConfigError::invalid(format!("{at}.{field}"), problem)
 }
 
 /// Files one candidate per (hostname, match); `hosts` is never empty (no

@@ -200,35 +200,37 @@ impl RouteIndex {
     /// slots hold istiod's names, and entries sharing one are decided.
     fn link(&mut self, ports: &BTreeMap<String, u16>) -> Result<(), ConfigError> {
         let size = (self.entries.len() * 2).next_power_of_two().max(16);
-        let mut by_name = vec![(0u32, 0u32); size];
+        // Under istiod's names one table does both jobs: entries of one
+        // name share its istiod name, so names are compared only within a
+        // chain of entries sharing one (one hash per entry, not two).
+        let mut by_name = vec![(0u32, 0u32); if self.istio { 0 } else { size }];
         let mut chains: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut slots = vec![(0u32, 0u32); if self.istio { size } else { 0 }];
         for e in 0..self.entries.len() as u32 {
             let Some(entry) = self.entries.get(e as usize).copied() else {
                 break;
             };
-            let name = self.name(&entry);
-            let names = |o: u32| {
-                self.entries
-                    .get(o as usize)
-                    .map_or(&[][..], |x| span(&self.bytes, x.name))
-            };
-            if let Some(first) = probe(&mut by_name, name.as_bytes(), e, names) {
-                let problem = Problem::DuplicateRoute {
-                    name: name.to_string(),
-                    first: self.path_of(first),
+            let start = self.keys.len();
+            let keyed = self.istio
+                && EntryName::split(name_in(&self.bytes, &entry))
+                    .push_istio_route_name(&mut self.keys);
+            if !keyed {
+                // Plain names; or an entry istiod gives no name (no rule),
+                // which only a name of its own could collide with.
+                if by_name.is_empty() {
+                    by_name = vec![(0u32, 0u32); size];
+                }
+                let names = |o: u32| {
+                    self.entries
+                        .get(o as usize)
+                        .map_or(&[][..], |x| span(&self.bytes, x.name))
                 };
-                return Err(ConfigError::invalid(
-                    format!("{}.name", self.path_of(e)),
-                    problem,
-                ));
-            }
-            if !self.istio {
+                let name = span(&self.bytes, entry.name);
+                if let Some(first) = probe(&mut by_name, name, e, names) {
+                    return Err(self.duplicate(first, e));
+                }
                 continue;
             }
-            // istiod's name: derived, not carried (docs/contract.md).
-            let start = self.keys.len();
-            EntryName::split(name_in(&self.bytes, &entry)).push_istio_route_name(&mut self.keys);
             let len = self.keys.len() - start;
             if let Some(x) = self.entries.get_mut(e as usize) {
                 x.key = (start as u32, len as u32);
@@ -242,7 +244,17 @@ impl RouteIndex {
                     .map_or(&[][..], |x| span(keys, x.key))
             };
             if let Some(head) = probe(&mut slots, key, e, key_of) {
-                chains.entry(head).or_insert_with(|| vec![head]).push(e);
+                let chain = chains.entry(head).or_insert_with(|| vec![head]);
+                let name = span(&self.bytes, entry.name);
+                let same = |o: &&u32| {
+                    self.entries
+                        .get(**o as usize)
+                        .is_some_and(|x| span(&self.bytes, x.name) == name)
+                };
+                if let Some(&first) = chain.iter().find(same) {
+                    return Err(self.duplicate(first, e));
+                }
+                chain.push(e);
             }
         }
         self.slots = if self.istio { slots } else { by_name };
@@ -251,6 +263,16 @@ impl RouteIndex {
             self.shared.insert(head, decided);
         }
         Ok(())
+    }
+
+    /// Entry `e` has the name entry `first` already has.
+    fn duplicate(&self, first: u32, e: u32) -> ConfigError {
+        let name = self.entries.get(e as usize).map_or("", |x| self.name(x));
+        let problem = Problem::DuplicateRoute {
+            name: name.to_string(),
+            first: self.path_of(first),
+        };
+        ConfigError::invalid(format!("{}.name", self.path_of(e)), problem)
     }
 
     /// `$.groups[g].routes[j]` of entry `e`, for an error.

@@ -33,14 +33,16 @@
 //! headers; 32 queryParams), then each present part.
 
 use crate::{
-    GrpcMethodMatch, Header, HeaderChanges, HeaderMatch, HttpRouteMatch, PathMatch, PathMatchType,
-    QueryParamMatch, Retry, RouteEntry, StringMatchType, Timeouts,
+    GrpcMethodMatch, HeaderMatch, HttpRouteMatch, PathMatch, PathMatchType, QueryParamMatch,
+    StringMatchType,
 };
 
 mod decode;
+mod profile;
 mod write;
 
 pub use decode::decode;
+pub use profile::{read_profile, walk_profile, Changes, ProfileVisitor, Walked};
 pub use write::encode;
 
 /// The schema version of the table encoding.
@@ -160,100 +162,6 @@ impl<'a> Reader<'a> {
     pub(crate) fn string(&mut self) -> Result<String, TableError> {
         self.str().map(str::to_string)
     }
-}
-
-/// A profile record's settings, as a schema-1 entry without a name (what
-/// validation and compilation take). Errors name the field relative to the
-/// profile.
-pub fn read_profile(record: &[u8]) -> Result<RouteEntry, (&'static str, TableError)> {
-    let mut r = Reader::new(record);
-    let flags = r.u8().map_err(|e| ("", e))?;
-    if flags >= 64 {
-        return Err(("", TableError::Value(flags.into())));
-    }
-    let mut entry = RouteEntry::default();
-    let at = |field: &'static str| move |e| (field, e);
-    if flags & 32 != 0 || flags & 3 != 0 {
-        entry.timeouts = Some(Timeouts {
-            request_ms: (flags & 1 != 0)
-                .then(|| r.varint())
-                .transpose()
-                .map_err(at("timeouts.requestMs"))?,
-            backend_request_ms: (flags & 2 != 0)
-                .then(|| r.varint())
-                .transpose()
-                .map_err(at("timeouts.backendRequestMs"))?,
-        });
-    }
-    if flags & 4 != 0 {
-        entry.retry = Some(read_retry(&mut r)?);
-    }
-    if flags & 8 != 0 {
-        entry.request_headers = Some(read_changes(&mut r).map_err(at("requestHeaders"))?);
-    }
-    if flags & 16 != 0 {
-        entry.response_headers = Some(read_changes(&mut r).map_err(at("responseHeaders"))?);
-    }
-    if !r.is_empty() {
-        return Err(("", TableError::Length(record.len() as u64)));
-    }
-    Ok(entry)
-}
-
-fn read_retry(r: &mut Reader<'_>) -> Result<Retry, (&'static str, TableError)> {
-    let flags = r.u8().map_err(|e| ("retry", e))?;
-    if flags >= 16 {
-        return Err(("retry", TableError::Value(flags.into())));
-    }
-    let attempts = (flags & 1 != 0)
-        .then(|| r.u32())
-        .transpose()
-        .map_err(|e| ("retry.attempts", e))?;
-    let codes = (flags & 2 != 0)
-        .then(|| {
-            let n = r.count()?;
-            (0..n)
-                .map(|_| u16::try_from(r.varint()?).map_err(|_| TableError::Number))
-                .collect::<Result<Vec<u16>, _>>()
-        })
-        .transpose()
-        .map_err(|e| ("retry.codes", e))?;
-    let backoff_ms = (flags & 4 != 0)
-        .then(|| r.varint())
-        .transpose()
-        .map_err(|e| ("retry.backoffMs", e))?;
-    let retry_on = (flags & 8 != 0)
-        .then(|| {
-            let n = r.count()?;
-            (0..n).map(|_| r.string()).collect::<Result<Vec<_>, _>>()
-        })
-        .transpose()
-        .map_err(|e| ("retry.retryOn", e))?;
-    Ok(Retry {
-        attempts,
-        codes,
-        backoff_ms,
-        retry_on,
-    })
-}
-
-fn read_changes(r: &mut Reader<'_>) -> Result<HeaderChanges, TableError> {
-    let pairs = |r: &mut Reader<'_>| -> Result<Vec<Header>, TableError> {
-        let n = r.count()?;
-        (0..n)
-            .map(|_| {
-                Ok(Header {
-                    name: r.string()?,
-                    value: r.string()?,
-                })
-            })
-            .collect()
-    };
-    let set = pairs(r)?;
-    let add = pairs(r)?;
-    let n = r.count()?;
-    let remove = (0..n).map(|_| r.string()).collect::<Result<_, _>>()?;
-    Ok(HeaderChanges { set, add, remove })
 }
 
 /// One match, as the schema-1 type fallback matching compiles.

@@ -103,13 +103,22 @@ fn the_same_entries_keyed_another_way_are_indexed_again() {
 
 #[test]
 fn a_duplicate_name_is_refused_naming_both_places() {
-    let mut d = document(1000, false);
-    d.groups[2].routes[0].name = "http/shop/a/0".into();
-    let e = CompiledConfig::load(table::encode(&d), None).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "$.groups[2].routes[0].name: route name \"http/shop/a/0\" is already used by $.groups[0].routes[0]; names must be unique"
-    );
+    // Under istiod's names too, where names are compared within the chain
+    // of entries sharing an istiod name; and for names istiod has none for.
+    for (istio, name) in [
+        (false, "http/shop/a/0"),
+        (true, "http/shop/a/0"),
+        (true, "x/y/"),
+    ] {
+        let mut d = document(1000, istio);
+        d.groups[0].routes[0].name = name.into();
+        d.groups[2].routes[0].name = name.into();
+        let e = CompiledConfig::load(table::encode(&d), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("$.groups[2].routes[0].name: route name {name:?} is already used by $.groups[0].routes[0]; names must be unique")
+        );
+    }
 }
 
 proptest! {
