@@ -41,7 +41,7 @@ impl ConfigError {
 /// A value that parses but cannot be enforced.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum Problem {
-    #[error("schemaVersion {0} is not supported: this filter reads only the data-plane schemaVersion 2 (`attache render ecds` writes it)")]
+    #[error("schemaVersion {0} is not supported: this filter reads the data-plane schemaVersion 2 as JSON, and schema 3 as its binary table (`attache render ecds` writes either)")]
     SchemaVersion(u32),
     /// Schema 1 is what `attache resolve` writes for people and tools; the
     /// filter reads only its data-plane encoding.
