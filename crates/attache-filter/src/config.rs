@@ -21,6 +21,7 @@ use attache_contract::table::{self, read_match, read_profile, Reader, TableError
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
 
 use crate::document;
+use crate::envelope::Chunk;
 use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::index::RouteIndex;
@@ -32,8 +33,11 @@ pub struct CompiledConfig {
     pub gateway: String,
     pub trust_client_control_headers: bool,
     ports: BTreeMap<String, u16>,
-    /// The profiles section; `spans` are each record's place in it.
-    profile_bytes: Box<[u8]>,
+    /// The table up to its groups (the header and the profiles); `spans`
+    /// are each profile record's place in it.
+    head: Box<[u8]>,
+    /// The pieces it came in, if it came in a chunked envelope.
+    chunks: Vec<Chunk>,
     spans: Vec<(u32, u32)>,
     profiles: Vec<OnceCell<Rc<CompiledRoute>>>,
     bare: OnceCell<Rc<CompiledRoute>>,
@@ -53,7 +57,7 @@ impl CompiledConfig {
     /// The same, taking the bytes, which are dropped as soon as they are
     /// read into the table.
     pub fn from_owned_bytes(bytes: Vec<u8>) -> Result<Self, ConfigError> {
-        Self::load(document::table_owned(bytes)?, None)
+        Self::from_owned_bytes_after(bytes, None)
     }
 
     /// The same, reusing what `previous` (the VM's last accepted
@@ -62,7 +66,10 @@ impl CompiledConfig {
         bytes: Vec<u8>,
         previous: Option<&CompiledConfig>,
     ) -> Result<Self, ConfigError> {
-        Self::load(document::table_owned(bytes)?, previous)
+        let (table, chunks) = document::table_owned(bytes, previous)?;
+        let mut config = Self::load(table, previous)?;
+        config.chunks = chunks;
+        Ok(config)
     }
 
     /// A schema-2 document, through its table.
@@ -100,11 +107,19 @@ impl CompiledConfig {
             let end = r.position() - first;
             spans.push(((end - record.len()) as u32, record.len() as u32));
         }
-        let profile_bytes: Box<[u8]> = bytes.get(first..r.position()).unwrap_or_default().into();
+        // Spans are kept relative to the table's start: `head` is the table
+        // up to the groups.
+        let spans: Vec<(u32, u32)> = spans
+            .into_iter()
+            .map(|(start, len)| (start + first as u32, len))
+            .collect();
+        // (The groups start where `head` ends: render cuts a piece there,
+        // so every piece lies in one or the other; chunk_bytes.)
+        let head: Box<[u8]> = bytes.get(..r.position()).unwrap_or_default().into();
         let groups = bytes.get(r.position()..).unwrap_or_default();
         let mut profiles = Vec::with_capacity(count);
         for (p, &(start, len)) in spans.iter().enumerate() {
-            let record = profile_bytes
+            let record = head
                 .get(start as usize..(start + len) as usize)
                 .unwrap_or_default();
             let cell = OnceCell::new();
@@ -136,7 +151,8 @@ impl CompiledConfig {
             gateway,
             trust_client_control_headers: flags & 1 != 0,
             ports,
-            profile_bytes,
+            head,
+            chunks: Vec::new(),
             spans,
             profiles,
             bare: OnceCell::new(),
@@ -146,13 +162,30 @@ impl CompiledConfig {
         })
     }
 
+    /// The bytes of piece `i` of the chunked envelope this configuration
+    /// came in, if its text was `text` and its length `len`: what the next
+    /// update need not inflate again.
+    pub fn chunk_bytes(&self, i: usize, text: &str, len: u64) -> Option<&[u8]> {
+        let chunk = self
+            .chunks
+            .get(i)
+            .filter(|c| c.len == len && *c.text == *text)?;
+        let (start, end) = (chunk.start, chunk.start + usize::try_from(len).ok()?);
+        let head = self.head.len();
+        if end <= head {
+            self.head.get(start..end)
+        } else if start >= head {
+            self.index.bytes().get(start - head..end - head)
+        } else {
+            None
+        }
+    }
+
     /// Whether profile `p` has exactly these bytes here: `Some` with its
     /// compiled form if one was made (it was validated either way).
     fn same_profile(&self, p: usize, record: &[u8]) -> Option<Option<Rc<CompiledRoute>>> {
         let &(start, len) = self.spans.get(p)?;
-        let mine = self
-            .profile_bytes
-            .get(start as usize..(start + len) as usize)?;
+        let mine = self.head.get(start as usize..(start + len) as usize)?;
         (mine == record).then(|| self.profiles.get(p).and_then(|c| c.get().cloned()))
     }
 
@@ -171,7 +204,7 @@ impl CompiledConfig {
         match (self.profiles.get(p as usize), self.spans.get(p as usize)) {
             (Some(cell), Some(&(start, len))) => cell.get_or_init(|| {
                 render(
-                    self.profile_bytes
+                    self.head
                         .get(start as usize..(start + len) as usize)
                         .unwrap_or_default(),
                 )

@@ -21,6 +21,8 @@ use attache_contract::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION, SCHEMA_VERS
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 
+use crate::config::CompiledConfig;
+use crate::envelope::Chunk;
 use crate::error::{ConfigError, Problem};
 use crate::integral_floats::IntegralFloats;
 
@@ -43,14 +45,18 @@ struct Head {
 /// document encoded into one (its string indices checked first, naming the
 /// field, since the table carries the strings themselves).
 pub fn table(bytes: &[u8]) -> Result<Vec<u8>, ConfigError> {
-    table_owned(bytes.to_vec())
+    table_owned(bytes.to_vec(), None).map(|(table, _)| table)
 }
 
-/// The same, taking the bytes: freed before inflating, or as soon as a
-/// JSON document is parsed.
-pub fn table_owned(bytes: Vec<u8>) -> Result<Vec<u8>, ConfigError> {
+/// The same, taking the bytes (freed before inflating, or as soon as a
+/// JSON document is parsed), and reusing the pieces of a chunked envelope
+/// that `previous` already inflated (crate::envelope::inflate_reusing).
+pub fn table_owned(
+    bytes: Vec<u8>,
+    previous: Option<&CompiledConfig>,
+) -> Result<(Vec<u8>, Vec<Chunk>), ConfigError> {
     if table::is_table(&bytes) {
-        return Ok(bytes);
+        return Ok((bytes, Vec::new()));
     }
     let text = unwrap_string(&bytes)?;
     let view = text.as_deref().map_or(&bytes[..], str::as_bytes);
@@ -59,13 +65,13 @@ pub fn table_owned(bytes: Vec<u8>) -> Result<Vec<u8>, ConfigError> {
         let envelope = parse_typed(view)?;
         drop(text);
         drop(bytes);
-        let inflated = crate::envelope::inflate(envelope)?;
+        let (inflated, chunks) = crate::envelope::inflate_reusing(envelope, previous)?;
         if table::is_table(&inflated) {
-            return Ok(inflated);
+            return Ok((inflated, chunks));
         }
-        return encode_checked(&open_inflated(&inflated)?);
+        return Ok((encode_checked(&open_inflated(&inflated)?)?, Vec::new()));
     }
-    encode_checked(&parse_document(view, head)?)
+    Ok((encode_checked(&parse_document(view, head)?)?, Vec::new()))
 }
 
 /// A schema-2 document as a table, once its indices into `strings` are

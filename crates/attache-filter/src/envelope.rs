@@ -11,14 +11,75 @@
 
 use std::io::Read;
 
-use attache_contract::envelope::{Envelope, EnvelopeError, Opened};
+use attache_contract::envelope::{self, Envelope, EnvelopeError, Opened, ZLIB_BASE64_CHUNKS};
 
+use crate::config::CompiledConfig;
 use crate::error::{ConfigError, Problem};
 
 /// Deflate cannot expand more than about 1,032 to 1: a declared length
 /// beyond that many times the compressed size is not trusted for the
 /// first allocation (the stream still stops at the declared length).
 const MAX_RATIO: usize = 1032;
+
+/// One piece of a chunked envelope as the configuration keeps it: its text
+/// (base64, what the next update's piece is compared with) and where its
+/// bytes are in the table.
+#[derive(Debug)]
+pub struct Chunk {
+    pub text: Box<str>,
+    pub start: usize,
+    pub len: u64,
+}
+
+/// The document of either form, and the pieces of a chunked one. A piece
+/// whose text is the one `previous` had at the same place is not inflated:
+/// its bytes are copied from what `previous` holds. A policy edit changes
+/// one piece (render cuts the table where its content is), so an update
+/// inflates that one piece, not the whole table (issue 31).
+pub fn inflate_reusing(
+    envelope: Envelope,
+    previous: Option<&CompiledConfig>,
+) -> Result<(Vec<u8>, Vec<Chunk>), ConfigError> {
+    if envelope.encoding != ZLIB_BASE64_CHUNKS {
+        return Ok((inflate(envelope)?, Vec::new()));
+    }
+    envelope::check_chunks(&envelope).map_err(refused)?;
+    let length = usize::try_from(envelope.length).unwrap_or(usize::MAX);
+    let compressed: usize = envelope.chunks.iter().map(|c| c.data.len()).sum();
+    let mut text = Vec::with_capacity(length.min(compressed.saturating_mul(MAX_RATIO)));
+    let mut kept = Vec::with_capacity(envelope.chunks.len());
+    for (i, chunk) in envelope.chunks.into_iter().enumerate() {
+        let start = text.len();
+        let len = chunk.length;
+        let same = previous.and_then(|p| p.chunk_bytes(i, &chunk.data, len));
+        let data: Box<str> = match same {
+            Some(bytes) => {
+                text.extend_from_slice(bytes);
+                chunk.data.into_boxed_str()
+            }
+            None => {
+                let data = chunk.data.clone().into_boxed_str();
+                let mut opened = Opened::new(chunk).map_err(|e| refused_chunk(i, e))?;
+                if let Err(e) = opened.read_to_end(&mut text) {
+                    let failure = opened.failure().cloned();
+                    let e = failure.unwrap_or(EnvelopeError::Corrupt(e.to_string()));
+                    return Err(refused_chunk(i, e));
+                }
+                data
+            }
+        };
+        kept.push(Chunk {
+            text: data,
+            start,
+            len,
+        });
+    }
+    Ok((text, kept))
+}
+
+fn refused_chunk(i: usize, e: EnvelopeError) -> ConfigError {
+    ConfigError::invalid(format!("$.chunks[{i}].{}", e.field()), Problem::Envelope(e))
+}
 
 /// The envelope's inflated document, the envelope's text freed first.
 pub fn inflate(envelope: Envelope) -> Result<Vec<u8>, ConfigError> {

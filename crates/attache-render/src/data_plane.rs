@@ -33,8 +33,13 @@ pub fn compact_json(document: &Document) -> Result<String, serde_json::Error> {
 /// validates it in one pass and builds each entry on first use, where it
 /// had to inflate, parse and build every entry of the JSON (5.0 MB at
 /// 10,000 distinct-policy routes): docs/contract.md, "The table encoding".
+///
+/// Sealed in pieces (`envelope::seal_chunks`) cut where the table's content
+/// is: a filter that kept the previous document's pieces inflates only the
+/// ones an edit changed.
 pub fn sealed_table(encoded: &DataPlaneDocument) -> envelope::Envelope {
-    envelope::seal(&table::encode(encoded))
+    let (bytes, cuts) = table::encode_with_cuts(encoded);
+    envelope::seal_chunks(&bytes, &cuts)
 }
 
 /// The same document as a structured value, for manifests (Istio's

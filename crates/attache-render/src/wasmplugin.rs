@@ -245,7 +245,6 @@ mod tests {
 
     #[test]
     fn a_large_document_is_sealed_and_opens_to_the_same_document() {
-        use std::io::Read;
         let routes = (0..3_000)
             .map(|i| RouteEntry {
                 name: format!("http/shop/r{i}/0"),
@@ -269,13 +268,9 @@ mod tests {
         let size = serde_json::to_vec(&inline).unwrap().len();
         assert!(size > envelope::INLINE_MAX_BYTES, "{size}");
         let auto = plugin_config(&document, ConfigForm::Auto).unwrap();
-        assert_eq!(auto[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64);
+        assert_eq!(auto[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64_CHUNKS);
         let sealed: envelope::Envelope = serde_json::from_value(auto).unwrap();
-        let mut text = Vec::new();
-        envelope::Opened::new(sealed)
-            .unwrap()
-            .read_to_end(&mut text)
-            .unwrap();
+        let text = envelope::open_all(sealed).unwrap();
         // The envelope carries the table encoding (schema 3) of the document.
         assert!(attache_contract::table::is_table(&text));
         let opened = attache_contract::table::decode(&text).unwrap();
@@ -290,6 +285,9 @@ mod tests {
             2
         );
         let forced = plugin_config(&one, ConfigForm::Compressed).unwrap();
-        assert_eq!(forced[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64);
+        assert_eq!(
+            forced[envelope::ENCODING_FIELD],
+            envelope::ZLIB_BASE64_CHUNKS
+        );
     }
 }

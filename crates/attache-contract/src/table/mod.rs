@@ -43,7 +43,7 @@ mod write;
 
 pub use decode::decode;
 pub use profile::{read_profile, walk_profile, Changes, ProfileVisitor, Walked};
-pub use write::encode;
+pub use write::{encode, encode_with_cuts, PER_CHUNK};
 
 /// The schema version of the table encoding.
 pub const TABLE_SCHEMA_VERSION: u8 = 3;

@@ -7,6 +7,20 @@ use super::MAGIC;
 
 /// Encodes a data-plane document; the same document always encodes alike.
 pub fn encode(doc: &DataPlaneDocument) -> Vec<u8> {
+    encode_with_cuts(doc).0
+}
+
+/// Profiles or groups per piece when the table is sealed in pieces.
+pub const PER_CHUNK: usize = 512;
+
+/// The table, and where to cut it into pieces that an edit changes alone
+/// (`envelope::seal_chunks`): before the profiles, every [`PER_CHUNK`]
+/// profiles, before the groups (the one place the filter needs a cut: the
+/// two sections are kept apart) and every [`PER_CHUNK`] groups. A policy edit
+/// changes one profile record, so one piece; the cuts follow the content,
+/// not byte offsets, so a record that grows shifts no other piece.
+pub fn encode_with_cuts(doc: &DataPlaneDocument) -> (Vec<u8>, Vec<usize>) {
+    let mut cuts = Vec::new();
     let mut w = Writer(MAGIC.to_vec());
     w.str(&doc.gateway);
     let flags = u8::from(doc.options.trust_client_control_headers)
@@ -17,8 +31,12 @@ pub fn encode(doc: &DataPlaneDocument) -> Vec<u8> {
         w.str(key);
         w.varint(u64::from(*port));
     }
+    cuts.push(w.0.len());
     w.varint(doc.profiles.len() as u64);
-    for profile in &doc.profiles {
+    for (p, profile) in doc.profiles.iter().enumerate() {
+        if p > 0 && p % PER_CHUNK == 0 {
+            cuts.push(w.0.len());
+        }
         let mut record = Writer(Vec::new());
         // An index past `strings` cannot be carried; the schema-2 reader
         // refuses such a document before it is ever encoded.
@@ -26,8 +44,12 @@ pub fn encode(doc: &DataPlaneDocument) -> Vec<u8> {
         w.varint(record.0.len() as u64);
         w.0.extend_from_slice(&record.0);
     }
+    cuts.push(w.0.len());
     w.varint(doc.groups.len() as u64);
-    for group in &doc.groups {
+    for (g, group) in doc.groups.iter().enumerate() {
+        if g > 0 && g % PER_CHUNK == 0 {
+            cuts.push(w.0.len());
+        }
         w.varint(group.profile.map_or(0, |p| u64::from(p) + 1));
         w.varint(group.hostnames.len() as u64);
         for h in &group.hostnames {
@@ -42,7 +64,7 @@ pub fn encode(doc: &DataPlaneDocument) -> Vec<u8> {
             }
         }
     }
-    w.0
+    (w.0, cuts)
 }
 
 struct Writer(Vec<u8>);

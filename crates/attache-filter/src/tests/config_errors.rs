@@ -30,8 +30,13 @@ fn wrong_schema_version() {
     let e = compile_err(r#"{"gateway": "g", "groups": []}"#);
     assert!(e.starts_with("$: missing field `schemaVersion`"), "{e}");
     // A table of a version this filter does not know.
-    let e = CompiledConfig::from_bytes(b"AT\x04\x00rest").unwrap_err().to_string();
-    assert!(e.starts_with("$.schemaVersion: schemaVersion 4 is not supported"), "{e}");
+    let e = CompiledConfig::from_bytes(b"AT\x04\x00rest")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("$.schemaVersion: schemaVersion 4 is not supported"),
+        "{e}"
+    );
 }
 
 #[test]

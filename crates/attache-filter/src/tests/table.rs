@@ -121,6 +121,79 @@ fn a_duplicate_name_is_refused_naming_both_places() {
     }
 }
 
+/// The table of `doc` sealed in pieces, as `attache render` delivers it.
+fn chunked(doc: &DataPlaneDocument) -> Vec<u8> {
+    let (bytes, cuts) = table::encode_with_cuts(doc);
+    serde_json::to_vec(&attache_contract::envelope::seal_chunks(&bytes, &cuts)).unwrap()
+}
+
+#[test]
+fn an_update_in_pieces_reuses_the_unchanged_ones_and_reads_as_a_fresh_load() {
+    let old = CompiledConfig::from_owned_bytes(chunked(&document(1000, false))).unwrap();
+    let next = chunked(&document(2000, false));
+    let updated = CompiledConfig::from_owned_bytes_after(next.clone(), Some(&old)).unwrap();
+    let fresh = CompiledConfig::from_owned_bytes(next).unwrap();
+    for name in ["http/shop/a/0", "http/shop/b/0", "http/shop/c/0"] {
+        assert_eq!(
+            timeout_of(&updated, name),
+            timeout_of(&fresh, name),
+            "{name}"
+        );
+        assert_eq!(
+            updated.route_named(name).map(|r| r.request_ops.clone()),
+            fresh.route_named(name).map(|r| r.request_ops.clone())
+        );
+    }
+    assert_eq!(
+        timeout_of(&updated, "http/shop/a/0").as_deref(),
+        Some("2000")
+    );
+    // The unchanged pieces came from the previous configuration.
+    let envelope: attache_contract::envelope::Envelope =
+        serde_json::from_slice(&chunked(&document(2000, false))).unwrap();
+    let last = envelope.chunks.len() - 1;
+    let piece = &envelope.chunks[last];
+    assert!(updated
+        .chunk_bytes(last, &piece.data, piece.length)
+        .is_some());
+    assert!(updated.chunk_bytes(last, "other", piece.length).is_none());
+}
+
+#[test]
+fn a_bad_piece_is_refused_naming_it_even_where_the_previous_had_it_right() {
+    let doc = document(1000, false);
+    let old = CompiledConfig::from_owned_bytes(chunked(&doc)).unwrap();
+    let mut envelope: attache_contract::envelope::Envelope =
+        serde_json::from_slice(&chunked(&doc)).unwrap();
+    // Same text, another length: not reused, and the sum no longer holds.
+    envelope.chunks[1].length += 1;
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    let e = CompiledConfig::from_owned_bytes_after(bytes, Some(&old)).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("$.chunks: compressed pluginConfig: the chunks' lengths add up to"),
+        "{e}"
+    );
+    envelope.length += 1;
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    let e = CompiledConfig::from_owned_bytes_after(bytes, Some(&old)).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("$.chunks[1].length: compressed pluginConfig: declares"),
+        "{e}"
+    );
+    envelope.chunks[1].length -= 1;
+    envelope.length -= 1;
+    envelope.chunks[1].data.insert(0, '!');
+    let bytes = serde_json::to_vec(&envelope).unwrap();
+    let e = CompiledConfig::from_owned_bytes_after(bytes, Some(&old)).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("$.chunks[1].data: compressed pluginConfig: not standard base64"),
+        "{e}"
+    );
+}
+
 proptest! {
     /// A valid table with bytes changed or cut: refused with a field, or
     /// accepted; accepted means the contract reads it too and every entry
