@@ -21,7 +21,7 @@ use attache_contract::table::{self, read_match, read_profile, Reader, TableError
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
 
 use crate::document;
-use crate::envelope::Chunk;
+use crate::envelope::{Chunk, Inflated};
 use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::index::RouteIndex;
@@ -66,8 +66,11 @@ impl CompiledConfig {
         bytes: Vec<u8>,
         previous: Option<&CompiledConfig>,
     ) -> Result<Self, ConfigError> {
-        let (table, chunks) = document::table_owned(bytes, previous)?;
-        let mut config = Self::load(table, previous)?;
+        let (inflated, chunks) = document::table_owned(bytes, previous)?;
+        let mut config = match inflated {
+            Inflated::Whole(table) => Self::load(table, previous)?,
+            Inflated::Head(head) => Self::load_head(head, previous)?,
+        };
         config.chunks = chunks;
         Ok(config)
     }
@@ -77,8 +80,24 @@ impl CompiledConfig {
         Self::load(document::encode_checked(&doc)?, None)
     }
 
+    /// A table whose groups are `previous`'s, byte for byte (the pieces
+    /// that carry them were unchanged, so they were not even inflated):
+    /// `head` is the table up to them. Should the head not end where the
+    /// groups begin, the groups are appended and the table loaded whole.
+    fn load_head(head: Vec<u8>, previous: Option<&CompiledConfig>) -> Result<Self, ConfigError> {
+        Self::load_parts(head, previous, true)
+    }
+
     /// Validates a table whole; compiles nothing it need not.
     pub fn load(bytes: Vec<u8>, previous: Option<&CompiledConfig>) -> Result<Self, ConfigError> {
+        Self::load_parts(bytes, previous, false)
+    }
+
+    fn load_parts(
+        bytes: Vec<u8>,
+        previous: Option<&CompiledConfig>,
+        groups_from_previous: bool,
+    ) -> Result<Self, ConfigError> {
         let version = bytes.get(2).copied().unwrap_or(0);
         if !bytes.starts_with(&table::MAGIC) {
             let problem = Problem::SchemaVersion(u32::from(version));
@@ -115,8 +134,17 @@ impl CompiledConfig {
             .collect();
         // (The groups start where `head` ends: render cuts a piece there,
         // so every piece lies in one or the other; chunk_bytes.)
-        let head: Box<[u8]> = bytes.get(..r.position()).unwrap_or_default().into();
-        let groups = bytes.get(r.position()..).unwrap_or_default();
+        let head_len = r.position();
+        let groups = match previous.filter(|_| groups_from_previous) {
+            Some(old) if head_len == bytes.len() => old.index.bytes(),
+            Some(old) => {
+                let mut whole = bytes;
+                whole.extend_from_slice(old.index.bytes());
+                return Self::load_parts(whole, previous, false);
+            }
+            None => bytes.get(head_len..).unwrap_or_default(),
+        };
+        let head = bytes.get(..head_len).unwrap_or_default();
         let mut profiles = Vec::with_capacity(count);
         for (p, &(start, len)) in spans.iter().enumerate() {
             let record = head
@@ -144,6 +172,11 @@ impl CompiledConfig {
             Some(old) => Rc::clone(&old.index),
             None => Rc::new(RouteIndex::build(groups, count, istio, &ports)?),
         };
+        // The groups are in the index now: keep the head only, without a
+        // second copy of it beside the whole table.
+        let mut bytes = bytes;
+        bytes.truncate(head_len);
+        let head = bytes.into_boxed_slice();
         let routes = std::iter::repeat_with(OnceCell::new)
             .take(index.entries.len())
             .collect();
@@ -179,6 +212,27 @@ impl CompiledConfig {
         } else {
             None
         }
+    }
+
+    /// The first piece of this configuration's groups, if all pieces from
+    /// it on are the same in `next` (same place, text and length): the next
+    /// update's groups are then these groups, and need not be inflated.
+    pub fn groups_unchanged_from(
+        &self,
+        next: &[attache_contract::envelope::Envelope],
+    ) -> Option<usize> {
+        let g = self
+            .chunks
+            .iter()
+            .position(|c| c.start == self.head.len())?;
+        let same = next.len() == self.chunks.len()
+            && self
+                .chunks
+                .iter()
+                .zip(next)
+                .skip(g)
+                .all(|(mine, theirs)| mine.len == theirs.length && *mine.text == *theirs.data);
+        same.then_some(g)
     }
 
     /// Whether profile `p` has exactly these bytes here: `Some` with its

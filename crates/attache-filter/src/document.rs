@@ -22,7 +22,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 
 use crate::config::CompiledConfig;
-use crate::envelope::Chunk;
+use crate::envelope::{Chunk, Inflated};
 use crate::error::{ConfigError, Problem};
 use crate::integral_floats::IntegralFloats;
 
@@ -45,7 +45,9 @@ struct Head {
 /// document encoded into one (its string indices checked first, naming the
 /// field, since the table carries the strings themselves).
 pub fn table(bytes: &[u8]) -> Result<Vec<u8>, ConfigError> {
-    table_owned(bytes.to_vec(), None).map(|(table, _)| table)
+    match table_owned(bytes.to_vec(), None)?.0 {
+        Inflated::Whole(table) | Inflated::Head(table) => Ok(table),
+    }
 }
 
 /// The same, taking the bytes (freed before inflating, or as soon as a
@@ -54,9 +56,9 @@ pub fn table(bytes: &[u8]) -> Result<Vec<u8>, ConfigError> {
 pub fn table_owned(
     bytes: Vec<u8>,
     previous: Option<&CompiledConfig>,
-) -> Result<(Vec<u8>, Vec<Chunk>), ConfigError> {
+) -> Result<(Inflated, Vec<Chunk>), ConfigError> {
     if table::is_table(&bytes) {
-        return Ok((bytes, Vec::new()));
+        return Ok((Inflated::Whole(bytes), Vec::new()));
     }
     let text = unwrap_string(&bytes)?;
     let view = text.as_deref().map_or(&bytes[..], str::as_bytes);
@@ -66,12 +68,16 @@ pub fn table_owned(
         drop(text);
         drop(bytes);
         let (inflated, chunks) = crate::envelope::inflate_reusing(envelope, previous)?;
-        if table::is_table(&inflated) {
-            return Ok((inflated, chunks));
-        }
-        return Ok((encode_checked(&open_inflated(&inflated)?)?, Vec::new()));
+        return match inflated {
+            Inflated::Whole(text) if !table::is_table(&text) => {
+                let table = encode_checked(&open_inflated(&text)?)?;
+                Ok((Inflated::Whole(table), Vec::new()))
+            }
+            inflated => Ok((inflated, chunks)),
+        };
     }
-    Ok((encode_checked(&parse_document(view, head)?)?, Vec::new()))
+    let table = encode_checked(&parse_document(view, head)?)?;
+    Ok((Inflated::Whole(table), Vec::new()))
 }
 
 /// A schema-2 document as a table, once its indices into `strings` are

@@ -39,20 +39,26 @@ pub struct Chunk {
 pub fn inflate_reusing(
     envelope: Envelope,
     previous: Option<&CompiledConfig>,
-) -> Result<(Vec<u8>, Vec<Chunk>), ConfigError> {
+) -> Result<(Inflated, Vec<Chunk>), ConfigError> {
     if envelope.encoding != ZLIB_BASE64_CHUNKS {
-        return Ok((inflate(envelope)?, Vec::new()));
+        return Ok((Inflated::Whole(inflate(envelope)?), Vec::new()));
     }
     envelope::check_chunks(&envelope).map_err(refused)?;
-    let length = usize::try_from(envelope.length).unwrap_or(usize::MAX);
+    // When every piece of the previous groups is unchanged (a policy edit),
+    // the groups are the previous ones: not inflated, not even copied.
+    let tail = previous.and_then(|p| p.groups_unchanged_from(&envelope.chunks));
+    let upto = tail.unwrap_or(envelope.chunks.len());
+    let length: u64 = envelope.chunks.iter().take(upto).map(|c| c.length).sum();
+    let length = usize::try_from(length).unwrap_or(usize::MAX);
     let compressed: usize = envelope.chunks.iter().map(|c| c.data.len()).sum();
     let mut text = Vec::with_capacity(length.min(compressed.saturating_mul(MAX_RATIO)));
     let mut kept = Vec::with_capacity(envelope.chunks.len());
+    let mut start = 0usize;
     for (i, chunk) in envelope.chunks.into_iter().enumerate() {
-        let start = text.len();
         let len = chunk.length;
         let same = previous.and_then(|p| p.chunk_bytes(i, &chunk.data, len));
         let data: Box<str> = match same {
+            _ if i >= upto => chunk.data.into_boxed_str(),
             Some(bytes) => {
                 text.extend_from_slice(bytes);
                 chunk.data.into_boxed_str()
@@ -73,8 +79,21 @@ pub fn inflate_reusing(
             start,
             len,
         });
+        start = start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
     }
-    Ok((text, kept))
+    let inflated = match tail {
+        Some(_) => Inflated::Head(text),
+        None => Inflated::Whole(text),
+    };
+    Ok((inflated, kept))
+}
+
+/// What [`inflate_reusing`] gives: the whole table, or the table up to
+/// groups that are the previous configuration's.
+#[derive(Debug)]
+pub enum Inflated {
+    Whole(Vec<u8>),
+    Head(Vec<u8>),
 }
 
 fn refused_chunk(i: usize, e: EnvelopeError) -> ConfigError {

@@ -160,6 +160,47 @@ fn an_update_in_pieces_reuses_the_unchanged_ones_and_reads_as_a_fresh_load() {
 }
 
 #[test]
+fn groups_left_in_their_pieces_are_the_previous_ones_and_read_alike() {
+    // Enough routes for several pieces of groups.
+    let routes: Vec<_> = (0..1200)
+        .map(|i| {
+            entry(
+                &format!("http/shop/r{i}/0"),
+                json!({"timeouts": {"requestMs": 100 + i}}),
+            )
+        })
+        .collect();
+    let encode = |first: u64| {
+        let mut routes = routes.clone();
+        routes[0]["timeouts"]["requestMs"] = json!(first);
+        let resolved: attache_contract::Document =
+            serde_json::from_value(doc(json!(routes))).unwrap();
+        chunked(&DataPlaneDocument::encode(&resolved))
+    };
+    let old = CompiledConfig::from_owned_bytes(encode(100)).unwrap();
+    let next = encode(5);
+    let updated = CompiledConfig::from_owned_bytes_after(next.clone(), Some(&old)).unwrap();
+    let fresh = CompiledConfig::from_owned_bytes(next.clone()).unwrap();
+    assert_eq!(updated.route_count(), 1200);
+    for name in ["http/shop/r0/0", "http/shop/r1/0", "http/shop/r1199/0"] {
+        assert_eq!(
+            timeout_of(&updated, name),
+            timeout_of(&fresh, name),
+            "{name}"
+        );
+    }
+    assert_eq!(timeout_of(&updated, "http/shop/r0/0").as_deref(), Some("5"));
+    // And the next update again, from the one that reused.
+    let again = CompiledConfig::from_owned_bytes_after(encode(6), Some(&updated)).unwrap();
+    assert_eq!(timeout_of(&again, "http/shop/r0/0").as_deref(), Some("6"));
+    assert_eq!(
+        timeout_of(&again, "http/shop/r1199/0").as_deref(),
+        Some("1299")
+    );
+    assert_eq!(again.fallback().len(), 1200);
+}
+
+#[test]
 fn a_bad_piece_is_refused_naming_it_even_where_the_previous_had_it_right() {
     let doc = document(1000, false);
     let old = CompiledConfig::from_owned_bytes(chunked(&doc)).unwrap();
