@@ -52,6 +52,7 @@ pub fn value(document: &Document) -> Result<Value, serde_json::Error> {
 mod tests {
     use super::*;
     use crate::test_fixtures::one_route_document;
+    use attache_contract::RouteEntry;
     use attache_contract::DATA_PLANE_SCHEMA_VERSION;
 
     #[test]
@@ -69,6 +70,32 @@ mod tests {
         );
         // The caller's document (what `attache resolve` prints) is untouched.
         assert_eq!(original.routes[0].sources.len(), 1);
+    }
+
+    #[test]
+    fn a_large_gateway_gets_the_table_sealed_in_pieces_small_ones_the_json() {
+        let mut large = one_route_document(500);
+        let template = large.routes[0].clone();
+        large.routes = (0..4000u64)
+            .map(|i| RouteEntry {
+                name: format!("http/shop/r{i}/0"),
+                timeouts: Some(attache_contract::Timeouts {
+                    request_ms: Some(1000 + i),
+                    backend_request_ms: None,
+                }),
+                ..template.clone()
+            })
+            .collect();
+        assert!(serde_json::to_vec(&encode(&large)).unwrap().len() > envelope::INLINE_MAX_BYTES);
+        // What `render ecds`, `render envoy` and `watch` put in the ECDS file.
+        let text = compact_json(&large).unwrap();
+        let sealed: envelope::Envelope = serde_json::from_str(&text).unwrap();
+        assert_eq!(sealed.encoding, envelope::ZLIB_BASE64_CHUNKS);
+        assert!(sealed.chunks.len() > 2, "{}", sealed.chunks.len());
+        let table = envelope::open_all(sealed).unwrap();
+        assert_eq!(table::decode(&table).unwrap(), encode(&large));
+        let small = compact_json(&one_route_document(500)).unwrap();
+        assert!(small.starts_with(r#"{"schemaVersion":2"#), "{small}");
     }
 
     #[test]
