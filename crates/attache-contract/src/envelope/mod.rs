@@ -242,16 +242,6 @@ impl std::error::Error for EnvelopeError {}
 /// lines, 4 KB less in the `.wasm` than the crate's engine; a test holds the
 /// two to each other.
 fn decode_base64(text: &[u8]) -> Result<Vec<u8>, EnvelopeError> {
-    fn value(c: u8) -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    }
     if text.len() % 4 != 0 {
         return Err(EnvelopeError::Base64(format!(
             "{} characters, not a multiple of 4",
@@ -261,28 +251,53 @@ fn decode_base64(text: &[u8]) -> Result<Vec<u8>, EnvelopeError> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let quads = text.len() / 4;
     for (q, quad) in text.chunks_exact(4).enumerate() {
-        let last = q + 1 == quads;
         let pad = match quad {
-            [_, _, b'=', b'='] if last => 2,
-            [_, _, _, b'='] if last => 1,
+            [_, _, b'=', b'='] if q + 1 == quads => 2,
+            [_, _, _, b'='] if q + 1 == quads => 1,
             _ => 0,
         };
+        // One table look-up per character (a fresh VM decodes the whole
+        // envelope, 330 KB at 10,000 distinct routes); padding reads as 0.
         let mut n = 0u32;
-        for (i, &c) in quad[..4 - pad].iter().enumerate() {
-            let v = value(c).ok_or_else(|| {
-                EnvelopeError::Base64(format!(
-                    "invalid character {:?} at offset {}",
-                    char::from(c),
-                    q * 4 + i
-                ))
-            })?;
-            n |= v << (18 - 6 * i);
+        let mut bad = false;
+        for (i, &c) in quad.iter().enumerate() {
+            let v = if i >= 4 - pad {
+                0
+            } else {
+                BASE64_VALUES[usize::from(c)]
+            };
+            bad |= v == INVALID;
+            n = n << 6 | u32::from(v & 63);
+        }
+        if bad {
+            let at = quad[..4 - pad]
+                .iter()
+                .position(|&c| BASE64_VALUES[usize::from(c)] == INVALID);
+            let i = at.unwrap_or(0);
+            return Err(EnvelopeError::Base64(format!(
+                "invalid character {:?} at offset {}",
+                char::from(quad.get(i).copied().unwrap_or(b'?')),
+                q * 4 + i
+            )));
         }
         let bytes = n.to_be_bytes();
         out.extend_from_slice(&bytes[1..4 - pad]);
     }
     Ok(out)
 }
+
+/// A base64 character's value, [`INVALID`] for any other byte.
+const BASE64_VALUES: [u8; 256] = {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut values = [INVALID; 256];
+    let mut i = 0;
+    while i < 64 {
+        values[alphabet[i] as usize] = i as u8;
+        i += 1;
+    }
+    values
+};
+const INVALID: u8 = 0xff;
 
 /// Size of the buffer [`Opened`] inflates into: small, so that the inflated
 /// document is never held whole by the reader.
