@@ -151,8 +151,10 @@ def main() -> int:
             gateways.append(gw)
             runs[n] = {k: [] for k in updates.KINDS}
             print(f"ready: {n} routes on port {gw.port}", flush=True)
-        for gw in gateways:  # warm-up
-            one_run(argparse.Namespace(**{**vars(args), "seconds": 2.0}), gw, "steady")
+        for gw in gateways:  # warm-up: the figures are not read
+            host, path = updates.request(gw.routes)
+            subprocess.run(updates.rate_command(gw.port, host, path, 2.0, args.rate, args.connections),
+                           capture_output=True, check=False)
         for r in range(args.rounds):
             for gw in gateways:
                 order = updates.KINDS[r % 3:] + updates.KINDS[:r % 3]
