@@ -44,7 +44,6 @@ pub struct CompiledConfig {
     /// Shared with the next configuration when its entries are the same.
     index: Rc<RouteIndex>,
     routes: Vec<OnceCell<Rc<CompiledRoute>>>,
-    fallback: OnceCell<FallbackTable>,
 }
 
 impl CompiledConfig {
@@ -191,7 +190,6 @@ impl CompiledConfig {
             bare: OnceCell::new(),
             index,
             routes,
-            fallback: OnceCell::new(),
         })
     }
 
@@ -268,7 +266,7 @@ impl CompiledConfig {
     }
 
     /// Entry `e`'s compiled route, made on first use.
-    fn route(&self, e: u32) -> Option<&Rc<CompiledRoute>> {
+    pub fn route_at(&self, e: u32) -> Option<&Rc<CompiledRoute>> {
         let cell = self.routes.get(e as usize)?;
         let entry = self.index.entries.get(e as usize)?;
         Some(cell.get_or_init(|| {
@@ -288,52 +286,20 @@ impl CompiledConfig {
         name: &str,
         destination_port: impl FnOnce() -> Option<u16>,
     ) -> Option<&Rc<CompiledRoute>> {
-        self.route(self.index.find(name, destination_port)?)
+        self.route_at(self.index.find(name, destination_port)?)
     }
 
     pub fn route_named(&self, name: &str) -> Option<&Rc<CompiledRoute>> {
         self.route_named_at(name, || None)
     }
 
-    /// The fallback table, built on the first request that needs it.
+    /// The fallback table, built on the first request that needs it. It
+    /// lives in the route index: it depends on the entries and the ports
+    /// alone, so a policy edit, which keeps the index, keeps it too.
     pub fn fallback(&self) -> &FallbackTable {
-        self.fallback.get_or_init(|| self.build_fallback())
-    }
-
-    fn build_fallback(&self) -> FallbackTable {
-        let mut table = FallbackTable::with_capacity(self.index.candidates);
-        for (g, group) in self.index.groups.iter().enumerate() {
-            let mut r = self.index.reader_at(group.hosts);
-            let hosts: Vec<HostPattern> = (0..r.count().unwrap_or(0))
-                .filter_map(|_| r.str().ok().and_then(|h| HostPattern::parse(h).ok()))
-                .collect();
-            let hosts = if hosts.is_empty() {
-                vec![HostPattern::Any]
-            } else {
-                hosts
-            };
-            let last = self
-                .index
-                .groups
-                .get(g + 1)
-                .map_or(self.index.entries.len() as u32, |n| n.first);
-            for e in group.first..last {
-                let (Some(entry), Some(route)) =
-                    (self.index.entries.get(e as usize), self.route(e))
-                else {
-                    continue;
-                };
-                let mut r = self.index.reader_at(entry.matches);
-                let matches: Vec<HttpRouteMatch> = (0..r.count().unwrap_or(0))
-                    .filter_map(|_| read_match(&mut r).ok())
-                    .collect();
-                let port = self.index.port_of(entry, &self.ports);
-                // Checked at load: an error here cannot happen.
-                let _ = add_candidates(&mut table, port, &hosts, &matches, route);
-            }
-        }
-        table.finish();
-        table
+        self.index
+            .fallback
+            .get_or_init(|| build_fallback(&self.index, &self.ports))
     }
 
     pub fn route_count(&self) -> usize {
@@ -345,6 +311,41 @@ impl CompiledConfig {
     pub fn candidate_count(&self) -> usize {
         self.index.candidates
     }
+}
+
+/// Every (entry, hostname, match) of `index` as a fallback candidate, in
+/// precedence order. Hostnames and matches were checked at load: one that
+/// fails here cannot occur, and is left out.
+fn build_fallback(index: &RouteIndex, ports: &BTreeMap<String, u16>) -> FallbackTable {
+    let mut table = FallbackTable::with_capacity(index.candidates);
+    for (g, group) in index.groups.iter().enumerate() {
+        let mut r = index.reader_at(group.hosts);
+        let hosts: Vec<HostPattern> = (0..r.count().unwrap_or(0))
+            .filter_map(|_| r.str().ok().and_then(|h| HostPattern::parse(h).ok()))
+            .collect();
+        let hosts = if hosts.is_empty() {
+            vec![HostPattern::Any]
+        } else {
+            hosts
+        };
+        let last = index
+            .groups
+            .get(g + 1)
+            .map_or(index.entries.len() as u32, |n| n.first);
+        for e in group.first..last {
+            let Some(entry) = index.entries.get(e as usize) else {
+                continue;
+            };
+            let mut r = index.reader_at(entry.matches);
+            let matches: Vec<HttpRouteMatch> = (0..r.count().unwrap_or(0))
+                .filter_map(|_| read_match(&mut r).ok())
+                .collect();
+            let port = index.port_of(entry, ports);
+            let _ = add_candidates(&mut table, port, &hosts, &matches, e);
+        }
+    }
+    table.finish();
+    table
 }
 
 /// A profile record read and its settings checked, as the profile's
@@ -374,7 +375,7 @@ fn add_candidates(
     port: Option<u16>,
     hosts: &[HostPattern],
     matches: &[HttpRouteMatch],
-    route: &Rc<CompiledRoute>,
+    entry: u32,
 ) -> Result<(), EntryError> {
     let conditions = if matches.is_empty() {
         vec![(MatchPrecedence::of(None), Conditions::match_all())]
@@ -396,9 +397,9 @@ fn add_candidates(
     for (precedence, cond) in conditions {
         for host in others {
             let (p, c) = (precedence.clone(), cond.clone());
-            table.push(port, host.clone(), p, c, Rc::clone(route));
+            table.push(port, host.clone(), p, c, entry);
         }
-        table.push(port, last.clone(), precedence, cond, Rc::clone(route));
+        table.push(port, last.clone(), precedence, cond, entry);
     }
     Ok(())
 }

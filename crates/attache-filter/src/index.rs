@@ -11,13 +11,14 @@
 //! Entries sharing an istiod name are chained and decided at load, as
 //! before: one profile for all, or by listener port, or none (fallback).
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 
 use attache_contract::table::{read_match, Reader, TableError};
 use attache_contract::EntryName;
 
 use crate::error::{ConfigError, Problem};
-use crate::fallback::Conditions;
+use crate::fallback::{Conditions, FallbackTable};
 use crate::syntax;
 
 /// An entry: where its name and matches are in the table, and its group.
@@ -59,8 +60,10 @@ pub struct RouteIndex {
     /// long. The hash spares most key comparisons.
     slots: Vec<(u32, u32)>,
     shared: HashMap<u32, Shared>,
-    /// Fallback candidates the entries make (built on first use).
+    /// Fallback candidates the entries make.
     pub candidates: usize,
+    /// The fallback table, built on first use (crate::config::fallback).
+    pub fallback: OnceCell<FallbackTable>,
 }
 
 /// FNV-1a: short keys, no allocation, the same in every VM.
@@ -94,6 +97,7 @@ impl RouteIndex {
             slots: Vec::new(),
             shared: HashMap::new(),
             candidates: 0,
+            fallback: OnceCell::new(),
         };
         for g in 0..groups {
             index.group(&mut r, g, profiles)?;

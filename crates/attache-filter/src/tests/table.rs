@@ -80,6 +80,26 @@ fn an_update_takes_the_new_settings_and_leaves_the_old_generation_alone() {
 }
 
 #[test]
+fn a_policy_edit_keeps_the_fallback_table_and_it_finds_the_new_settings() {
+    let old = CompiledConfig::load(table::encode(&document(1000, false)), None).unwrap();
+    let built = old.fallback();
+    let new =
+        Rc::new(CompiledConfig::load(table::encode(&document(2000, false)), Some(&old)).unwrap());
+    // The same table, not built again: it holds entry numbers, not routes.
+    assert!(std::ptr::eq(built, new.fallback()));
+    let mut host = FakeHost::default();
+    host.request
+        .push((":authority".into(), b"x.example.com".to_vec()));
+    host.request.push((":path".into(), b"/a".to_vec()));
+    let stream = request(&new, &mut host);
+    let route = stream.route().unwrap();
+    assert_eq!(&*route.name, "http/shop/a/0");
+    assert!(route.request_ops.iter().any(
+        |op| matches!(op, HeaderOp::Set(n, v) if **n == *control::RQ_TIMEOUT_MS && &**v == "2000")
+    ));
+}
+
+#[test]
 fn an_edited_profile_is_validated_again_even_after_a_good_generation() {
     let old = CompiledConfig::load(table::encode(&document(1000, false)), None).unwrap();
     let mut bad = document(1000, false);
