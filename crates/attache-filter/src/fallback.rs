@@ -18,7 +18,7 @@
 use std::rc::Rc;
 
 use attache_contract::precedence::MatchPrecedence;
-use attache_contract::{HttpRouteMatch, PathMatchType, StringMatchType};
+use attache_contract::{route_syntax, HttpRouteMatch, PathMatchType, StringMatchType};
 
 use crate::error::Problem;
 use crate::fallback_index::{CandidateIndex, HostKey, PathKey};
@@ -26,7 +26,6 @@ use crate::host::{HeaderMap, Host};
 use crate::pattern::FullMatch;
 use crate::request::RequestFacts;
 use crate::syntax;
-use attache_contract::route_syntax;
 
 /// Shared text (`Rc<str>`): every route of a group, and every match of a
 /// route, files a candidate under the same hostnames.
@@ -256,8 +255,7 @@ struct Candidate {
     /// Gateway API match precedence (the one definition in the contract).
     precedence: MatchPrecedence,
     conditions: Conditions,
-    /// The entry's number: the table holds no compiled route, so it depends
-    /// on the route entries alone and outlives policy edits (crate::index).
+    /// The entry's number, not its compiled route: the table outlives policy edits.
     entry: u32,
 }
 
