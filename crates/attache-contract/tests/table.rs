@@ -41,7 +41,11 @@ fn entry(i: usize) -> RouteEntry {
             attempts: Some(2),
             codes: Some(vec![503, 504]),
             backoff_ms: Some(25),
-            retry_on: Some(vec!["reset".into()]),
+            retry_on: Some(vec![
+                "reset".into(),
+                "x-not-known".into(),
+                "unavailable".into(),
+            ]),
         }),
         request_headers: Some(HeaderChanges {
             set: vec![Header {
@@ -111,4 +115,29 @@ fn no_json_text_is_taken_for_a_table() {
     for text in [&b"{}"[..], b"\"{}\"", b" {", b"[]"] {
         assert!(!table::is_table(text));
     }
+}
+
+#[test]
+fn known_retry_triggers_are_numbered_and_others_spelled() {
+    // Every trigger a policy may name is one the table numbers (the list
+    // may grow at its end, never change).
+    for trigger in attache_contract::safety::RETRY_TRIGGERS {
+        assert!(table::KNOWN_RETRY_TRIGGERS.contains(trigger), "{trigger}");
+    }
+    let doc = document();
+    let bytes = table::encode(&doc);
+    assert!(!bytes.windows(5).any(|w| w == b"reset"));
+    assert!(bytes.windows(11).any(|w| w == b"x-not-known"));
+    // A number past the list is refused, naming the field.
+    let mut record = vec![4u8, 8, 1, 17];
+    assert_eq!(
+        table::read_profile(&record),
+        Err(("retry.retryOn", TableError::Value(17)))
+    );
+    record[3] = 16;
+    let settings = table::read_profile(&record).unwrap();
+    assert_eq!(
+        settings.retry.unwrap().retry_on,
+        Some(vec!["unavailable".to_string()])
+    );
 }

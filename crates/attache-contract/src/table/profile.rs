@@ -7,7 +7,7 @@
 
 use crate::{Header, HeaderChanges, Retry, RouteEntry, Timeouts};
 
-use super::{Reader, TableError};
+use super::{Reader, TableError, KNOWN_RETRY_TRIGGERS};
 
 /// Which header changes: the request's or the response's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +154,13 @@ fn walk_retry<'a, V: ProfileVisitor<'a>>(
     if flags & 8 != 0 {
         let n = r.count().map_err(table("retry.retryOn"))?;
         for j in 0..n {
-            let trigger = r.str().map_err(table("retry.retryOn"))?;
+            let trigger = match r.varint().map_err(table("retry.retryOn"))? {
+                0 => r.str().map_err(table("retry.retryOn"))?,
+                k => usize::try_from(k - 1)
+                    .ok()
+                    .and_then(|k| KNOWN_RETRY_TRIGGERS.get(k).copied())
+                    .ok_or(Walked::Table("retry.retryOn", TableError::Value(k)))?,
+            };
             v.retry_on(j, trigger).map_err(Walked::Visitor)?;
         }
     }

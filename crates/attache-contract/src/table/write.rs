@@ -3,7 +3,7 @@
 use crate::data_plane::DataPlaneDocument;
 use crate::{HttpRouteMatch, PathMatchType, RouteEntry, StringMatchType};
 
-use super::MAGIC;
+use super::{KNOWN_RETRY_TRIGGERS, MAGIC};
 
 /// Encodes a data-plane document; the same document always encodes alike.
 pub fn encode(doc: &DataPlaneDocument) -> Vec<u8> {
@@ -115,7 +115,15 @@ impl Writer {
             }
             if let Some(on) = &r.retry_on {
                 self.varint(on.len() as u64);
-                on.iter().for_each(|s| self.str(s));
+                for trigger in on {
+                    match KNOWN_RETRY_TRIGGERS.iter().position(|k| k == trigger) {
+                        Some(k) => self.varint(k as u64 + 1),
+                        None => {
+                            self.varint(0);
+                            self.str(trigger);
+                        }
+                    }
+                }
             }
         }
         for changes in [&p.request_headers, &p.response_headers]
