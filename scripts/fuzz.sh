@@ -10,7 +10,8 @@
 # toolchain RUSTC_BOOTSTRAP=1 lets the compiler accept them for this build
 # only. The targets: filter_document (bytes -> the filter's document parser
 # and compiler), filter_envelope (bytes -> the compressed pluginConfig's zlib
-# stream, or its inflated document), filter_request (bytes -> headers and route name through the
+# stream, or its inflated document), filter_table (bytes -> the table
+# encoding the filter reads in place), filter_request (bytes -> headers and route name through the
 # filter's request and response path), resolver_yaml (text -> YAML ->
 # parse, status, resolve and explain of every Gateway and route).
 set -euo pipefail
@@ -20,7 +21,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if (( ${#targets[@]} == 0 )); then
-  targets=(filter_document filter_envelope filter_request resolver_yaml)
+  targets=(filter_document filter_envelope filter_table filter_request resolver_yaml)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

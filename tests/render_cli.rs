@@ -257,7 +257,7 @@ fn wasmplugin_flags_set_checksum_pull_secret_and_fail_strategy() {
     assert_eq!(plain["failStrategy"], "FAIL_CLOSE");
     assert_eq!(plain["pluginConfig"]["schemaVersion"], 2);
     let sealed = spec(&["--plugin-config", "compressed"])["pluginConfig"].clone();
-    assert_eq!(sealed["encoding"], "zlib+base64");
+    assert_eq!(sealed["encoding"], "zlib+base64-chunks");
     assert!(sealed["length"].as_u64() > Some(1000), "{sealed}");
     assert_eq!(
         spec(&["--plugin-config", "inline"])["pluginConfig"],

@@ -42,6 +42,7 @@ fuzz_target!(|input: &[u8]| {
             encoding: ZLIB_BASE64.to_string(),
             length: u64::from(u32::from_le_bytes(declared)),
             data: base64(stream),
+            chunks: Vec::new(),
         }
     } else {
         seal(rest)

@@ -94,8 +94,8 @@ fuzz_target!(|bytes: &[u8]| {
         // The fallback index must find what a scan of the sorted candidates
         // finds, for any request on any port.
         let facts = attache_filter::request::RequestFacts::from_host(&host);
-        let indexed = config.fallback().find(&facts, port, &host).map(|r| r.name.clone());
-        let scanned = config.fallback().find_by_scan(&facts, port, &host).map(|r| r.name.clone());
+        let indexed = config.fallback().find(&facts, port, &host);
+        let scanned = config.fallback().find_by_scan(&facts, port, &host);
         assert_eq!(indexed, scanned, "index and scan disagree");
         let mut stream = Stream::new(Some(config), 1);
         stream.on_request_headers(&mut host);

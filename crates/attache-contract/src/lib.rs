@@ -21,6 +21,7 @@ pub mod grpc;
 pub mod precedence;
 pub mod route_syntax;
 pub mod safety;
+pub mod table;
 
 pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
 pub use entry_name::{listener_key, EntryName, SetName};

@@ -16,7 +16,6 @@
 //! Run: cargo bench -p attache-filter --bench fallback [-- ROUNDS]
 
 use std::hint::black_box;
-use std::rc::Rc;
 use std::time::Instant;
 
 use attache_contract::{
@@ -25,7 +24,6 @@ use attache_contract::{
 };
 use attache_filter::fallback::FallbackTable;
 use attache_filter::request::RequestFacts;
-use attache_filter::route::CompiledRoute;
 use attache_filter::{CompiledConfig, Counter, HeaderMap, Host, LogLevel};
 
 const HOSTNAME: &str = "bench.example.com";
@@ -120,8 +118,7 @@ struct Case {
 type Failure = Box<dyn std::error::Error>;
 
 /// `FallbackTable::find` or `find_by_scan`.
-type Lookup<'a> =
-    fn(&'a FallbackTable, &RequestFacts, Option<u16>, &NoHost) -> Option<&'a Rc<CompiledRoute>>;
+type Lookup<'a> = fn(&'a FallbackTable, &RequestFacts, Option<u16>, &NoHost) -> Option<u32>;
 
 impl Case {
     fn new(routes: usize) -> Result<Case, Failure> {
@@ -166,7 +163,10 @@ impl Case {
     /// The request must hit the last entry, or the figures mean nothing.
     fn check(&self) -> Result<(), Failure> {
         let found = self.config.fallback().find(&self.facts, Some(80), &NoHost);
-        match found.map(|r| &*r.name) {
+        match found
+            .and_then(|e| self.config.route_at(e))
+            .map(|r| &*r.name)
+        {
             Some(name) if name == self.expected => Ok(()),
             other => Err(format!("found {other:?}, not {}", self.expected).into()),
         }

@@ -16,10 +16,13 @@
 //! [`crate::envelope`] inflates before the same parse.
 
 use attache_contract::envelope::Envelope;
+use attache_contract::table;
 use attache_contract::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION, SCHEMA_VERSION};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 
+use crate::config::CompiledConfig;
+use crate::envelope::{Chunk, Inflated};
 use crate::error::{ConfigError, Problem};
 use crate::integral_floats::IntegralFloats;
 
@@ -35,6 +38,65 @@ struct Head {
     schema_version: Option<f64>,
     #[serde(rename = "encoding", default)]
     encoding: Option<IgnoredAny>,
+}
+
+/// The configuration as a table (attache_contract::table, what the filter
+/// loads): a table as is, inline or in the envelope; a schema-2 JSON
+/// document encoded into one (its string indices checked first, naming the
+/// field, since the table carries the strings themselves).
+pub fn table(bytes: &[u8]) -> Result<Vec<u8>, ConfigError> {
+    match table_owned(bytes.to_vec(), None)?.0 {
+        Inflated::Whole(table) | Inflated::Head(table) => Ok(table),
+    }
+}
+
+/// The same, taking the bytes (freed before inflating, or as soon as a
+/// JSON document is parsed), and reusing the pieces of a chunked envelope
+/// that `previous` already inflated (crate::envelope::inflate_reusing).
+pub fn table_owned(
+    bytes: Vec<u8>,
+    previous: Option<&CompiledConfig>,
+) -> Result<(Inflated, Vec<Chunk>), ConfigError> {
+    if table::is_table(&bytes) {
+        return Ok((Inflated::Whole(bytes), Vec::new()));
+    }
+    let text = unwrap_string(&bytes)?;
+    let view = text.as_deref().map_or(&bytes[..], str::as_bytes);
+    let head = head_of(view);
+    if is_envelope(view, head.as_ref()) {
+        let envelope = parse_typed(view)?;
+        drop(text);
+        drop(bytes);
+        let (inflated, chunks) = crate::envelope::inflate_reusing(envelope, previous)?;
+        return match inflated {
+            Inflated::Whole(text) if !table::is_table(&text) => {
+                let table = encode_checked(&open_inflated(&text)?)?;
+                Ok((Inflated::Whole(table), Vec::new()))
+            }
+            inflated => Ok((inflated, chunks)),
+        };
+    }
+    let table = encode_checked(&parse_document(view, head)?)?;
+    Ok((Inflated::Whole(table), Vec::new()))
+}
+
+/// A schema-2 document as a table, once its indices into `strings` are
+/// known to hold (the table does not carry the string table).
+pub fn encode_checked(doc: &DataPlaneDocument) -> Result<Vec<u8>, ConfigError> {
+    for (p, profile) in doc.profiles.iter().enumerate() {
+        if let Err(e) = profile.settings(&doc.strings) {
+            let problem = Problem::Index {
+                index: e.index,
+                table: "strings",
+                len: e.len,
+            };
+            return Err(ConfigError::invalid(
+                format!("$.profiles[{p}].{}", e.field),
+                problem,
+            ));
+        }
+    }
+    Ok(table::encode(doc))
 }
 
 /// Parses the data-plane encoding, inline or in its compressed envelope;
@@ -85,15 +147,18 @@ fn is_envelope(view: &[u8], head: Option<&Head>) -> bool {
 
 /// An inflated document may not hold another envelope.
 fn open(envelope: Envelope) -> Result<DataPlaneDocument, ConfigError> {
-    let inflated = crate::envelope::inflate(envelope)?;
-    let head = head_of(&inflated);
-    if is_envelope(&inflated, head.as_ref()) {
+    open_inflated(&crate::envelope::inflate(envelope)?)
+}
+
+fn open_inflated(inflated: &[u8]) -> Result<DataPlaneDocument, ConfigError> {
+    let head = head_of(inflated);
+    if is_envelope(inflated, head.as_ref()) {
         return Err(ConfigError::invalid(
             "$.encoding",
             Problem::Envelope(attache_contract::envelope::EnvelopeError::Nested),
         ));
     }
-    parse_document(&inflated, head)
+    parse_document(inflated, head)
 }
 
 /// The document itself, given its head: the version is checked before the

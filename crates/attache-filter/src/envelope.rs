@@ -11,14 +11,94 @@
 
 use std::io::Read;
 
-use attache_contract::envelope::{Envelope, EnvelopeError, Opened};
+use attache_contract::envelope::{self, Envelope, EnvelopeError, Opened, ZLIB_BASE64_CHUNKS};
 
+use crate::config::CompiledConfig;
 use crate::error::{ConfigError, Problem};
 
 /// Deflate cannot expand more than about 1,032 to 1: a declared length
 /// beyond that many times the compressed size is not trusted for the
 /// first allocation (the stream still stops at the declared length).
 const MAX_RATIO: usize = 1032;
+
+/// One piece of a chunked envelope as the configuration keeps it: its text
+/// (base64, what the next update's piece is compared with) and where its
+/// bytes are in the table.
+#[derive(Debug)]
+pub struct Chunk {
+    pub text: Box<str>,
+    pub start: usize,
+    pub len: u64,
+}
+
+/// The document of either form, and the pieces of a chunked one. A piece
+/// whose text is the one `previous` had at the same place is not inflated:
+/// its bytes are copied from what `previous` holds. A policy edit changes
+/// one piece (render cuts the table where its content is), so an update
+/// inflates that one piece, not the whole table (issue 31).
+pub fn inflate_reusing(
+    envelope: Envelope,
+    previous: Option<&CompiledConfig>,
+) -> Result<(Inflated, Vec<Chunk>), ConfigError> {
+    if envelope.encoding != ZLIB_BASE64_CHUNKS {
+        return Ok((Inflated::Whole(inflate(envelope)?), Vec::new()));
+    }
+    envelope::check_chunks(&envelope).map_err(refused)?;
+    // When every piece of the previous groups is unchanged (a policy edit),
+    // the groups are the previous ones: not inflated, not even copied.
+    let tail = previous.and_then(|p| p.groups_unchanged_from(&envelope.chunks));
+    let upto = tail.unwrap_or(envelope.chunks.len());
+    let length: u64 = envelope.chunks.iter().take(upto).map(|c| c.length).sum();
+    let length = usize::try_from(length).unwrap_or(usize::MAX);
+    let compressed: usize = envelope.chunks.iter().map(|c| c.data.len()).sum();
+    let mut text = Vec::with_capacity(length.min(compressed.saturating_mul(MAX_RATIO)));
+    let mut kept = Vec::with_capacity(envelope.chunks.len());
+    let mut start = 0usize;
+    for (i, chunk) in envelope.chunks.into_iter().enumerate() {
+        let len = chunk.length;
+        let same = previous.and_then(|p| p.chunk_bytes(i, &chunk.data, len));
+        let data: Box<str> = match same {
+            _ if i >= upto => chunk.data.into_boxed_str(),
+            Some(bytes) => {
+                text.extend_from_slice(bytes);
+                chunk.data.into_boxed_str()
+            }
+            None => {
+                let data = chunk.data.clone().into_boxed_str();
+                let mut opened = Opened::new(chunk).map_err(|e| refused_chunk(i, e))?;
+                if let Err(e) = opened.read_to_end(&mut text) {
+                    let failure = opened.failure().cloned();
+                    let e = failure.unwrap_or(EnvelopeError::Corrupt(e.to_string()));
+                    return Err(refused_chunk(i, e));
+                }
+                data
+            }
+        };
+        kept.push(Chunk {
+            text: data,
+            start,
+            len,
+        });
+        start = start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+    }
+    let inflated = match tail {
+        Some(_) => Inflated::Head(text),
+        None => Inflated::Whole(text),
+    };
+    Ok((inflated, kept))
+}
+
+/// What [`inflate_reusing`] gives: the whole table, or the table up to
+/// groups that are the previous configuration's.
+#[derive(Debug)]
+pub enum Inflated {
+    Whole(Vec<u8>),
+    Head(Vec<u8>),
+}
+
+fn refused_chunk(i: usize, e: EnvelopeError) -> ConfigError {
+    ConfigError::invalid(format!("$.chunks[{i}].{}", e.field()), Problem::Envelope(e))
+}
 
 /// The envelope's inflated document, the envelope's text freed first.
 pub fn inflate(envelope: Envelope) -> Result<Vec<u8>, ConfigError> {

@@ -41,7 +41,7 @@ impl ConfigError {
 /// A value that parses but cannot be enforced.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum Problem {
-    #[error("schemaVersion {0} is not supported: this filter reads only the data-plane schemaVersion 2 (`attache render ecds` writes it)")]
+    #[error("schemaVersion {0} is not supported: this filter reads the data-plane schemaVersion 2 as JSON, and schema 3 as its binary table (`attache render ecds` writes either)")]
     SchemaVersion(u32),
     /// Schema 1 is what `attache resolve` writes for people and tools; the
     /// filter reads only its data-plane encoding.
@@ -76,6 +76,9 @@ pub enum Problem {
     /// The compressed pluginConfig cannot be opened (attache_contract::envelope).
     #[error("compressed pluginConfig: {0}")]
     Envelope(EnvelopeError),
+    /// The table encoding (attache_contract::table) cannot be read here.
+    #[error("table encoding: {0}")]
+    Table(attache_contract::table::TableError),
     #[error("route name is empty")]
     EmptyRouteName,
     #[error("index {index} is past the end of {table} ({len} entries)")]

@@ -18,16 +18,14 @@
 use std::rc::Rc;
 
 use attache_contract::precedence::MatchPrecedence;
-use attache_contract::{HttpRouteMatch, PathMatchType, StringMatchType};
+use attache_contract::{route_syntax, HttpRouteMatch, PathMatchType, StringMatchType};
 
 use crate::error::Problem;
 use crate::fallback_index::{CandidateIndex, HostKey, PathKey};
 use crate::host::{HeaderMap, Host};
 use crate::pattern::FullMatch;
 use crate::request::RequestFacts;
-use crate::route::CompiledRoute;
 use crate::syntax;
-use attache_contract::route_syntax;
 
 /// Shared text (`Rc<str>`): every route of a group, and every match of a
 /// route, files a candidate under the same hostnames.
@@ -257,7 +255,8 @@ struct Candidate {
     /// Gateway API match precedence (the one definition in the contract).
     precedence: MatchPrecedence,
     conditions: Conditions,
-    route: Rc<CompiledRoute>,
+    /// The entry's number, not its compiled route: the table outlives policy edits.
+    entry: u32,
 }
 
 impl Candidate {
@@ -297,7 +296,7 @@ impl FallbackTable {
         host: HostPattern,
         precedence: MatchPrecedence,
         conditions: Conditions,
-        route: Rc<CompiledRoute>,
+        entry: u32,
     ) {
         let order = u32::try_from(self.candidates.len()).unwrap_or(u32::MAX);
         self.candidates.push(Candidate {
@@ -306,7 +305,7 @@ impl FallbackTable {
             host,
             precedence,
             conditions,
-            route,
+            entry,
         });
     }
 
@@ -363,14 +362,9 @@ impl FallbackTable {
         self.candidates.is_empty()
     }
 
-    /// The route of the first candidate, in precedence order, that matches
+    /// The entry of the first candidate, in precedence order, that matches
     /// the request that arrived on `port`.
-    pub fn find(
-        &self,
-        facts: &RequestFacts,
-        port: Option<u16>,
-        host: &impl Host,
-    ) -> Option<&Rc<CompiledRoute>> {
+    pub fn find(&self, facts: &RequestFacts, port: Option<u16>, host: &impl Host) -> Option<u32> {
         let port = self.listener_port(port);
         let position = self
             .index
@@ -379,7 +373,7 @@ impl FallbackTable {
                     .get(p as usize)
                     .is_some_and(|c| c.serves(port) && c.conditions.matches(facts, host))
             })?;
-        self.candidates.get(position as usize).map(|c| &c.route)
+        self.candidates.get(position as usize).map(|c| c.entry)
     }
 
     /// The same answer by scanning every candidate: the definition the index
@@ -390,7 +384,7 @@ impl FallbackTable {
         facts: &RequestFacts,
         port: Option<u16>,
         host: &impl Host,
-    ) -> Option<&Rc<CompiledRoute>> {
+    ) -> Option<u32> {
         let request_host = facts.host.as_deref();
         let port = self.listener_port(port);
         self.candidates
@@ -398,7 +392,7 @@ impl FallbackTable {
             .find(|c| {
                 c.serves(port) && c.host.matches(request_host) && c.conditions.matches(facts, host)
             })
-            .map(|c| &c.route)
+            .map(|c| c.entry)
     }
 }
 

@@ -9,6 +9,7 @@
 //! are per VM; the log lines add a fingerprint of the configuration bytes,
 //! which is the same in every VM.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,12 +18,25 @@ use crate::host::{Counter, Host, LogLevel};
 
 /// Accepted-configuration counter of one VM. A Wasm VM is single-threaded;
 /// the atomic only makes a `static` possible without `unsafe`.
+///
+/// It also keeps the VM's last accepted configuration, so that the next one
+/// reuses what it already validated and compiled (crate::config): the VM
+/// persists across configurations. That configuration is the newest root
+/// context's, alive anyway; keeping it costs no memory.
 #[derive(Debug, Default)]
-pub struct Generations(AtomicU64);
+pub struct Generations(AtomicU64, RefCell<Option<Rc<CompiledConfig>>>);
 
 impl Generations {
     pub const fn new() -> Self {
-        Generations(AtomicU64::new(0))
+        Generations(AtomicU64::new(0), RefCell::new(None))
+    }
+
+    fn last_config(&self) -> Option<Rc<CompiledConfig>> {
+        self.1.borrow().clone()
+    }
+
+    fn keep(&self, config: &Rc<CompiledConfig>) {
+        *self.1.borrow_mut() = Some(Rc::clone(config));
     }
 
     /// The last generation handed out; 0 before any configuration was accepted.
@@ -53,7 +67,7 @@ impl Plugin {
     ) -> bool {
         let fingerprint = fingerprint(&bytes);
         let started = host.clock_nanos();
-        match CompiledConfig::from_owned_bytes(bytes) {
+        match CompiledConfig::from_owned_bytes_after(bytes, generations.last_config().as_deref()) {
             Ok(config) => {
                 self.generation = generations.next();
                 host.increment(Counter::ConfigsAccepted);
@@ -64,12 +78,14 @@ impl Plugin {
                         self.generation,
                         config.gateway,
                         config.route_count(),
-                        config.fallback().len(),
+                        config.candidate_count(),
                         if config.trust_client_control_headers { "trusted" } else { "stripped" },
                         load_cost(host, started),
                     ),
                 );
-                self.current = Some(Rc::new(config));
+                let config = Rc::new(config);
+                generations.keep(&config);
+                self.current = Some(config);
                 true
             }
             Err(err) => {

@@ -159,7 +159,9 @@ fn find_route<H: Host>(
         true => destination_port(host),
         false => None,
     };
-    (table.find(&facts, port, host).cloned(), "fallback matching")
+    let entry = table.find(&facts, port, host);
+    let route = entry.and_then(|e| config.route_at(e)).cloned();
+    (route, "fallback matching")
 }
 
 fn route_by_name<H: Host>(

@@ -6,7 +6,8 @@
 //! conditions are checked where they compile (`fallback`).
 
 use attache_contract::safety::{self, NameRefusal};
-use attache_contract::{HeaderChanges, RouteEntry};
+use attache_contract::table::{Changes, ProfileVisitor};
+use attache_contract::RouteEntry;
 
 use crate::error::Problem;
 
@@ -15,52 +16,130 @@ pub type EntryError = (String, Problem);
 
 pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
     if let Some(retry) = &entry.retry {
-        if let Some(attempts) = retry.attempts.filter(|&n| n > safety::MAX_RETRY_ATTEMPTS) {
-            return Err(("retry.attempts".into(), Problem::RetryAttempts(attempts)));
-        }
-        for (j, &code) in retry.codes.iter().flatten().enumerate() {
-            if !safety::is_retriable_code(code) {
-                return Err((format!("retry.codes[{j}]"), Problem::StatusCode(code)));
-            }
+        attempts(retry.attempts)?;
+        for (j, &c) in retry.codes.iter().flatten().enumerate() {
+            code(j, c)?;
         }
         for (j, trigger) in retry.retry_on.iter().flatten().enumerate() {
-            if !safety::is_retry_trigger(trigger) {
-                return Err((
-                    format!("retry.retryOn[{j}]"),
-                    Problem::RetryTrigger(trigger.clone()),
-                ));
-            }
+            retry_on(j, trigger)?;
         }
     }
-    if let Some(changes) = &entry.request_headers {
-        validate_header_changes("requestHeaders", changes)?;
-    }
-    if let Some(changes) = &entry.response_headers {
-        validate_header_changes("responseHeaders", changes)?;
+    for (which, changes) in [
+        (Changes::Request, &entry.request_headers),
+        (Changes::Response, &entry.response_headers),
+    ] {
+        let Some(c) = changes else { continue };
+        operations(which, c.set.len() + c.add.len() + c.remove.len())?;
+        for (add, headers) in [(false, &c.set), (true, &c.add)] {
+            for (j, h) in headers.iter().enumerate() {
+                header(which, add, j, &h.name, &h.value)?;
+            }
+        }
+        for (j, name) in c.remove.iter().enumerate() {
+            remove(which, j, name)?;
+        }
     }
     Ok(())
 }
 
-fn validate_header_changes(section: &str, changes: &HeaderChanges) -> Result<(), EntryError> {
-    let count = changes.set.len() + changes.add.len() + changes.remove.len();
+/// The same checks on a table's profile record, as it is read: no entry is
+/// built (attache_contract::table::walk_profile). The checks are the
+/// functions `validate_settings` calls, in the same order, so both refuse
+/// alike.
+pub struct CheckRecord;
+
+impl<'a> ProfileVisitor<'a> for CheckRecord {
+    type Error = EntryError;
+
+    fn timeouts(&mut self, _: Option<u64>, _: Option<u64>) -> Result<(), EntryError> {
+        Ok(())
+    }
+
+    fn retry(&mut self, n: Option<u32>, _: Option<u64>) -> Result<(), EntryError> {
+        attempts(n)
+    }
+
+    fn retry_lists(&mut self, _: bool, _: bool) -> Result<(), EntryError> {
+        Ok(())
+    }
+
+    fn code(&mut self, j: usize, c: u16) -> Result<(), EntryError> {
+        code(j, c)
+    }
+
+    fn retry_on(&mut self, j: usize, trigger: &'a str) -> Result<(), EntryError> {
+        retry_on(j, trigger)
+    }
+
+    fn changes(
+        &mut self,
+        which: Changes,
+        set: usize,
+        add: usize,
+        remove: usize,
+    ) -> Result<(), EntryError> {
+        operations(which, set + add + remove)
+    }
+
+    fn header(
+        &mut self,
+        which: Changes,
+        add: bool,
+        j: usize,
+        name: &'a str,
+        value: &'a str,
+    ) -> Result<(), EntryError> {
+        header(which, add, j, name, value)
+    }
+
+    fn remove(&mut self, which: Changes, j: usize, name: &'a str) -> Result<(), EntryError> {
+        remove(which, j, name)
+    }
+}
+
+fn attempts(attempts: Option<u32>) -> Result<(), EntryError> {
+    match attempts.filter(|&n| n > safety::MAX_RETRY_ATTEMPTS) {
+        Some(n) => Err(("retry.attempts".into(), Problem::RetryAttempts(n))),
+        None => Ok(()),
+    }
+}
+
+fn code(j: usize, code: u16) -> Result<(), EntryError> {
+    if safety::is_retriable_code(code) {
+        return Ok(());
+    }
+    Err((format!("retry.codes[{j}]"), Problem::StatusCode(code)))
+}
+
+fn retry_on(j: usize, trigger: &str) -> Result<(), EntryError> {
+    if safety::is_retry_trigger(trigger) {
+        return Ok(());
+    }
+    let problem = Problem::RetryTrigger(trigger.to_string());
+    Err((format!("retry.retryOn[{j}]"), problem))
+}
+
+fn operations(which: Changes, count: usize) -> Result<(), EntryError> {
     if count > safety::MAX_HEADER_OPERATIONS {
-        return Err((section.to_string(), Problem::TooManyHeaderOperations(count)));
-    }
-    for (kind, headers) in [("set", &changes.set), ("add", &changes.add)] {
-        for (j, h) in headers.iter().enumerate() {
-            header_name(&h.name).map_err(|p| (format!("{section}.{kind}[{j}].name"), p))?;
-            safety::check_header_value(&h.value).map_err(|r| {
-                (
-                    format!("{section}.{kind}[{j}].value"),
-                    Problem::HeaderValue(r),
-                )
-            })?;
-        }
-    }
-    for (j, name) in changes.remove.iter().enumerate() {
-        header_name(name).map_err(|p| (format!("{section}.remove[{j}]"), p))?;
+        let problem = Problem::TooManyHeaderOperations(count);
+        return Err((which.field().to_string(), problem));
     }
     Ok(())
+}
+
+fn header(which: Changes, add: bool, j: usize, name: &str, value: &str) -> Result<(), EntryError> {
+    let (section, kind) = (which.field(), if add { "add" } else { "set" });
+    header_name(name).map_err(|p| (format!("{section}.{kind}[{j}].name"), p))?;
+    safety::check_header_value(value).map_err(|r| {
+        (
+            format!("{section}.{kind}[{j}].value"),
+            Problem::HeaderValue(r),
+        )
+    })
+}
+
+fn remove(which: Changes, j: usize, name: &str) -> Result<(), EntryError> {
+    header_name(name).map_err(|p| (format!("{}.remove[{j}]", which.field()), p))
 }
 
 /// A header name a document may operate on.

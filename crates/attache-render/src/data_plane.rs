@@ -7,7 +7,7 @@
 //! or JSON to proto) before the filter sees any. `attache resolve` keeps
 //! schema 1 with `sources`: that output is for people and tools.
 
-use attache_contract::{DataPlaneDocument, Document};
+use attache_contract::{envelope, table, DataPlaneDocument, Document};
 use serde_json::Value;
 
 /// The data-plane encoding of `document`.
@@ -15,9 +15,31 @@ pub fn encode(document: &Document) -> DataPlaneDocument {
     DataPlaneDocument::encode(document)
 }
 
-/// The plugin configuration string Envoy hands the filter.
+/// The plugin configuration string Envoy hands the filter: the compact
+/// JSON while it is small enough to read (up to
+/// `attache_contract::envelope::INLINE_MAX_BYTES`), above that the table
+/// encoding sealed in the envelope ([`sealed_table`]).
 pub fn compact_json(document: &Document) -> Result<String, serde_json::Error> {
-    serde_json::to_string(&encode(document))
+    let encoded = encode(document);
+    let text = serde_json::to_string(&encoded)?;
+    if text.len() <= envelope::INLINE_MAX_BYTES {
+        return Ok(text);
+    }
+    serde_json::to_string(&sealed_table(&encoded))
+}
+
+/// The compact form for a large Gateway: the table encoding (schema 3,
+/// `attache_contract::table`) zlib-compressed in the envelope. The filter
+/// validates it in one pass and builds each entry on first use, where it
+/// had to inflate, parse and build every entry of the JSON (5.0 MB at
+/// 10,000 distinct-policy routes): docs/contract.md, "The table encoding".
+///
+/// Sealed in pieces (`envelope::seal_chunks`) cut where the table's content
+/// is: a filter that kept the previous document's pieces inflates only the
+/// ones an edit changed.
+pub fn sealed_table(encoded: &DataPlaneDocument) -> envelope::Envelope {
+    let (bytes, cuts) = table::encode_with_cuts(encoded);
+    envelope::seal_chunks(&bytes, &cuts)
 }
 
 /// The same document as a structured value, for manifests (Istio's
@@ -30,6 +52,7 @@ pub fn value(document: &Document) -> Result<Value, serde_json::Error> {
 mod tests {
     use super::*;
     use crate::test_fixtures::one_route_document;
+    use attache_contract::RouteEntry;
     use attache_contract::DATA_PLANE_SCHEMA_VERSION;
 
     #[test]
@@ -47,6 +70,32 @@ mod tests {
         );
         // The caller's document (what `attache resolve` prints) is untouched.
         assert_eq!(original.routes[0].sources.len(), 1);
+    }
+
+    #[test]
+    fn a_large_gateway_gets_the_table_sealed_in_pieces_small_ones_the_json() {
+        let mut large = one_route_document(500);
+        let template = large.routes[0].clone();
+        large.routes = (0..4000u64)
+            .map(|i| RouteEntry {
+                name: format!("http/shop/r{i}/0"),
+                timeouts: Some(attache_contract::Timeouts {
+                    request_ms: Some(1000 + i),
+                    backend_request_ms: None,
+                }),
+                ..template.clone()
+            })
+            .collect();
+        assert!(serde_json::to_vec(&encode(&large)).unwrap().len() > envelope::INLINE_MAX_BYTES);
+        // What `render ecds`, `render envoy` and `watch` put in the ECDS file.
+        let text = compact_json(&large).unwrap();
+        let sealed: envelope::Envelope = serde_json::from_str(&text).unwrap();
+        assert_eq!(sealed.encoding, envelope::ZLIB_BASE64_CHUNKS);
+        assert!(sealed.chunks.len() > 2, "{}", sealed.chunks.len());
+        let table = envelope::open_all(sealed).unwrap();
+        assert_eq!(table::decode(&table).unwrap(), encode(&large));
+        let small = compact_json(&one_route_document(500)).unwrap();
+        assert!(small.starts_with(r#"{"schemaVersion":2"#), "{small}");
     }
 
     #[test]

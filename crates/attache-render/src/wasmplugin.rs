@@ -39,7 +39,7 @@ pub enum ConfigForm {
     Auto,
     /// Always the document itself.
     Inline,
-    /// Always the compressed envelope.
+    /// Always the compressed envelope (of the table encoding).
     Compressed,
 }
 
@@ -103,7 +103,9 @@ pub fn size_problem(plugin: &Value) -> Option<String> {
 
 /// The `pluginConfig`: the data-plane document, or its envelope when
 /// `form` asks for it or the document is too large to be carried inline
-/// (docs/plugin-delivery.md).
+/// (docs/plugin-delivery.md). The envelope holds the table encoding
+/// (schema 3), which the filter loads without parsing or building every
+/// entry (docs/contract.md).
 pub fn plugin_config(
     document: &attache_contract::Document,
     form: ConfigForm,
@@ -116,7 +118,7 @@ pub fn plugin_config(
         ConfigForm::Auto => text.len() > envelope::INLINE_MAX_BYTES,
     };
     if compress {
-        serde_json::to_value(envelope::seal(&text))
+        serde_json::to_value(crate::data_plane::sealed_table(&encoded))
     } else {
         serde_json::to_value(encoded)
     }
@@ -243,7 +245,6 @@ mod tests {
 
     #[test]
     fn a_large_document_is_sealed_and_opens_to_the_same_document() {
-        use std::io::Read;
         let routes = (0..3_000)
             .map(|i| RouteEntry {
                 name: format!("http/shop/r{i}/0"),
@@ -267,14 +268,12 @@ mod tests {
         let size = serde_json::to_vec(&inline).unwrap().len();
         assert!(size > envelope::INLINE_MAX_BYTES, "{size}");
         let auto = plugin_config(&document, ConfigForm::Auto).unwrap();
-        assert_eq!(auto[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64);
+        assert_eq!(auto[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64_CHUNKS);
         let sealed: envelope::Envelope = serde_json::from_value(auto).unwrap();
-        let mut text = Vec::new();
-        envelope::Opened::new(sealed)
-            .unwrap()
-            .read_to_end(&mut text)
-            .unwrap();
-        let opened: attache_contract::DataPlaneDocument = serde_json::from_slice(&text).unwrap();
+        let text = envelope::open_all(sealed).unwrap();
+        // The envelope carries the table encoding (schema 3) of the document.
+        assert!(attache_contract::table::is_table(&text));
+        let opened = attache_contract::table::decode(&text).unwrap();
         assert_eq!(opened, crate::data_plane::encode(&document));
         // A small document stays inline unless compression is asked for.
         let one = Document {
@@ -286,6 +285,9 @@ mod tests {
             2
         );
         let forced = plugin_config(&one, ConfigForm::Compressed).unwrap();
-        assert_eq!(forced[envelope::ENCODING_FIELD], envelope::ZLIB_BASE64);
+        assert_eq!(
+            forced[envelope::ENCODING_FIELD],
+            envelope::ZLIB_BASE64_CHUNKS
+        );
     }
 }

@@ -174,19 +174,20 @@ fn distinct_plugin(docs: &[Value], gateway: &ObjectKey) -> Value {
         ConfigForm::Auto,
     );
     let bytes = serde_json::to_vec(&plugin).expect("JSON").len();
-    assert_eq!(plugin["spec"]["pluginConfig"]["encoding"], "zlib+base64");
+    // The table encoding, sealed in pieces (docs/plugin-delivery.md).
+    assert_eq!(
+        plugin["spec"]["pluginConfig"]["encoding"],
+        attache_contract::envelope::ZLIB_BASE64_CHUNKS
+    );
     assert_eq!(size_problem(&plugin), None, "{bytes} bytes");
     assert!(bytes < 1024 * 1024, "{bytes}");
     if inline_wanted() {
         let envelope =
             serde_json::from_value(plugin["spec"]["pluginConfig"].clone()).expect("envelope");
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(
-            &mut attache_contract::envelope::Opened::new(envelope).expect("envelope"),
-            &mut text,
-        )
-        .expect("inflate");
-        plugin["spec"]["pluginConfig"] = serde_json::from_slice(&text).expect("document");
+        let table = attache_contract::envelope::open_all(envelope).expect("inflate");
+        // The document itself (schema 2 JSON), as a pluginConfig inline.
+        let document = attache_contract::table::decode(&table).expect("table");
+        plugin["spec"]["pluginConfig"] = serde_json::to_value(document).expect("document");
     }
     plugin
 }

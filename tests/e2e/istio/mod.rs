@@ -229,7 +229,10 @@ fn start_pair() -> Pair {
     );
     let sealed =
         controller::controller_plugin(&objects, controller_name, &edge, ConfigForm::Compressed);
-    assert_eq!(sealed["spec"]["pluginConfig"]["encoding"], "zlib+base64");
+    assert_eq!(
+        sealed["spec"]["pluginConfig"]["encoding"],
+        "zlib+base64-chunks"
+    );
     let sealed_config = protojson(&sealed["spec"]["pluginConfig"]);
     let ecds_value = istio_ecds(PLUGIN, "attache", &paths::wasm(), &sealed_config);
     std::fs::write(&ecds, ecds_value.to_string()).expect("write ECDS");

@@ -25,10 +25,18 @@ fn wrong_schema_version() {
     let e = compile_err(r#"{"schemaVersion": 3, "gateway": "g", "groups": []}"#);
     assert_eq!(
         e,
-        "$.schemaVersion: schemaVersion 3 is not supported: this filter reads only the data-plane schemaVersion 2 (`attache render ecds` writes it)"
+        "$.schemaVersion: schemaVersion 3 is not supported: this filter reads the data-plane schemaVersion 2 as JSON, and schema 3 as its binary table (`attache render ecds` writes either)"
     );
     let e = compile_err(r#"{"gateway": "g", "groups": []}"#);
     assert!(e.starts_with("$: missing field `schemaVersion`"), "{e}");
+    // A table of a version this filter does not know.
+    let e = CompiledConfig::from_bytes(b"AT\x04\x00rest")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("$.schemaVersion: schemaVersion 4 is not supported"),
+        "{e}"
+    );
 }
 
 #[test]

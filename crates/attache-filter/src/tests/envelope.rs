@@ -106,9 +106,12 @@ fn hostile_envelopes_are_refused_naming_the_field() {
     }
     let mut missing = good.clone();
     missing.as_object_mut().unwrap().remove("data");
-    assert!(refusal(&missing)
-        .to_string()
-        .contains("missing field `data`"));
+    let err = refusal(&missing);
+    assert_eq!(err.path(), "$.data", "{err}");
+    assert!(
+        err.to_string().contains("`data` is missing or empty"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -115,8 +115,8 @@ proptest! {
         let config = compile(&document);
         let facts = RequestFacts::from_host(&host);
         let table = config.fallback();
-        let indexed = table.find(&facts, port, &host).map(|r| r.name.clone());
-        let scanned = table.find_by_scan(&facts, port, &host).map(|r| r.name.clone());
+        let indexed = table.find(&facts, port, &host);
+        let scanned = table.find_by_scan(&facts, port, &host);
         prop_assert_eq!(indexed, scanned);
     }
 }

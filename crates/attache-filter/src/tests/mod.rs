@@ -13,6 +13,7 @@ mod lookup;
 mod plugin_lifecycle;
 mod robustness;
 mod stripping;
+mod table;
 
 use std::rc::Rc;
 

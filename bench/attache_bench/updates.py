@@ -1,0 +1,200 @@
+"""Updates under steady load (issue 31): what one policy edit per second costs the gateway.
+
+A platform with thousands of tenants edits policies all the time. Each edit reaches the
+filter as a new configuration, which every worker VM loads on the thread that serves
+requests. This measures that cost the way the traffic sees it:
+
+- the Gateway is `scripts/gen_distinct.py N` (N HTTPRoutes of 3 rules, one RoutePolicy
+  each), N = 1,000 and 10,000;
+- Envoy runs the project's file-based xDS layout (`attache render envoy --xds-dir`, the
+  LDS/RDS/CDS files of `attache render xds`, the filter's configuration in the ECDS file
+  of `attache render ecds`: for these Gateways the compact form the controller delivers,
+  the table sealed in the envelope), `--concurrency 1` on CPU 0;
+- hey sends a fixed rate (default 1,000 requests/s) to one route from CPU 1;
+- three kinds of run, interleaved round by round:
+  - `steady`: no edits;
+  - `ecds`: EDITS per second, each one policy's timeout changed (`attache render ecds`
+    of the edited manifests, renamed into place): the filter's update;
+  - `rds`: EDITS per second, each one route's path changed (`attache render xds` of the
+    edited manifests, the RDS file renamed into place): the native anchor, Envoy
+    rebuilding the same routes' table on its main thread.
+
+Each run reports the served rate, p50, p99 and the slowest request; `ecds` and `rds` are
+compared with the `steady` run of the same round (ratios, and the slowest's excess in
+ms). Targets (issue 31): served >= 0.95x steady, p99 <= 1.5x, slowest <= steady's + 50 ms,
+each no worse than `rds`.
+
+The pure parts (manifests, commands, parsing, comparisons, the report) are tested in
+bench/test_bench.py; `bench/update_bench.py` drives Envoy.
+"""
+
+import json
+import re
+import statistics
+
+KINDS = ("steady", "ecds", "rds")
+HOSTNAMES = 1000
+TARGET_SERVED, TARGET_P99, TARGET_MAX_MS = 0.95, 1.5, 50.0
+
+
+def distinct_manifests(routes: int, timeout_edit: int | None = None,
+                       path_edit: int | None = None, generation: int = 0) -> str:
+    """The Gateway of scripts/gen_distinct.py (same objects, same order), as `---`-separated
+    JSON documents. `timeout_edit` names the policy whose request timeout moves by
+    `generation` ms; `path_edit` the route whose first rule's path gets `-g<generation>`."""
+    docs = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}},
+        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+         "metadata": {"name": "istio"}, "spec": {"controllerName": "istio.io/gateway-controller"}},
+        {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+         "metadata": {"name": "edge", "namespace": "shop"},
+         "spec": {"gatewayClassName": "istio",
+                  "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}},
+    ]
+    for i in range(routes):
+        first = f"/r{i}/a" + (f"-g{generation}" if path_edit == i else "")
+        rules = [{"matches": [{"path": {"type": "PathPrefix", "value": p}}],
+                  "backendRefs": [{"name": "up", "port": 80}]}
+                 for p in (first, f"/r{i}/b", f"/r{i}/c")]
+        docs.append({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                     "metadata": {"name": f"r{i}", "namespace": "shop"},
+                     "spec": {"parentRefs": [{"name": "edge"}],
+                              "hostnames": [f"h{i % HOSTNAMES}.example.com"], "rules": rules}})
+        timeout = 1000 + i + (generation if timeout_edit == i else 0)
+        docs.append({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+                     "metadata": {"name": f"p{i}", "namespace": "shop"},
+                     "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io",
+                                              "kind": "HTTPRoute", "name": f"r{i}"}],
+                              "defaults": {"timeouts": {"request": f"{timeout}ms"},
+                                           "retry": {"attempts": 2, "codes": [503]},
+                                           "requestHeaderModifier": {
+                                               "set": [{"name": "x-tenant", "value": f"t{i}"}]}}}})
+    return "\n---\n".join(json.dumps(d) for d in docs) + "\n"
+
+
+def edited_route(routes: int, step: int) -> int:
+    """The policy (or route) the `step`th edit changes: spread over the Gateway, never the
+    route the load hits (r0), so the load measures the update, not a changed route."""
+    return 1 + (step * 7919) % max(routes - 1, 1)
+
+
+def request(routes: int) -> tuple[str, str]:
+    """(host, path) of the load: the first rule of r0, found by route name."""
+    del routes
+    return "h0.example.com", "/r0/b"
+
+
+def rate_command(port: int, host: str, path: str, seconds: float, rate: int,
+                 connections: int) -> list[str]:
+    """hey at a fixed total rate: `-q` is per connection, so `rate` must divide evenly."""
+    if rate % connections:
+        raise ValueError(f"rate {rate}/s is not a multiple of {connections} connections")
+    return ["taskset", "-c", "1", "hey", "-z", f"{seconds}s", "-c", str(connections),
+            "-q", str(rate // connections), "-host", host, f"http://127.0.0.1:{port}{path}"]
+
+
+def parse_hey(text: str) -> dict:
+    """Served rate, p50, p99, slowest and status codes from hey's summary."""
+    def number(pattern: str) -> float:
+        match = re.search(pattern, text)
+        if match is None:
+            raise ValueError(f"hey output lacks {pattern!r}:\n{text[-800:]}")
+        return float(match.group(1))
+
+    codes = {int(c): int(n) for c, n in re.findall(r"\[(\d{3})\]\s+(\d+) responses", text)}
+    return {
+        "rps": number(r"Requests/sec:\s+([\d.]+)"),
+        "p50_ms": number(r"50%+ in ([\d.]+) secs") * 1e3,
+        "p99_ms": number(r"99%+ in ([\d.]+) secs") * 1e3,
+        "max_ms": number(r"Slowest:\s+([\d.]+) secs") * 1e3,
+        "codes": codes,
+    }
+
+
+def edit_times(seconds: float, per_second: float, settle: float = 1.0) -> list[float]:
+    """When to apply each edit, in seconds from the start of the load: evenly spaced,
+    starting after `settle` and ending a second before the load does."""
+    if per_second <= 0:
+        return []
+    step = 1.0 / per_second
+    times, t = [], settle
+    while t <= seconds - 1.0:
+        times.append(round(t, 6))
+        t += step
+    return times
+
+
+def compare(steady: dict, run: dict) -> dict:
+    """A run against the steady run of the same round."""
+    return {
+        "served": run["rps"] / steady["rps"],
+        "p50": run["p50_ms"] / steady["p50_ms"],
+        "p99": run["p99_ms"] / steady["p99_ms"],
+        "max_excess_ms": run["max_ms"] - steady["max_ms"],
+    }
+
+
+def medians(rounds: list[dict]) -> dict:
+    """Median of each figure over rounds (rounds: compare() results or hey figures)."""
+    keys = rounds[0].keys() if rounds else []
+    return {k: statistics.median(r[k] for r in rounds) for k in keys if k != "codes"}
+
+
+def verdicts(ecds: dict, rds: dict) -> dict:
+    """Issue 31's targets for the filter's updates (medians of per-round comparisons),
+    each also against the native anchor's."""
+    return {
+        "served": ecds["served"] >= TARGET_SERVED and ecds["served"] >= rds["served"],
+        "p99": ecds["p99"] <= TARGET_P99 and ecds["p99"] <= rds["p99"],
+        "max": ecds["max_excess_ms"] <= TARGET_MAX_MS and ecds["max_excess_ms"] <= rds["max_excess_ms"],
+    }
+
+
+def summarise(runs: dict) -> dict:
+    """runs[routes][kind] = list of per-round hey figures (dicts with "applied", the edits
+    Envoy took). Per size: medians per kind, per-round comparisons and verdicts."""
+    out = {}
+    for routes, kinds in runs.items():
+        steady = kinds.get("steady", [])
+        entry = {"figures": {k: medians(v) for k, v in kinds.items() if v}}
+        for kind in ("ecds", "rds"):
+            pairs = list(zip(steady, kinds.get(kind, [])))
+            if pairs:
+                entry[kind] = medians([compare(s, r) for s, r in pairs])
+        if "ecds" in entry and "rds" in entry:
+            entry["verdicts"] = verdicts(entry["ecds"], entry["rds"])
+        out[routes] = entry
+    return out
+
+
+def markdown(summary: dict, meta: dict) -> str:
+    lines = ["# Updates under steady load (issue 31)", "",
+             f"Generated by `{meta.get('command', 'bench/run.sh --update')}` on "
+             f"{meta.get('date', '?')}; Envoy {meta.get('envoy_version', '?')}; "
+             f"{meta.get('rate', '?')} requests/s for {meta.get('seconds', '?')} s per run, "
+             f"{meta.get('edits_per_second', '?')} edit(s)/s, {meta.get('rounds', '?')} interleaved "
+             "rounds; medians. bench/attache_bench/updates.py says what each run does.", ""]
+    for routes, entry in sorted(summary.items(), key=lambda kv: int(kv[0])):
+        lines += [f"## {int(routes):,} routes ({3 * int(routes):,} entries)", "",
+                  "| run | served/s | p50 ms | p99 ms | slowest ms | edits taken |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for kind in KINDS:
+            f = entry["figures"].get(kind)
+            if f:
+                lines.append(f"| {kind} | {f['rps']:.1f} | {f['p50_ms']:.2f} | {f['p99_ms']:.2f} | "
+                             f"{f['max_ms']:.1f} | {f.get('applied', 0):.0f} |")
+        lines.append("")
+        for kind in ("ecds", "rds"):
+            c = entry.get(kind)
+            if c:
+                lines.append(f"- `{kind}` vs steady: served {c['served']:.3f}x, p50 {c['p50']:.2f}x, "
+                             f"p99 {c['p99']:.2f}x, slowest {c['max_excess_ms']:+.1f} ms")
+        v = entry.get("verdicts")
+        if v:
+            def met(ok: bool) -> str:
+                return "**met**" if ok else "**not met**"
+            lines += ["", f"Targets (filter updates; each also no worse than `rds`): served >= "
+                      f"{TARGET_SERVED}x {met(v['served'])}; p99 <= {TARGET_P99}x {met(v['p99'])}; "
+                      f"slowest <= steady + {TARGET_MAX_MS:.0f} ms {met(v['max'])}."]
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+//! The table encoding (schema 3) against the schema-2 document it carries.
+
+use attache_contract::data_plane::DataPlaneDocument;
+use attache_contract::table::{self, TableError};
+use attache_contract::{
+    Document, GrpcMethodMatch, Header, HeaderChanges, HeaderMatch, HttpRouteMatch, Options,
+    PathMatch, PathMatchType, QueryParamMatch, Retry, RouteEntry, StringMatchType, Timeouts,
+};
+
+fn entry(i: usize) -> RouteEntry {
+    RouteEntry {
+        name: format!("http/shop/r{i}/0"),
+        hostnames: if i % 2 == 0 {
+            vec!["a.example.com".into()]
+        } else {
+            vec![]
+        },
+        matches: vec![HttpRouteMatch {
+            path: Some(PathMatch {
+                kind: PathMatchType::PathPrefix,
+                value: format!("/r{i}"),
+            }),
+            method: (i % 3 == 0).then(|| "GET".into()),
+            headers: vec![HeaderMatch {
+                kind: StringMatchType::RegularExpression,
+                name: "x-v".into(),
+                value: "v[0-9]+".into(),
+            }],
+            query_params: vec![QueryParamMatch {
+                kind: StringMatchType::Exact,
+                name: "q".into(),
+                value: "1".into(),
+            }],
+            grpc_method: None,
+        }],
+        timeouts: Some(Timeouts {
+            request_ms: Some(1000 + i as u64),
+            backend_request_ms: (i % 2 == 1).then_some(7),
+        }),
+        retry: (i % 4 != 0).then(|| Retry {
+            attempts: Some(2),
+            codes: Some(vec![503, 504]),
+            backoff_ms: Some(25),
+            retry_on: Some(vec![
+                "reset".into(),
+                "x-not-known".into(),
+                "unavailable".into(),
+            ]),
+        }),
+        request_headers: Some(HeaderChanges {
+            set: vec![Header {
+                name: "x-tenant".into(),
+                value: format!("t{i}"),
+            }],
+            add: vec![],
+            remove: vec!["x-gone".into()],
+        }),
+        response_headers: (i == 3).then(HeaderChanges::default),
+        ..RouteEntry::default()
+    }
+}
+
+fn document() -> DataPlaneDocument {
+    let mut routes: Vec<RouteEntry> = (0..20).map(entry).collect();
+    routes.push(RouteEntry {
+        name: "http/shop/grpc/0".into(),
+        matches: vec![HttpRouteMatch {
+            grpc_method: Some(GrpcMethodMatch {
+                kind: StringMatchType::Exact,
+                service: Some("a.B".into()),
+                method: None,
+            }),
+            ..HttpRouteMatch::default()
+        }],
+        ..RouteEntry::default()
+    });
+    let mut options = Options {
+        istio_route_names: true,
+        ..Options::default()
+    };
+    options.listener_ports.insert("http".into(), 80);
+    DataPlaneDocument::encode(&Document {
+        schema_version: 1,
+        gateway: "infra/edge".into(),
+        options,
+        routes,
+    })
+}
+
+#[test]
+fn a_table_decodes_to_the_document_it_encodes() {
+    let doc = document();
+    let bytes = table::encode(&doc);
+    assert!(table::is_table(&bytes));
+    assert_eq!(table::decode(&bytes), Ok(doc));
+}
+
+#[test]
+fn every_truncation_is_refused() {
+    let bytes = table::encode(&document());
+    for end in 0..bytes.len() {
+        assert!(table::decode(&bytes[..end]).is_err(), "cut at {end}");
+    }
+}
+
+#[test]
+fn a_hostile_count_is_refused_before_anything_is_reserved() {
+    let mut bytes = table::MAGIC.to_vec();
+    bytes.extend([1, b'g', 0, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+    assert_eq!(table::decode(&bytes), Err(TableError::Length(0xffff_ffff)));
+}
+
+#[test]
+fn no_json_text_is_taken_for_a_table() {
+    for text in [&b"{}"[..], b"\"{}\"", b" {", b"[]"] {
+        assert!(!table::is_table(text));
+    }
+}
+
+#[test]
+fn known_retry_triggers_are_numbered_and_others_spelled() {
+    // Every trigger a policy may name is one the table numbers (the list
+    // may grow at its end, never change).
+    for trigger in attache_contract::safety::RETRY_TRIGGERS {
+        assert!(table::KNOWN_RETRY_TRIGGERS.contains(trigger), "{trigger}");
+    }
+    let doc = document();
+    let bytes = table::encode(&doc);
+    assert!(!bytes.windows(5).any(|w| w == b"reset"));
+    assert!(bytes.windows(11).any(|w| w == b"x-not-known"));
+    // A number past the list is refused, naming the field.
+    let mut record = vec![4u8, 8, 1, 17];
+    assert_eq!(
+        table::read_profile(&record),
+        Err(("retry.retryOn", TableError::Value(17)))
+    );
+    record[3] = 16;
+    let settings = table::read_profile(&record).unwrap();
+    assert_eq!(
+        settings.retry.unwrap().retry_on,
+        Some(vec!["unavailable".to_string()])
+    );
+}
