@@ -142,11 +142,11 @@ fn deployment(options: &DeployOptions) -> Value {
                         // to be missing): kube/serve.rs.
                         "readinessProbe": probe("/readyz", 5),
                         // Requests for a small cluster; the memory limit for
-                        // the largest Gateway measured: the pure reconcile of
-                        // a 10,000-route Gateway with one distinct policy per
-                        // route (20,003 objects, the `reconcile_time` example
-                        // of this crate) peaks at 998 MB RSS, before the
-                        // reflector caches, so 1Gi would OOM-kill it.
+                        // the largest cluster measured: the controller over a
+                        // 10,000-route Gateway with one distinct policy per
+                        // route (20,003 objects; the `controller_scale`
+                        // example, docs/benchmarks.md) peaks at 1,414 MiB
+                        // RSS, caches included, so 2Gi leaves ~30% headroom.
                         "resources": {
                             "requests": {"cpu": "100m", "memory": "128Mi"},
                             "limits": {"cpu": "1", "memory": "2Gi"}
