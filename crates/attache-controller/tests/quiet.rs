@@ -6,31 +6,16 @@
 //! XListenerSet CRDs), whose kinds are probed again inside the window.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail by panicking
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use attache_apiserver::{Config as ServerConfig, Handle, StandIn, Verb};
-use attache_controller::kube::{run, Options};
-use attache_controller::reconcile::Config;
+use attache_apiserver::{Handle, Verb};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod common;
+use common::standin::{free_port, repo, shop_server, start_controller, writes_since};
 
 /// The idle window the issue names.
 const IDLE: Duration = Duration::from_secs(60);
-
-fn repo(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-}
-
-/// A port nobody listens on now, for the probe server.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `/metrics` of the controller, as text.
 async fn metrics(port: u16) -> String {
@@ -53,54 +38,17 @@ fn series(text: &str, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("{name} missing from\n{text}"))
 }
 
-/// Writes other than the Lease's since `since`.
-fn writes_since(server: &Handle, since: Instant) -> Vec<String> {
-    server
-        .log()
-        .records()
-        .into_iter()
-        .filter(|r| r.received >= since && r.verb.is_write() && r.resource != "leases")
-        .map(|r| format!("{} {} -> {}", r.method, r.path, r.status))
-        .collect()
-}
-
 /// Starts the stand-in with examples/shop (and `unserved` kinds removed)
 /// and the controller with a Lease; waits until it settled: the plugin
 /// applied, every policy's status written, and 3 s without other writes.
 async fn settled(unserved: &[(&str, &str)]) -> (Handle, u16, tokio::task::JoinHandle<()>) {
     let shop = attache_apiserver::read_manifests(&repo("examples/shop")).unwrap();
-    // The Lease's namespace, as deploy/controller creates it.
-    let home = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "attache-system"}});
-    let server_config = ServerConfig::default()
-        .with_gateway_api()
-        .with_manifests(&[repo("deploy/crds")])
-        .unwrap()
-        .with_objects(shop.iter().cloned().chain([home]));
-    let server = StandIn::start(server_config).await.unwrap();
+    let server = shop_server().await;
     for (group, plural) in unserved {
         server.unserve_kind(group, plural);
     }
-    let dir = std::env::temp_dir().join(format!(
-        "attache-quiet-{}-{}",
-        std::process::id(),
-        unserved.len()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
     let port = free_port();
-    let options = Options {
-        config: Config::default(),
-        kubeconfig: Some(kubeconfig),
-        probe_address: format!("127.0.0.1:{port}").parse().unwrap(),
-        lease: Some(("attache-system".into(), "attache-controller".into())),
-        identity: "quiet-test".into(),
-        debounce: Duration::from_millis(50),
-        max_delay: Duration::from_millis(300),
-    };
-    let controller = tokio::spawn(async move {
-        run(options).await.unwrap();
-    });
+    let controller = start_controller(&server, &format!("quiet-{}", unserved.len()), port);
     let policies = shop
         .iter()
         .filter(|o| o["kind"] == "RoutePolicy" || o["kind"] == "ClusterRoutePolicy")
