@@ -272,3 +272,74 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
         2
     );
 }
+
+/// `attache deploy -n shop -n infra`: a namespace-scoped install. The
+/// controller is told to watch those namespaces (`--namespace`, flags the
+/// real `attache controller` takes), each gets a Role with the namespaced
+/// kinds' rules, and the ClusterRole keeps only the cluster-scoped kinds.
+#[test]
+fn a_namespace_scoped_install_has_roles_where_it_watches() {
+    let out = attache_ok(&["deploy", "-n", "shop", "--watch-namespace", "infra"]);
+    let stream = objects(&text(&out.stdout));
+    let d = stream.iter().find(|o| o["kind"] == "Deployment").unwrap();
+    let args: Vec<&str> = d["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(&args[2..4], ["--namespace=shop", "--namespace=infra"]);
+    let resources = |o: &Value| -> Vec<String> {
+        o["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["resources"].as_array().unwrap().clone())
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect()
+    };
+    let cluster = stream.iter().find(|o| o["kind"] == "ClusterRole").unwrap();
+    let cluster = resources(cluster);
+    for scoped in ["gatewayclasses", "namespaces", "clusterroutepolicies"] {
+        assert!(
+            cluster.iter().any(|r| r == scoped),
+            "{scoped} in {cluster:?}"
+        );
+    }
+    for namespaced in ["httproutes", "routepolicies", "wasmplugins", "events"] {
+        assert!(
+            !cluster.iter().any(|r| r == namespaced),
+            "{namespaced} in {cluster:?}"
+        );
+    }
+    for ns in ["shop", "infra"] {
+        let role = stream
+            .iter()
+            .find(|o| o["kind"] == "Role" && o["metadata"]["namespace"] == ns)
+            .unwrap_or_else(|| panic!("no Role in {ns}"));
+        let granted = resources(role);
+        for namespaced in [
+            "httproutes",
+            "routepolicies/status",
+            "wasmplugins",
+            "events",
+        ] {
+            assert!(
+                granted.iter().any(|r| r == namespaced),
+                "{namespaced} in {ns}: {granted:?}"
+            );
+        }
+        assert!(stream
+            .iter()
+            .any(|o| o["kind"] == "RoleBinding" && o["metadata"]["namespace"] == ns));
+    }
+    let mut command = vec!["controller"];
+    command.extend(&args);
+    command.extend(["--kubeconfig", "/nonexistent/kubeconfig", "--log-text"]);
+    let started = attache(&command);
+    assert!(
+        text(&started.stderr).contains("cannot find the cluster"),
+        "{}",
+        text(&started.stderr)
+    );
+}

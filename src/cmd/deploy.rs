@@ -41,6 +41,11 @@ pub struct Args {
     /// Replicas (one leads through the Lease, the others wait).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub replicas: u32,
+    /// A namespace-scoped install: the controller lists and watches only
+    /// this namespace (repeatable; as `attache controller -n`), with a Role
+    /// in each and a ClusterRole for the cluster-scoped kinds only.
+    #[arg(short = 'n', long = "watch-namespace", value_name = "NAMESPACE", value_parser = parse_namespace)]
+    pub watch_namespaces: Vec<String>,
     /// The controller serves Gateways whose GatewayClass has this spec.controllerName.
     #[arg(long, value_name = "NAME", default_value = ISTIO_CONTROLLER)]
     pub controller_name: String,
@@ -117,6 +122,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         image: args.image,
         replicas: args.replicas,
         extra_args,
+        watched: args.watch_namespaces,
     });
     match args.output_dir {
         Some(dir) => {

@@ -13,7 +13,7 @@
 
 use serde_json::{json, Value};
 
-use crate::rbac::{rules, Rbac, Rule, LEASE_NAME};
+use crate::rbac::{rules_scoped, Rbac, Rule, LEASE_NAME};
 
 /// The controller's own namespace (and the Lease's) by default.
 pub const DEFAULT_NAMESPACE: &str = "attache-system";
@@ -41,6 +41,9 @@ pub struct DeployOptions {
     /// More `attache controller` flags, after the Lease and probe port
     /// (`--controller-name`, the WasmPlugin's `--url`, `--sha256`, ...).
     pub extra_args: Vec<String>,
+    /// A namespace-scoped install: the namespaces the controller watches
+    /// (its `--namespace` flags, and a Role in each); empty: every one.
+    pub watched: Vec<String>,
 }
 
 /// One file of deploy/controller/ and the objects in it.
@@ -70,6 +73,7 @@ pub fn args(options: &DeployOptions) -> Vec<String> {
         format!("--lease={}/{LEASE_NAME}", options.namespace),
         format!("--probe-address=0.0.0.0:{PROBE_PORT}"),
     ];
+    args.extend(options.watched.iter().map(|ns| format!("--namespace={ns}")));
     args.extend(options.extra_args.iter().cloned());
     args
 }
@@ -97,6 +101,21 @@ fn rbac_objects(rbac: &Rbac) -> Vec<Value> {
         json!({"apiVersion": api, "kind": "RoleBinding", "metadata": meta(NAME, Some(&rbac.namespace)),
                "roleRef": role_ref("Role"), "subjects": subject}),
     ]
+    .into_iter()
+    .chain(rbac.watched.iter().flat_map(|(ns, rules)| {
+        // A namespace-scoped install: what the controller reads and
+        // writes in each namespace it watches.
+        let name = format!("{NAME}-watched");
+        let role_ref =
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name});
+        [
+            json!({"apiVersion": api, "kind": "Role", "metadata": meta(&name, Some(ns)),
+                   "rules": rules.iter().map(rule).collect::<Vec<_>>()}),
+            json!({"apiVersion": api, "kind": "RoleBinding", "metadata": meta(&name, Some(ns)),
+                   "roleRef": role_ref, "subjects": subject}),
+        ]
+    }))
+    .collect()
 }
 
 fn deployment(options: &DeployOptions) -> Value {
@@ -176,7 +195,7 @@ fn namespace(ns: &str) -> Value {
 /// Every file of deploy/controller/, in the order kustomize applies them.
 pub fn files(options: &DeployOptions) -> Vec<File> {
     let ns = options.namespace.as_str();
-    let rbac = rules(ns);
+    let rbac = rules_scoped(ns, &options.watched);
     let service = json!({
         "apiVersion": "v1", "kind": "Service", "metadata": meta(&format!("{NAME}-metrics"), Some(ns)),
         "spec": {

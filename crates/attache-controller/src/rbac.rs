@@ -33,6 +33,10 @@ pub struct Rbac {
     pub cluster: Vec<Rule>,
     pub namespace: String,
     pub namespaced: Vec<Rule>,
+    /// A namespace-scoped install: a Role in each watched namespace with
+    /// the namespaced kinds' rules (the ClusterRole then has only the
+    /// cluster-scoped kinds'). Empty: every namespace, by the ClusterRole.
+    pub watched: Vec<(String, Vec<Rule>)>,
 }
 
 /// A request as the API server's authorizer sees it (kubernetes.io/docs/
@@ -67,27 +71,57 @@ pub fn verbs(kind: &WatchedKind) -> Vec<(String, Vec<&'static str>)> {
     out
 }
 
-/// The rules for a controller deployed in `namespace`.
+/// The rules for a controller deployed in `namespace` that reads every
+/// namespace.
 pub fn rules(namespace: &str) -> Rbac {
-    let mut cluster: Vec<Rule> = Vec::new();
-    for kind in KINDS {
-        for (resource, verbs) in verbs(kind) {
-            cluster.push(Rule {
+    rules_scoped(namespace, &[])
+}
+
+/// The rules of `kinds`, one per resource the adapter touches.
+fn kind_rules<'a>(kinds: impl Iterator<Item = &'a WatchedKind>) -> Vec<Rule> {
+    kinds
+        .flat_map(|kind| {
+            verbs(kind).into_iter().map(|(resource, verbs)| Rule {
                 api_groups: vec![kind.group.to_string()],
                 resources: vec![resource],
                 verbs,
                 resource_names: Vec::new(),
-            });
-        }
-    }
-    // kube-runtime's Recorder creates an events.k8s.io/v1 Event, and
-    // patches it when the same event repeats (an event series).
-    cluster.push(Rule {
+            })
+        })
+        .collect()
+}
+
+/// kube-runtime's Recorder creates an events.k8s.io/v1 Event on the
+/// Gateway (in its namespace), and patches it when the same event repeats
+/// (an event series).
+fn events_rule() -> Rule {
+    Rule {
         api_groups: vec!["events.k8s.io".into()],
         resources: vec!["events".into()],
         verbs: vec!["create", "patch"],
         resource_names: Vec::new(),
-    });
+    }
+}
+
+/// The rules for a controller deployed in `namespace` that reads only
+/// the `watched` namespaces (`attache controller --namespace`): a Role in
+/// each with the namespaced kinds' rules and the Events', and a
+/// ClusterRole with the cluster-scoped kinds' only. No `watched`: every
+/// rule in the ClusterRole.
+pub fn rules_scoped(namespace: &str, watched: &[String]) -> Rbac {
+    let (cluster, watched) = if watched.is_empty() {
+        let mut cluster = kind_rules(KINDS.iter());
+        cluster.push(events_rule());
+        (cluster, Vec::new())
+    } else {
+        let mut per_namespace = kind_rules(KINDS.iter().filter(|k| k.namespaced));
+        per_namespace.push(events_rule());
+        let roles = watched
+            .iter()
+            .map(|ns| (ns.clone(), per_namespace.clone()))
+            .collect();
+        (kind_rules(KINDS.iter().filter(|k| !k.namespaced)), roles)
+    };
     let lease = |verbs, names: Vec<String>| Rule {
         api_groups: vec!["coordination.k8s.io".into()],
         resources: vec!["leases".into()],
@@ -104,6 +138,7 @@ pub fn rules(namespace: &str) -> Rbac {
         cluster,
         namespace: namespace.to_string(),
         namespaced,
+        watched,
     }
 }
 
@@ -128,9 +163,13 @@ impl Rbac {
     /// Whether the ClusterRole (any namespace) or the Role (its namespace
     /// only) grants `request`.
     pub fn allows(&self, request: &Request) -> bool {
+        let in_namespace = |ns: &str| request.namespace.as_deref() == Some(ns);
         self.cluster.iter().any(|r| r.allows(request))
-            || (request.namespace.as_deref() == Some(self.namespace.as_str())
-                && self.namespaced.iter().any(|r| r.allows(request)))
+            || (in_namespace(&self.namespace) && self.namespaced.iter().any(|r| r.allows(request)))
+            || self
+                .watched
+                .iter()
+                .any(|(ns, rules)| in_namespace(ns) && rules.iter().any(|r| r.allows(request)))
     }
 }
 
@@ -171,6 +210,38 @@ mod tests {
                 Role::Output => assert_eq!(written, ["patch", "delete"]),
             }
         }
+    }
+
+    /// A namespace-scoped install reads namespaced kinds in the watched
+    /// namespaces only, cluster-scoped kinds cluster-wide, and writes
+    /// statuses, WasmPlugins and Events only in the watched namespaces.
+    #[test]
+    fn a_scoped_install_is_granted_its_namespaces_only() {
+        let rbac = rules_scoped("attache-system", &["shop".into(), "infra".into()]);
+        for kind in KINDS {
+            for verb in ["list", "watch"] {
+                let everywhere = request(verb, kind.group, kind.plural, None);
+                assert_eq!(
+                    rbac.allows(&everywhere),
+                    !kind.namespaced,
+                    "{verb} {}",
+                    kind.plural
+                );
+                if kind.namespaced {
+                    for (ns, granted) in [("shop", true), ("infra", true), ("kube-system", false)] {
+                        let one = request(verb, kind.group, kind.plural, Some(ns));
+                        assert_eq!(rbac.allows(&one), granted, "{verb} {} in {ns}", kind.plural);
+                    }
+                }
+            }
+        }
+        let event = |ns| request("create", "events.k8s.io", "events", Some(ns));
+        assert!(rbac.allows(&event("infra")));
+        assert!(!rbac.allows(&event("kube-system")));
+        assert!(rbac
+            .cluster
+            .iter()
+            .all(|r| r.api_groups != ["events.k8s.io"]));
     }
 
     #[test]

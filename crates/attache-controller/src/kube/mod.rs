@@ -4,6 +4,7 @@
 //! change wakes it, changes are coalesced (a burst of edits is one round),
 //! and each round is [`crate::reconcile`] plus the writes it decides.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,18 +97,44 @@ pub async fn client(kubeconfig: Option<&PathBuf>) -> Result<Client, RunError> {
 
 impl serve::Probe for watch::Shared {
     fn ready(&self) -> bool {
-        watch::Shared::ready(self, KINDS.len())
+        self.all_ready()
     }
 }
 
-/// Starts a watcher per kind.
-pub fn start_watchers(client: &Client, metrics: Arc<metrics::Metrics>) -> Caches {
-    let shared = Arc::new(watch::Shared::with_metrics(metrics));
-    let stores = KINDS
+/// Starts a watcher per kind, or, for a namespaced kind under a
+/// namespace-scoped install (`--namespace`), one per namespace: the
+/// controller then lists and watches only those namespaces (and needs
+/// only Roles there; `attache deploy -n`).
+pub fn start_watchers(
+    client: &Client,
+    metrics: Arc<metrics::Metrics>,
+    namespaces: &BTreeSet<String>,
+) -> Caches {
+    let scopes: Vec<(&'static crate::kinds::WatchedKind, Option<String>)> = KINDS
         .iter()
-        .map(|kind| {
+        .flat_map(|kind| {
+            if kind.namespaced && !namespaces.is_empty() {
+                namespaces
+                    .iter()
+                    .map(|ns| (kind, Some(ns.clone())))
+                    .collect()
+            } else {
+                vec![(kind, None)]
+            }
+        })
+        .collect();
+    let shared = Arc::new(watch::Shared::new(metrics, scopes.len()));
+    let stores = scopes
+        .into_iter()
+        .map(|(kind, namespace)| {
             let (reader, writer) = watch::store(kind);
-            tokio::spawn(watch::run(client.clone(), kind, writer, shared.clone()));
+            tokio::spawn(watch::run_in(
+                client.clone(),
+                kind,
+                namespace,
+                writer,
+                shared.clone(),
+            ));
             (kind, reader)
         })
         .collect();
@@ -122,7 +149,7 @@ const RESYNC: Duration = Duration::from_secs(300);
 pub async fn run(options: Options) -> Result<(), RunError> {
     let client = client(options.kubeconfig.as_ref()).await?;
     let metrics = Arc::new(metrics::Metrics::default());
-    let caches = start_watchers(&client, metrics.clone());
+    let caches = start_watchers(&client, metrics.clone(), &options.config.namespaces);
     let listener = tokio::net::TcpListener::bind(options.probe_address)
         .await
         .map_err(|source| RunError::Listen {
@@ -179,7 +206,7 @@ pub async fn run(options: Options) -> Result<(), RunError> {
                 _ = caches.shared.changed.notified() => {}
             }
         }
-        if !leader.load(Ordering::SeqCst) || !caches.shared.ready(KINDS.len()) {
+        if !leader.load(Ordering::SeqCst) || !caches.shared.all_ready() {
             continue;
         }
         let round = reconciler

@@ -148,9 +148,10 @@ impl Reconciler {
     /// objects, converting all of them was a good part of every round).
     fn refresh_values(&mut self, caches: &Caches) {
         let mut seen = HashSet::new();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for (kind, store) in &caches.stores {
             let objects = store.state();
-            self.metrics.watched(kind.kind, objects.len());
+            *counts.entry(kind.kind).or_default() += objects.len();
             for object in objects {
                 let meta = &object.metadata;
                 let id = (
@@ -176,6 +177,9 @@ impl Reconciler {
             }
         }
         self.values.retain(|id, _| seen.contains(id));
+        for (kind, count) in counts {
+            self.metrics.watched(kind, count);
+        }
     }
 
     /// Applies what [`reconcile`] decides for `snapshot`.

@@ -45,6 +45,9 @@ pub struct Shared {
     pub changed: Notify,
     /// Where watch restarts are counted.
     pub metrics: Arc<Metrics>,
+    /// How many watchers there are (one per kind, or per kind and
+    /// namespace): the cache is whole when each has settled.
+    watchers: usize,
     state: Mutex<WatchState>,
 }
 
@@ -52,8 +55,17 @@ pub struct Shared {
 struct WatchState {
     /// Kinds not served (404 on list).
     missing: BTreeSet<&'static str>,
-    /// Kinds whose first list is complete.
-    synced: BTreeSet<&'static str>,
+    /// Watchers (by [`watcher_id`]) whose first list is complete or whose
+    /// kind is known not to be served.
+    settled: BTreeSet<String>,
+}
+
+/// A watcher's name: its kind, and its namespace when it watches one.
+pub fn watcher_id(kind: &WatchedKind, namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("{}@{ns}", kind.kind),
+        None => kind.kind.to_string(),
+    }
 }
 
 impl Shared {
@@ -65,14 +77,28 @@ impl Shared {
         }
     }
 
+    /// Watch state for `watchers` watchers.
+    pub fn new(metrics: Arc<Metrics>, watchers: usize) -> Self {
+        Shared {
+            metrics,
+            watchers,
+            ..Shared::default()
+        }
+    }
+
+    /// Every watcher listed once or its kind known to be missing.
+    pub fn all_ready(&self) -> bool {
+        self.ready(self.watchers)
+    }
+
     pub fn missing(&self) -> BTreeSet<&'static str> {
         self.lock().missing.clone()
     }
 
-    /// Every kind listed once or known to be missing: the cache is whole.
-    pub fn ready(&self, kinds: usize) -> bool {
-        let state = self.lock();
-        state.synced.union(&state.missing).count() >= kinds
+    /// `watchers` watchers listed once or known to be missing: the cache
+    /// is whole.
+    pub fn ready(&self, watchers: usize) -> bool {
+        self.lock().settled.len() >= watchers
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, WatchState> {
@@ -81,19 +107,20 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks a kind missing; true when it was not already (log once).
-    fn set_missing(&self, kind: &'static str, missing: bool) -> bool {
+    /// Marks a kind missing (its watcher `id` settled); true when the kind
+    /// was not already (log once, however many namespaces watch it).
+    fn set_missing(&self, kind: &'static str, id: &str, missing: bool) -> bool {
         let mut state = self.lock();
         if missing {
-            state.synced.remove(kind);
+            state.settled.insert(id.to_string());
             state.missing.insert(kind)
         } else {
             state.missing.remove(kind)
         }
     }
 
-    fn set_synced(&self, kind: &'static str) {
-        self.lock().synced.insert(kind);
+    fn set_synced(&self, id: &str) {
+        self.lock().settled.insert(id.to_string());
     }
 }
 
@@ -166,9 +193,30 @@ pub fn classify(err: &watcher::Error) -> Failure {
 pub async fn run(
     client: Client,
     kind: &'static WatchedKind,
+    store: Writer<DynamicObject>,
+    shared: Arc<Shared>,
+) {
+    run_in(client, kind, None, store, shared).await;
+}
+
+/// [`run`] over one namespace (a namespaced kind under a namespace-scoped
+/// install), or over all of them with `None`.
+pub async fn run_in(
+    client: Client,
+    kind: &'static WatchedKind,
+    namespace: Option<String>,
     mut store: Writer<DynamicObject>,
     shared: Arc<Shared>,
 ) {
+    let id = watcher_id(kind, namespace.as_deref());
+    let api = match &namespace {
+        Some(ns) if kind.namespaced => {
+            Api::namespaced_with(client.clone(), ns, &api_resource(kind))
+        }
+        _ => api(&client, kind),
+    };
+    // Whether this watcher last found its kind missing (its store cleared).
+    let mut missing_here = false;
     let mut config = watcher::Config::default();
     if kind.role == Role::Output {
         // Only what we wrote: the label render wasmplugin sets.
@@ -176,7 +224,7 @@ pub async fn run(
     }
     let mut probe = MISSING_RETRY;
     loop {
-        let stream = watcher(api(&client, kind), config.clone()).default_backoff();
+        let stream = watcher(api.clone(), config.clone()).default_backoff();
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
             match item {
@@ -189,7 +237,8 @@ pub async fn run(
                         continue;
                     }
                     probe = MISSING_RETRY;
-                    if shared.set_missing(kind.kind, false) {
+                    missing_here = false;
+                    if shared.set_missing(kind.kind, &id, false) {
                         tracing::info!(kind = kind.kind, "the kind is served now; watching it");
                     }
                     let done = matches!(event, watcher::Event::InitDone);
@@ -200,7 +249,7 @@ pub async fn run(
                     };
                     store.apply_watcher_event(&event);
                     if done {
-                        shared.set_synced(kind.kind);
+                        shared.set_synced(&id);
                     }
                     if news {
                         shared.changed.notify_one();
@@ -210,14 +259,17 @@ pub async fn run(
                     let failure = classify(&err);
                     shared.metrics.watch_restarted(kind.kind, failure.reason());
                     if failure == Failure::NotInstalled {
-                        if shared.set_missing(kind.kind, true) {
+                        if shared.set_missing(kind.kind, &id, true) {
                             tracing::warn!(
                                 kind = kind.kind,
                                 api_version = %kind.api_version(),
                                 retry_seconds = probe.as_secs(),
                                 "the API server does not serve this kind (CRD not installed); skipped, looked for again later"
                             );
+                        }
+                        if !missing_here {
                             // Objects of a kind that went away are gone.
+                            missing_here = true;
                             store.apply_watcher_event(&watcher::Event::Init);
                             store.apply_watcher_event(&watcher::Event::InitDone);
                             shared.changed.notify_one();

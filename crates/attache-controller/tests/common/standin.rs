@@ -47,12 +47,22 @@ pub fn start_controller(
     identity: &str,
     probe_port: u16,
 ) -> tokio::task::JoinHandle<()> {
+    start_controller_with(server, identity, probe_port, Config::default())
+}
+
+/// [`start_controller`] with its own reconcile configuration.
+pub fn start_controller_with(
+    server: &Handle,
+    identity: &str,
+    probe_port: u16,
+    config: Config,
+) -> tokio::task::JoinHandle<()> {
     let dir = std::env::temp_dir().join(format!("attache-{identity}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     let options = Options {
-        config: Config::default(),
+        config,
         kubeconfig: Some(kubeconfig),
         probe_address: format!("127.0.0.1:{probe_port}").parse().unwrap(),
         lease: Some(("attache-system".into(), "attache-controller".into())),
