@@ -377,6 +377,14 @@ class Updates(unittest.TestCase):
         worse = updates.verdicts({"served": 0.99, "p99": 1.2, "max_excess_ms": 60},
                                  {"served": 0.99, "p99": 1.1, "max_excess_ms": 40})
         self.assertEqual(worse, {"served": True, "p99": False, "max": False})
+        # Equal served rates that differ in the fifth digit are not "worse";
+        # a real shortfall is.
+        noise = updates.verdicts({"served": 0.99993, "p99": 1.0, "max_excess_ms": 0},
+                                 {"served": 1.00001, "p99": 1.1, "max_excess_ms": 1})
+        self.assertTrue(noise["served"])
+        short = updates.verdicts({"served": 0.97, "p99": 1.0, "max_excess_ms": 0},
+                                 {"served": 0.99, "p99": 1.1, "max_excess_ms": 1})
+        self.assertFalse(short["served"])
         text = updates.markdown({1000: summary}, {"rate": 1000, "seconds": 20})
         self.assertIn("## 1,000 routes (3,000 entries)", text)
         self.assertIn("| ecds | 985.0 |", text)
