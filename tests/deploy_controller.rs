@@ -87,21 +87,22 @@ fn deployment() -> Value {
     objects(find(&all, "deployment.yaml")).remove(0)
 }
 
-#[test]
-fn the_deployments_args_are_flags_attache_controller_takes() {
-    let d = deployment();
-    let container = &d["spec"]["template"]["spec"]["containers"][0];
-    let args: Vec<&str> = container["args"]
+/// The args of a Deployment's (only) container.
+fn container_args(d: &Value) -> Vec<&str> {
+    d["spec"]["template"]["spec"]["containers"][0]["args"]
         .as_array()
         .unwrap()
         .iter()
         .map(|a| a.as_str().unwrap())
-        .collect();
-    // The image's entry point is `attache controller` (tests/package_controller.rs):
-    // these args follow it. With a kubeconfig that does not exist, the
-    // command gets past its flags and stops where it looks for the cluster.
+        .collect()
+}
+
+/// The image's entry point is `attache controller` (tests/package_controller.rs)
+/// and `args` follow it. With a kubeconfig that does not exist, the command
+/// gets past its flags and stops where it looks for the cluster.
+fn assert_controller_takes(args: &[&str]) {
     let mut command = vec!["controller"];
-    command.extend(&args);
+    command.extend(args);
     command.extend(["--kubeconfig", "/nonexistent/kubeconfig", "--log-text"]);
     let out = attache(&command);
     let stderr = text(&out.stderr);
@@ -110,6 +111,14 @@ fn the_deployments_args_are_flags_attache_controller_takes() {
         stderr.contains("cannot find the cluster") && stderr.contains("/nonexistent/kubeconfig"),
         "the flags were not all taken: {stderr}"
     );
+}
+
+#[test]
+fn the_deployments_args_are_flags_attache_controller_takes() {
+    let d = deployment();
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    let args = container_args(&d);
+    assert_controller_takes(&args);
     // A flag the command does not have is a clap error instead: the check
     // above could tell.
     let out = attache(&["controller", "--no-such-flag"]);
@@ -206,12 +215,7 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
     ]);
     let stream = objects(&text(&out.stdout));
     let d = stream.iter().find(|o| o["kind"] == "Deployment").unwrap();
-    let args: Vec<&str> = d["spec"]["template"]["spec"]["containers"][0]["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(d);
     let expected = [
         "--controller-name=example.com/gateway".to_string(),
         format!("--url={url}"),
@@ -222,15 +226,7 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
     ];
     let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
     assert_eq!(&args[2..], expected.as_slice());
-    let mut command = vec!["controller"];
-    command.extend(&args);
-    command.extend(["--kubeconfig", "/nonexistent/kubeconfig", "--log-text"]);
-    let started = attache(&command);
-    assert!(
-        text(&started.stderr).contains("cannot find the cluster"),
-        "{}",
-        text(&started.stderr)
-    );
+    assert_controller_takes(&args);
     // The controller's own rule: plain http:// needs --sha256.
     let refused = attache(&["deploy", "--url", "http://example.com/f.wasm"]);
     assert_eq!(refused.status.code(), Some(2));
@@ -282,12 +278,7 @@ fn a_namespace_scoped_install_has_roles_where_it_watches() {
     let out = attache_ok(&["deploy", "-n", "shop", "--watch-namespace", "infra"]);
     let stream = objects(&text(&out.stdout));
     let d = stream.iter().find(|o| o["kind"] == "Deployment").unwrap();
-    let args: Vec<&str> = d["spec"]["template"]["spec"]["containers"][0]["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(d);
     assert_eq!(&args[2..4], ["--namespace=shop", "--namespace=infra"]);
     let resources = |o: &Value| -> Vec<String> {
         o["rules"]
@@ -333,13 +324,5 @@ fn a_namespace_scoped_install_has_roles_where_it_watches() {
             .iter()
             .any(|o| o["kind"] == "RoleBinding" && o["metadata"]["namespace"] == ns));
     }
-    let mut command = vec!["controller"];
-    command.extend(&args);
-    command.extend(["--kubeconfig", "/nonexistent/kubeconfig", "--log-text"]);
-    let started = attache(&command);
-    assert!(
-        text(&started.stderr).contains("cannot find the cluster"),
-        "{}",
-        text(&started.stderr)
-    );
+    assert_controller_takes(&args);
 }

@@ -626,7 +626,7 @@ async fn a_transient_watch_error_resumes_from_the_last_version_without_a_relist(
     let (client, mut handle) = mock();
     let kind: &'static WatchedKind = named("GatewayClass").unwrap();
     let metrics = Arc::new(Metrics::default());
-    let shared = Arc::new(Shared::with_metrics(metrics.clone()));
+    let shared = Arc::new(Shared::new(metrics.clone(), 1));
     let (reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let (_, send) = next(&mut handle, "the first list").await;

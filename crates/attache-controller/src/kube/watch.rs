@@ -69,14 +69,6 @@ pub fn watcher_id(kind: &WatchedKind, namespace: Option<&str>) -> String {
 }
 
 impl Shared {
-    /// Watch state that counts its restarts in `metrics`.
-    pub fn with_metrics(metrics: Arc<Metrics>) -> Self {
-        Shared {
-            metrics,
-            ..Shared::default()
-        }
-    }
-
     /// Watch state for `watchers` watchers.
     pub fn new(metrics: Arc<Metrics>, watchers: usize) -> Self {
         Shared {
