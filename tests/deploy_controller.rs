@@ -237,6 +237,9 @@ fn the_wasmplugin_flags_are_passed_on_to_the_controller() {
         ("--namespace", "Bad NS"),
         ("--namespace", "a.b"),
         ("--namespace", &"n".repeat(64)),
+        ("--watch-namespace", "Bad NS"),
+        ("--watch-namespace", "shop\n--namespace=kube-system"),
+        ("--watch-namespace", &"n".repeat(64)),
         ("--image", "x\ny"),
         ("--image", ""),
     ] {
