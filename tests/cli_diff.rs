@@ -36,8 +36,9 @@ fn diff_between(old: &Path, new: &Path, extra: &[&str]) -> (i32, String) {
 }
 
 /// Every entry of examples/shop's Gateway, in the order diff lists them.
-const SHOP_ENTRIES: [&str; 8] = [
+const SHOP_ENTRIES: [&str; 9] = [
     "admin/infra/ops/0",
+    "deals/deals-edge/http/deals/coupons/0",
     "deals/deals-edge/http/deals/offers/0",
     "http/catalog/catalog/browse",
     "http/catalog/reviews/0",
@@ -60,7 +61,7 @@ fn a_gateway_class_override_changed_shows_every_route_it_reaches() {
     let (code, out) = diff(&new, &["--exit-code"]);
     assert_eq!(code, 4);
     let mut expected = String::from(
-        "Gateway infra/edge: 8 entries changed, 0 added, 0 removed; 0 policy status changes\n",
+        "Gateway infra/edge: 9 entries changed, 0 added, 0 removed; 0 policy status changes\n",
     );
     for entry in SHOP_ENTRIES {
         expected.push_str(&format!(
@@ -171,7 +172,7 @@ fn a_gateway_deleted_removes_every_entry_and_strands_its_policies() {
     let (code, out) = diff(&new, &["--fail-on", "entry-removed"]);
     assert_eq!(code, 4);
     let mut expected = String::from(
-        "Gateway infra/edge: 0 entries changed, 0 added, 8 removed; 4 policy status changes\n",
+        "Gateway infra/edge: 0 entries changed, 0 added, 9 removed; 4 policy status changes\n",
     );
     for entry in SHOP_ENTRIES {
         expected.push_str(&format!("\n- {entry}  (removed)\n"));
@@ -204,7 +205,7 @@ fn a_gateway_deleted_removes_every_entry_and_strands_its_policies() {
     assert_eq!(code, 4);
     assert!(
         out.starts_with(
-            "Gateway infra/edge: 0 entries changed, 8 added, 0 removed; 4 policy status changes\n"
+            "Gateway infra/edge: 0 entries changed, 9 added, 0 removed; 4 policy status changes\n"
         ),
         "{out}"
     );

@@ -52,18 +52,19 @@ fn every_level_and_policy_is_drawn_with_its_edges() {
         "label=\"ClusterRoutePolicy\\nplatform-guardrails\", shape=note",
         "label=\"ListenerSet\\ndeals/deals-edge\"",
         "label=\"HTTPRoute\\ndeals/offers\"",
+        "label=\"RoutePolicy\\ndeals/coupons-atomic\", shape=note",
     ] {
         assert!(dot.contains(node), "{node} missing:\n{dot}");
     }
-    // 9 policies, each at its one target; 24 tree edges (GatewayClass to
+    // 10 policies, each at its one target; 26 tree edges (GatewayClass to
     // Namespace to Gateway, two listeners, the deals ListenerSet and its
     // listener, the routes and rules, three delegations).
-    assert_eq!(dot.matches("style=dashed").count(), 9, "{dot}");
+    assert_eq!(dot.matches("style=dashed").count(), 10, "{dot}");
     assert_eq!(
         dot.lines()
             .filter(|l| l.trim_end().ends_with(';') && l.contains(" -> ") && !l.contains('['))
             .count(),
-        24,
+        26,
         "{dot}"
     );
 }
@@ -147,8 +148,8 @@ fn graphviz_renders_the_dot_to_svg() {
     let svg = text(&out.stdout);
     assert!(svg.contains("<svg"), "{svg}");
     assert!(svg.contains("<title>attache</title>"), "{svg}");
-    assert_eq!(svg.matches("class=\"node\"").count(), 34, "{svg}");
-    assert_eq!(svg.matches("class=\"edge\"").count(), 33, "{svg}");
+    assert_eq!(svg.matches("class=\"node\"").count(), 37, "{svg}");
+    assert_eq!(svg.matches("class=\"edge\"").count(), 36, "{svg}");
     for label in [
         "GatewayClass",
         "platform&#45;guardrails",

@@ -1,4 +1,4 @@
-//! `attache status --programmed`: GEP-713's (2025) Programmed condition per
+//! `attache status`: GEP-713's (2025) Programmed condition per
 //! ancestor, computed as if applied (docs/status.md), after the others.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -8,16 +8,7 @@ use support::{attache, fixture};
 
 fn programmed(name: &str) -> serde_json::Value {
     let shop = fixture("shop.yaml").display().to_string();
-    let out = attache(&[
-        "status",
-        "-f",
-        &shop,
-        "--programmed",
-        "-o",
-        "json",
-        "--name",
-        name,
-    ]);
+    let out = attache(&["status", "-f", &shop, "-o", "json", "--name", name]);
     assert_eq!(out.status.code(), Some(0));
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     list["items"][0]["status"]["ancestors"][0]["conditions"].clone()

@@ -30,19 +30,19 @@ fn the_table_has_one_line_per_policy_then_one_per_route_parent_in_kubectl_column
     assert_eq!(
         text(&out.stdout),
         "\
-KIND                 NAMESPACE   NAME             ACCEPTED   REASON           TARGETS                    IN EFFECT
-RoutePolicy          infra       edge-limits      True       Accepted         Gateway/edge               Attached
-RoutePolicy          shop        api-retries      True       Accepted         HTTPRoute/storefront:api   Attached
-RoutePolicy          shop        checkout-fast    True       Accepted         HTTPRoute/api:checkout     Attached
-RoutePolicy          shop        codes            False      Invalid          -                          -
-RoutePolicy          shop        fast             False      Invalid          -                          -
-RoutePolicy          shop        ghost            False      TargetNotFound   HTTPRoute/nope             -
-RoutePolicy          shop        header           False      Invalid          -                          -
-RoutePolicy          shop        mixed            False      Invalid          -                          -
-RoutePolicy          shop        reach            False      Invalid          -                          -
-RoutePolicy          shop        still-good       True       Accepted         HTTPRoute/api              Attached
-RoutePolicy          shop        typo             False      Invalid          -                          -
-ClusterRoutePolicy   -           class-defaults   True       Accepted         GatewayClass/attache       Merged
+KIND                 NAMESPACE   NAME             ACCEPTED   REASON           TARGETS                    IN EFFECT   PROGRAMMED
+RoutePolicy          infra       edge-limits      True       Accepted         Gateway/edge               Attached    Programmed
+RoutePolicy          shop        api-retries      True       Accepted         HTTPRoute/storefront:api   Attached    Programmed
+RoutePolicy          shop        checkout-fast    True       Accepted         HTTPRoute/api:checkout     Attached    Programmed
+RoutePolicy          shop        codes            False      Invalid          -                          -           -
+RoutePolicy          shop        fast             False      Invalid          -                          -           -
+RoutePolicy          shop        ghost            False      TargetNotFound   HTTPRoute/nope             -           -
+RoutePolicy          shop        header           False      Invalid          -                          -           -
+RoutePolicy          shop        mixed            False      Invalid          -                          -           -
+RoutePolicy          shop        reach            False      Invalid          -                          -           -
+RoutePolicy          shop        still-good       True       Accepted         HTTPRoute/api              Attached    Programmed
+RoutePolicy          shop        typo             False      Invalid          -                          -           -
+ClusterRoutePolicy   -           class-defaults   True       Accepted         GatewayClass/attache       Merged      PartiallyProgrammed
 
 ROUTE       NAMESPACE   NAME         PARENT              ACCEPTED   REASON
 HTTPRoute   shop        api          -                   -          -
@@ -65,8 +65,8 @@ fn yaml_is_the_default_off_a_terminal_and_json_is_the_same_list() {
 }
 
 /// What a controller writes to the status subresource, per policy: the
-/// conditions and GEP-713 PolicyAncestorStatus entries, no lastTransitionTime
-/// (docs/status.md says why).
+/// conditions and GEP-713 PolicyAncestorStatus entries, with the 2025 GEP's
+/// Programmed after Attached, no lastTransitionTime (docs/status.md says why).
 #[test]
 fn json_items_carry_the_status_subresource_content_exactly() {
     let out = run(&["-o", "json", "--name", "checkout-fast"]);
@@ -88,7 +88,9 @@ fn json_items_carry_the_status_subresource_content_exactly() {
                         {"type": "Accepted", "status": "True", "reason": "Accepted",
                          "message": "attached to HTTPRoute shop/api rule checkout"},
                         {"type": "Attached", "status": "True", "reason": "Attached",
-                         "message": "supplies every field it sets on 1 route rule(s)"}
+                         "message": "supplies every field it sets on 1 route rule(s)"},
+                        {"type": "Programmed", "status": "True", "reason": "Programmed",
+                         "message": "supplies every field it sets on 1 route rule(s); strategy: Custom (field defaults)"}
                     ]
                 }]
             }

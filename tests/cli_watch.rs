@@ -144,7 +144,7 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
         stderr,
     } = Setup::new("watch");
     let watch = Watch::start(&input, &out, &ecds, &stderr);
-    assert_eq!(watch.next_line(), "wrote generation 1 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 1 (9 routes)");
     let first: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(first, resolved_example());
     let rendered = ok(&[
@@ -179,7 +179,7 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     assert_ne!(edited, original);
     std::fs::write(input.join("edit.tmp"), &edited).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 2 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 2 (9 routes)");
     assert!(std::fs::read_to_string(&out)
         .unwrap()
         .contains("\"mobile\""));
@@ -209,7 +209,7 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     assert_ne!(invalid, original);
     std::fs::write(input.join("edit.tmp"), &invalid).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 3 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 3 (9 routes)");
     let said = std::fs::read_to_string(&stderr).unwrap();
     assert!(said.contains("spec.defaults.timeouts.request"), "{said}");
     assert!(
@@ -226,7 +226,7 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     // Fixed again (back to the first state): written again.
     std::fs::write(input.join("edit.tmp"), &original).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 4 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 4 (9 routes)");
     assert_eq!(
         serde_json::from_slice::<Value>(&std::fs::read(&out).unwrap()).unwrap(),
         first
@@ -267,7 +267,7 @@ fn an_unwritable_ecds_file_leaves_out_alone_and_is_retried_until_it_works() {
     // Space is back: the same generation is written, without any input change.
     std::fs::remove_file(&blocked).unwrap();
     std::fs::create_dir(&blocked).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 1 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 1 (9 routes)");
     assert!(ecds.exists());
     let document: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(document, resolved_example());
@@ -285,10 +285,10 @@ fn generations_continue_from_the_ecds_file_after_a_restart() {
         stderr,
     } = Setup::new("watch-restart");
     let watch = Watch::start(&input, &out, &ecds, &stderr);
-    assert_eq!(watch.next_line(), "wrote generation 1 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 1 (9 routes)");
     drop(watch);
     let watch = Watch::start(&input, &out, &ecds, &stderr);
-    assert_eq!(watch.next_line(), "wrote generation 2 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 2 (9 routes)");
     drop(watch);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -308,7 +308,7 @@ fn a_fifo_in_the_input_directory_is_skipped_and_updates_go_on() {
         .unwrap();
     assert!(status.success());
     let watch = Watch::start(&input, &out, &ecds, &stderr);
-    assert_eq!(watch.next_line(), "wrote generation 1 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 1 (9 routes)");
     let said = wait_for_text(&stderr, "is a FIFO, not a regular file");
     assert!(said.contains("zz-pipe.yaml"), "{said}");
     let storefront = input.join("30-storefront.yaml");
@@ -318,7 +318,7 @@ fn a_fifo_in_the_input_directory_is_skipped_and_updates_go_on() {
     );
     std::fs::write(input.join("edit.tmp"), &edited).unwrap();
     std::fs::rename(input.join("edit.tmp"), &storefront).unwrap();
-    assert_eq!(watch.next_line(), "wrote generation 2 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 2 (9 routes)");
     assert!(std::fs::read_to_string(&out)
         .unwrap()
         .contains("\"mobile\""));
@@ -349,7 +349,7 @@ fn xds_dir_without_envoy_admin_warns_once_that_only_settle_ms_orders_the_writes(
         "0",
     ];
     let watch = Watch::start_with(&input, &out, &ecds, &stderr, &common);
-    assert_eq!(watch.next_line(), "wrote generation 1 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 1 (9 routes)");
     let said = std::fs::read_to_string(&stderr).unwrap();
     assert_eq!(said.matches(WARNING).count(), 1, "{said}");
     assert!(said.contains("--settle-ms (0 ms)"), "{said}");
@@ -362,7 +362,7 @@ fn xds_dir_without_envoy_admin_warns_once_that_only_settle_ms_orders_the_writes(
     drop(closed);
     let with_admin = [&common[..], &["--envoy-admin", admin.as_str()]].concat();
     let watch = Watch::start_with(&input, &out, &ecds, &stderr, &with_admin);
-    assert_eq!(watch.next_line(), "wrote generation 2 (8 routes)");
+    assert_eq!(watch.next_line(), "wrote generation 2 (9 routes)");
     let said = std::fs::read_to_string(&stderr).unwrap();
     assert!(!said.contains(WARNING), "{said}");
     assert!(!said.contains("refuses connections"), "{said}");

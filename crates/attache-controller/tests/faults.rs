@@ -91,8 +91,8 @@ async fn sixty_seconds_of_500s_then_recovery() {
         assert!(tries <= 8, "{object}: {tries} tries in the window");
     }
     assert!(
-        objects.len() <= 10,
-        "only the plugin and the 9 policies: {objects:#?}"
+        objects.len() <= 11,
+        "only the plugin and the 10 policies: {objects:#?}"
     );
     let ok_applies = server.log().count_ok(Verb::Apply, "wasmplugins", None);
     assert!(ok_applies >= 2, "the first apply and the edit's");

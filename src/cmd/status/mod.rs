@@ -62,10 +62,6 @@ pub struct Args {
     /// its GatewayClass, its Namespace or a route it serves.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
     pub gateway: Option<ObjectKey>,
-    /// Also GEP-713's Programmed condition per ancestor (Programmed,
-    /// PartiallyProgrammed, Overridden), computed as if applied.
-    #[arg(long)]
-    pub programmed: bool,
     #[command(flatten)]
     pub strict: Strict,
 }
@@ -90,9 +86,9 @@ enum Item<'a> {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let inputs = args.input.load(Default::default())?;
     let mut status = attache_core::policy_status(&inputs);
-    if args.programmed {
-        attache_core::status::programmed::with_programmed(&inputs, &mut status);
-    }
+    // GEP-713 (2025): Programmed per ancestor, computed as if applied, as the
+    // controller writes it (docs/status.md).
+    attache_core::status::programmed::with_programmed(&inputs, &mut status);
     let problems = report(&inputs, &status.diagnostics);
     let reaching: Option<BTreeSet<usize>> = match &args.gateway {
         Some(key) => Some(attache_core::reach::policies_reaching(&inputs, key)?),

@@ -22,15 +22,16 @@ fn target(r: &AncestorRef) -> String {
     out
 }
 
-/// How much of the policy is in effect, per target (the `Attached`
-/// condition's reason), joined when the targets differ.
-fn in_effect(p: &PolicyStatus) -> String {
+/// One condition's reason per target (`Attached`: how much of the policy
+/// is in effect; `Programmed`: the same in GEP-713's 2025 words), joined
+/// when the targets differ.
+fn reasons_per_target(p: &PolicyStatus, condition: &str) -> String {
     let mut reasons: Vec<&str> = Vec::new();
     for a in &p.status.ancestors {
         let reason = a
             .conditions
             .iter()
-            .find(|c| c.kind == "Attached")
+            .find(|c| c.kind == condition)
             .map_or("-", |c| c.reason.as_str());
         if !reasons.contains(&reason) {
             reasons.push(reason);
@@ -107,7 +108,7 @@ fn render_policies(policies: &[&PolicyStatus]) -> String {
     if policies.is_empty() {
         return "No policies found.\n".into();
     }
-    let mut rows: Vec<[String; 7]> = vec![[
+    let mut rows: Vec<[String; 8]> = vec![[
         "KIND".into(),
         "NAMESPACE".into(),
         "NAME".into(),
@@ -115,6 +116,7 @@ fn render_policies(policies: &[&PolicyStatus]) -> String {
         "REASON".into(),
         "TARGETS".into(),
         "IN EFFECT".into(),
+        "PROGRAMMED".into(),
     ]];
     for p in policies {
         let accepted = accepted_condition(&p.status.conditions);
@@ -135,7 +137,8 @@ fn render_policies(policies: &[&PolicyStatus]) -> String {
             } else {
                 targets.join(",")
             },
-            in_effect(p),
+            reasons_per_target(p, "Attached"),
+            reasons_per_target(p, "Programmed"),
         ]);
     }
     let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
