@@ -81,12 +81,14 @@ LAYERS = {
         ("reader", [""]),
     ],
     # The controller: the kinds table; what is derived from it to install
-    # the controller (RBAC, manifests, image); the snapshot the API objects
-    # are read into; the pure decisions; the kube-rs adapter's parts, then
-    # the loop that ties them (kube/mod.rs).
+    # the controller (RBAC, manifests, image); which objects each Gateway
+    # depends on (scope); the snapshot the API objects are read into; the
+    # pure decisions; the kube-rs adapter's parts, then the loop that ties
+    # them (kube/mod.rs).
     "crates/attache-controller/src": [
         ("table", ["kinds", "prune"]),
         ("install", ["rbac", "deploy", "image"]),
+        ("scope", ["scope"]),
         ("read", ["snapshot"]),
         ("serve", ["serving"]),
         ("decide", ["reconcile", "status"]),

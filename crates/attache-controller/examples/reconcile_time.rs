@@ -61,7 +61,7 @@ fn main() {
     // includes it), every policy's status, and which targets reach each
     // Gateway (both resolve each Gateway again).
     let started = Instant::now();
-    let parsed = attache_core::parse(&snapshot.docs);
+    let parsed = attache_core::parse_each(snapshot.docs.iter().map(|d| &**d));
     let parse = started.elapsed();
     drop(parsed);
     let started = Instant::now();

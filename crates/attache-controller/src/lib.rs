@@ -14,6 +14,7 @@ pub mod kube;
 pub mod prune;
 pub mod rbac;
 pub mod reconcile;
+pub mod scope;
 pub mod serving;
 pub mod snapshot;
 pub mod status;

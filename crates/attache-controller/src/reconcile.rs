@@ -6,7 +6,7 @@
 //! reader read, so the applied configuration is what `resolve` gives for the
 //! same objects (docs/semantics.md section 11).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use std::sync::Arc;
 
@@ -17,6 +17,7 @@ use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
 use serde_json::{json, Value};
 
 use crate::kinds::{KINDS, MANAGED_BY, WASM_PLUGIN};
+use crate::scope::Fingerprint;
 use crate::serving::{serving, NotServed, Serving};
 use crate::snapshot::Snapshot;
 
@@ -105,6 +106,13 @@ pub struct Plan {
     /// The parsed input, for status.
     pub inputs: Inputs,
     pub gateways: BTreeMap<ObjectKey, Outcome>,
+    /// The Gateways served that were resolved this round; the others' scope
+    /// did not change, so what they resolved to before stands
+    /// (`crate::scope`).
+    pub resolved: BTreeSet<ObjectKey>,
+    /// Every Gateway of the input (served or not) with the fingerprint of
+    /// its scope, for the status fold's own memo.
+    pub fingerprints: BTreeMap<ObjectKey, Fingerprint>,
     /// Every Gateway in scope that is not served, with the reason.
     pub not_served: BTreeMap<ObjectKey, NotServed>,
     /// Our WasmPlugins whose Gateway still exists but is no longer ours
@@ -126,23 +134,36 @@ pub fn our_gateways(config: &Config, snapshot: &Snapshot) -> Serving {
     serving(&config.controller_name, snapshot, |ns| in_scope(config, ns))
 }
 
-/// Resolves every Gateway we serve and compares with what is live.
+/// What a Gateway resolved to: its WasmPlugin and the resolver's notes on
+/// it, or why its last configuration is kept.
+type Desired = Result<(Value, Vec<String>), Kept>;
+
+/// What earlier rounds resolved, by Gateway, with the fingerprint of the
+/// scope each was resolved from: a Gateway whose fingerprint is the same
+/// resolves to the same plugin, so it is not resolved again.
+#[derive(Debug, Default)]
+pub struct Memo {
+    gateways: HashMap<ObjectKey, (Fingerprint, Desired)>,
+}
+
+/// Resolves every Gateway we serve and compares with what is live: a round
+/// from scratch.
 pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
+    reconcile_with(config, snapshot, &mut Memo::default())
+}
+
+/// [`reconcile`], resolving only the Gateways whose scope changed since
+/// `memo` saw them (docs/controller.md, "Incremental reconcile"). The plan
+/// is the one [`reconcile`] gives for the same snapshot.
+pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> Plan {
     // Every namespace (the usual case) parses the snapshot as it is; a
-    // namespaced install parses a filtered copy.
-    let filtered: Vec<_>;
-    let docs = if config.namespaces.is_empty() {
-        &snapshot.docs
-    } else {
-        filtered = snapshot
-            .docs
-            .iter()
-            .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
-            .cloned()
-            .collect();
-        &filtered
-    };
-    let mut inputs = attache_core::parse(docs);
+    // namespaced install only what is in its namespaces.
+    let docs = snapshot
+        .docs
+        .iter()
+        .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
+        .map(|d| &**d);
+    let mut inputs = attache_core::parse_each(docs);
     // GEP-713: at most 16 ancestors, other controllers' entries kept and
     // counted; the policy applies under the first of its own that fit and
     // nowhere else (docs/semantics.md, "The 16-ancestor rule").
@@ -157,23 +178,50 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
             .copied()
             .unwrap_or(0)
     });
+    let fingerprints = crate::scope::fingerprints(&inputs, &snapshot.versions);
     let mut diagnostics: Vec<String> = snapshot.unreadable.clone();
     diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
     let Serving { served, not_served } = our_gateways(config, snapshot);
+    // A Gateway no longer served is forgotten: resolved again if it returns.
+    memo.gateways.retain(|key, _| served.contains_key(key));
     let mut gateways = BTreeMap::new();
+    let mut resolved = BTreeSet::new();
     for (key, uid) in &served {
         let outcome = if snapshot.missing.contains(WASM_PLUGIN.kind) {
             Outcome::Keep(Kept::PluginKindMissing)
         } else {
-            match desired(config, &inputs, key, uid) {
-                Ok((plugin, found)) => {
-                    diagnostics.extend(found);
-                    match snapshot.plugins.get(&plugin_key(key)) {
-                        Some(live) if same(live, &plugin) => Outcome::Unchanged,
-                        _ => Outcome::Apply(plugin),
+            let fingerprint = fingerprints.get(key).copied();
+            let current = memo
+                .gateways
+                .get(key)
+                .is_some_and(|(was, _)| Some(*was) == fingerprint);
+            // A Gateway the parser refused has no fingerprint: resolved
+            // (and refused) every round, never remembered.
+            let mut unremembered: Option<Desired> = None;
+            if !current {
+                resolved.insert(key.clone());
+                let fresh = desired(config, &inputs, key, uid);
+                match fingerprint {
+                    Some(fingerprint) => {
+                        memo.gateways.insert(key.clone(), (fingerprint, fresh));
+                    }
+                    None => {
+                        memo.gateways.remove(key);
+                        unremembered = Some(fresh);
                     }
                 }
-                Err(why) => Outcome::Keep(why),
+            }
+            let remembered = memo.gateways.get(key).map(|(_, desired)| desired);
+            match remembered.or(unremembered.as_ref()) {
+                None => continue,
+                Some(Ok((plugin, found))) => {
+                    diagnostics.extend(found.iter().cloned());
+                    match snapshot.plugins.get(&plugin_key(key)) {
+                        Some(live) if same(live, plugin) => Outcome::Unchanged,
+                        _ => Outcome::Apply(plugin.clone()),
+                    }
+                }
+                Some(Err(why)) => Outcome::Keep(why.clone()),
             }
         };
         gateways.insert(key.clone(), outcome);
@@ -196,6 +244,8 @@ pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
     Plan {
         inputs,
         gateways,
+        resolved,
+        fingerprints,
         not_served,
         orphans,
         diagnostics,
@@ -230,12 +280,7 @@ pub fn plugin_key(gateway: &ObjectKey) -> ObjectKey {
 
 /// The WasmPlugin a Gateway should have: `render wasmplugin`'s object with
 /// an ownerReference to the Gateway, so that it goes when the Gateway goes.
-fn desired(
-    config: &Config,
-    inputs: &Inputs,
-    key: &ObjectKey,
-    uid: &str,
-) -> Result<(Value, Vec<String>), Kept> {
+fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desired {
     let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio).map_err(|e| {
         Kept::Unresolvable {
             gateway: key.clone(),

@@ -7,16 +7,20 @@
 //! controllers' ancestors left as they are. Pure: the clock comes in as
 //! `now`, the live status with the snapshot.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use attache_core::status::{programmed, Condition, Reaching, StatusReport, CONTROLLER_NAME};
+use attache_core::status::{
+    programmed, Condition, GatewayShare, Reaching, StatusReport, CONTROLLER_NAME,
+};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
 use serde_json::{json, Value};
 
 use crate::kinds::{named, Role, WatchedKind};
 use crate::prune;
+use crate::reconcile::Plan;
+use crate::scope::Fingerprint;
 use crate::snapshot::Snapshot;
 
 /// GEP-713 bounds `status.ancestors` to 16 entries (PolicyStatus,
@@ -86,8 +90,9 @@ fn ancestors_of(inputs: &Inputs, targets: &Reaching) -> BTreeSet<(usize, usize)>
 }
 
 /// [`reach`] and [`patches`] from one fold of each Gateway
-/// (`attache_core::status::policy_status_reaching`), as a round needs them:
-/// the same writes, each Gateway resolved for status once instead of twice.
+/// (`attache_core::status::policy_status_reaching`), as a round from
+/// scratch needs them: the same writes, each Gateway resolved for status
+/// once instead of twice.
 pub fn round_patches(
     inputs: &Inputs,
     snapshot: &Snapshot,
@@ -95,6 +100,53 @@ pub fn round_patches(
     now: &str,
 ) -> Vec<StatusPatch> {
     let (report, reaching) = attache_core::status::policy_status_reaching(inputs);
+    patches_reaching(&report, &reaching, inputs, snapshot, applied, now)
+}
+
+/// Each Gateway's share of the status fold, kept while the fingerprint of
+/// its scope is the same (`crate::scope`): a round folds for status only
+/// the Gateways whose scope changed.
+#[derive(Debug, Default)]
+pub struct StatusMemo {
+    shares: HashMap<ObjectKey, (Fingerprint, GatewayShare)>,
+}
+
+/// [`round_patches`] for a round's plan, folding again only the Gateways
+/// whose fingerprint changed since `memo` saw them; the writes are the
+/// ones [`round_patches`] gives.
+pub fn round_patches_with(
+    plan: &Plan,
+    snapshot: &Snapshot,
+    applied: &Applied,
+    now: &str,
+    memo: &mut StatusMemo,
+) -> Vec<StatusPatch> {
+    let inputs = &plan.inputs;
+    memo.shares
+        .retain(|key, _| plan.fingerprints.contains_key(key));
+    for (key, fingerprint) in &plan.fingerprints {
+        let current = memo.shares.get(key).is_some_and(|(f, _)| f == fingerprint);
+        if !current {
+            let share = attache_core::status::gateway_share(inputs, key);
+            memo.shares.insert(key.clone(), (*fingerprint, share));
+        }
+    }
+    let shares = plan
+        .fingerprints
+        .keys()
+        .filter_map(|key| Some((key, &memo.shares.get(key)?.1)));
+    let (report, reaching) = attache_core::status::policy_status_of_shares(inputs, shares);
+    patches_reaching(&report, &reaching, inputs, snapshot, applied, now)
+}
+
+fn patches_reaching(
+    report: &StatusReport,
+    reaching: &BTreeMap<ObjectKey, Reaching>,
+    inputs: &Inputs,
+    snapshot: &Snapshot,
+    applied: &Applied,
+    now: &str,
+) -> Vec<StatusPatch> {
     let reach: Reach = applied
         .keys()
         .map(|key| {
@@ -105,7 +157,7 @@ pub fn round_patches(
             (key.clone(), found)
         })
         .collect();
-    patches_for(&report, inputs, snapshot, &reach, applied, now)
+    patches_for(report, inputs, snapshot, &reach, applied, now)
 }
 
 /// The status writes this round needs: only policies of our own kinds, and

@@ -9,34 +9,14 @@
 use std::time::{Duration, Instant};
 
 use attache_apiserver::{Handle, Verb};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod common;
-use common::standin::{free_port, repo, shop_server, start_controller, writes_since};
+use common::standin::{
+    free_port, metrics, repo, series, shop_server, start_controller, writes_since,
+};
 
 /// The idle window the issue names.
 const IDLE: Duration = Duration::from_secs(60);
-
-/// `/metrics` of the controller, as text.
-async fn metrics(port: u16) -> String {
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).await.unwrap();
-    text
-}
-
-/// The value of one unlabelled series.
-fn series(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("{name} missing from\n{text}"))
-}
 
 /// Starts the stand-in with examples/shop (and `unserved` kinds removed)
 /// and the controller with a Lease; waits until it settled: the plugin

@@ -48,6 +48,6 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
 pub use limits::Limits;
 pub use model::Inputs;
-pub use parse::{limit_ancestors_with_foreign, parse};
+pub use parse::{limit_ancestors_with_foreign, parse, parse_each};
 pub use resolve::{explain_route, resolve, resolve_for, select_gateway, ResolveError, Resolved};
 pub use status::{policy_status, StatusReport};

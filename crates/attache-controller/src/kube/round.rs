@@ -4,7 +4,7 @@
 //! back-off (or the server's `Retry-After`) while every other Gateway goes
 //! on (docs/controller.md, "Failure behaviour").
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use attache_core::topology::ObjectKey;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
+use kube::api::DynamicObject;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::Client;
 use serde_json::Value;
@@ -21,10 +22,10 @@ use super::api::{self, WriteError};
 use super::metrics::{self, Metrics};
 use super::watch::Caches;
 use crate::kinds::WatchedKind;
-use crate::reconcile::{reconcile, Config, Outcome, Plan};
+use crate::reconcile::{reconcile_with, Config, Memo, Outcome, Plan};
 use crate::serving::{self, NotServed};
-use crate::snapshot::{ReadCache, Snapshot};
-use crate::status::{self, Applied, NotApplied};
+use crate::snapshot::{ApiObject, ReadCache, Snapshot};
+use crate::status::{self, Applied, NotApplied, StatusMemo};
 
 /// At most this many applies in flight at once (a slow answer for one
 /// Gateway never holds the others back).
@@ -61,10 +62,12 @@ pub struct Reconciler {
     pub config: Config,
     pub metrics: Arc<Metrics>,
     pub recorder: Recorder,
+    /// Objects read, kept between rounds by uid and resourceVersion.
     cache: ReadCache,
-    /// Every cached object as JSON, by kind and uid, with the
-    /// resourceVersion it was converted at.
-    values: HashMap<(&'static str, String), (&'static WatchedKind, String, Value)>,
+    /// What each Gateway resolved to, kept while its scope is unchanged.
+    memo: Memo,
+    /// Each Gateway's share of the status fold, kept alike.
+    statuses: StatusMemo,
     /// The last failure reported per Gateway, so that an Event is sent once
     /// per new failure, not once per round.
     failures: BTreeMap<ObjectKey, String>,
@@ -75,6 +78,26 @@ pub struct Reconciler {
     said_serving_nothing: bool,
     /// The Gateways served last round, whose metric series go when they go.
     served: BTreeSet<ObjectKey>,
+}
+
+/// A watcher's object as the read cache sees it: converted to JSON only
+/// when its resourceVersion is new to the cache.
+impl ApiObject for DynamicObject {
+    fn uid(&self) -> Option<&str> {
+        self.metadata.uid.as_deref()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.metadata.resource_version.as_deref()
+    }
+    fn key(&self) -> ObjectKey {
+        ObjectKey {
+            namespace: self.metadata.namespace.clone().unwrap_or_default(),
+            name: self.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+    fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 /// What one round did.
@@ -106,7 +129,8 @@ impl Reconciler {
             config,
             metrics,
             cache: ReadCache::default(),
-            values: HashMap::new(),
+            memo: Memo::default(),
+            statuses: StatusMemo::default(),
             failures: BTreeMap::new(),
             retries: BTreeMap::new(),
             not_served: BTreeMap::new(),
@@ -123,19 +147,29 @@ impl Reconciler {
     /// One round over the objects the caches hold.
     pub async fn round(&mut self, caches: &Caches, now: Timestamp) -> Round {
         let started = Instant::now();
-        self.refresh_values(caches);
-        let refreshed = started.elapsed();
+        let objects: Vec<(&'static WatchedKind, Arc<DynamicObject>)> = caches
+            .stores
+            .iter()
+            .flat_map(|(kind, store)| store.state().into_iter().map(|o| (*kind, o)))
+            .collect();
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for (kind, _) in &objects {
+            *counts.entry(kind.kind).or_default() += 1;
+        }
+        for (kind, count) in counts {
+            self.metrics.watched(kind, count);
+        }
         let snapshot = Snapshot::read(
-            self.values.values().map(|(kind, _, value)| (*kind, value)),
+            objects.iter().map(|(kind, object)| (*kind, &**object)),
             caches.shared.missing(),
             &mut self.cache,
         );
+        drop(objects);
         let read = started.elapsed();
         let round = self.apply(&snapshot, now).await;
         // Where a round's time goes, for the operator and the benchmark.
         tracing::debug!(
-            refresh_ms = refreshed.as_millis() as u64,
-            snapshot_ms = (read - refreshed).as_millis() as u64,
+            snapshot_ms = read.as_millis() as u64,
             apply_ms = (started.elapsed() - read).as_millis() as u64,
             "round phases"
         );
@@ -143,50 +177,16 @@ impl Reconciler {
         round
     }
 
-    /// Brings [`Reconciler::values`] up to the caches: an object is
-    /// converted to JSON only when its resourceVersion changed (at 20,000
-    /// objects, converting all of them was a good part of every round).
-    fn refresh_values(&mut self, caches: &Caches) {
-        let mut seen = HashSet::new();
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for (kind, store) in &caches.stores {
-            let objects = store.state();
-            *counts.entry(kind.kind).or_default() += objects.len();
-            for object in objects {
-                let meta = &object.metadata;
-                let id = (
-                    kind.kind,
-                    meta.uid.clone().unwrap_or_else(|| {
-                        format!(
-                            "{}/{}",
-                            meta.namespace.as_deref().unwrap_or(""),
-                            meta.name.as_deref().unwrap_or("")
-                        )
-                    }),
-                );
-                let version = meta.resource_version.clone().unwrap_or_default();
-                let current = self
-                    .values
-                    .get(&id)
-                    .is_some_and(|(_, v, _)| !version.is_empty() && *v == version);
-                if !current {
-                    let value = serde_json::to_value(object.as_ref()).unwrap_or(Value::Null);
-                    self.values.insert(id.clone(), (*kind, version, value));
-                }
-                seen.insert(id);
-            }
-        }
-        self.values.retain(|id, _| seen.contains(id));
-        for (kind, count) in counts {
-            self.metrics.watched(kind, count);
-        }
-    }
-
     /// Applies what [`reconcile`] decides for `snapshot`.
     pub async fn apply(&mut self, snapshot: &Snapshot, now: Timestamp) -> Round {
         let planning = Instant::now();
-        let plan = tracing::info_span!("plan").in_scope(|| reconcile(&self.config, snapshot));
-        tracing::debug!(plan_ms = planning.elapsed().as_millis() as u64, "planned");
+        let plan = tracing::info_span!("plan")
+            .in_scope(|| reconcile_with(&self.config, snapshot, &mut self.memo));
+        tracing::debug!(
+            plan_ms = planning.elapsed().as_millis() as u64,
+            resolved = plan.resolved.len(),
+            "planned"
+        );
         for line in &plan.diagnostics {
             tracing::warn!(diagnostic = %line, "input");
         }
@@ -197,8 +197,10 @@ impl Reconciler {
         let unix = now.as_second() as f64;
         let mut queue = Vec::new();
         let mut deferred = BTreeSet::new();
-        for (key, outcome) in &plan.gateways {
+        for key in &plan.resolved {
             self.metrics.gateway_reconciled(key);
+        }
+        for (key, outcome) in &plan.gateways {
             match outcome {
                 Outcome::Unchanged => {
                     round.unchanged += 1;
@@ -357,7 +359,7 @@ impl Reconciler {
     }
 
     async fn write_statuses(
-        &self,
+        &mut self,
         plan: &Plan,
         snapshot: &Snapshot,
         applied: &Applied,
@@ -368,8 +370,9 @@ impl Reconciler {
             .unwrap_or(now)
             .to_string();
         let computing = Instant::now();
-        let patches = tracing::info_span!("status")
-            .in_scope(|| status::round_patches(&plan.inputs, snapshot, applied, &stamp));
+        let patches = tracing::info_span!("status").in_scope(|| {
+            status::round_patches_with(plan, snapshot, applied, &stamp, &mut self.statuses)
+        });
         tracing::debug!(
             status_ms = computing.elapsed().as_millis() as u64,
             writes = patches.len(),

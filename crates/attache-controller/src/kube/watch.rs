@@ -221,6 +221,10 @@ pub async fn run_in(
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
+                    // The API server's bookkeeping of who set which field:
+                    // nothing here reads it, and with server-side apply it
+                    // is often the larger part of an object held in memory.
+                    let event = event.modify(|o| o.metadata.managed_fields = None);
                     // kube-runtime's watcher says `Init` before its first
                     // list is even sent: only what follows it proves the
                     // kind is served.

@@ -12,6 +12,7 @@ use attache_controller::reconcile::{reconcile, Config, Outcome};
 use attache_controller::snapshot::Snapshot;
 use attache_controller::status::{self, Applied};
 use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -57,11 +58,23 @@ pub fn start_controller_with(
     probe_port: u16,
     config: Config,
 ) -> tokio::task::JoinHandle<()> {
+    start_controller_tuned(server, identity, probe_port, config, |_| {})
+}
+
+/// [`start_controller_with`], its options changed by `tune` (the
+/// coalescing window, say).
+pub fn start_controller_tuned(
+    server: &Handle,
+    identity: &str,
+    probe_port: u16,
+    config: Config,
+    tune: impl FnOnce(&mut Options),
+) -> tokio::task::JoinHandle<()> {
     let dir = std::env::temp_dir().join(format!("attache-{identity}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
-    let options = Options {
+    let mut options = Options {
         config,
         kubeconfig: Some(kubeconfig),
         probe_address: format!("127.0.0.1:{probe_port}").parse().unwrap(),
@@ -70,6 +83,7 @@ pub fn start_controller_with(
         debounce: Duration::from_millis(50),
         max_delay: Duration::from_millis(300),
     };
+    tune(&mut options);
     tokio::spawn(async move {
         run(options).await.unwrap();
     })
@@ -158,4 +172,26 @@ pub fn edit_policy(server: &Handle, namespace: &str, name: &str, request_timeout
     };
     spec[stanza]["timeouts"]["request"] = json!(request_timeout);
     server.seed([policy]).unwrap();
+}
+
+/// `/metrics` of the controller, as text.
+pub async fn metrics(port: u16) -> String {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.unwrap();
+    text
+}
+
+/// The value of one series, named with its labels as the exposition
+/// writes them (`attache_gateway_reconciles_total{gateway="infra/edge"}`).
+pub fn series(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("{name} missing from\n{text}"))
 }

@@ -46,6 +46,12 @@ use targets::resolve_targets;
 
 /// Reads every document. Never fails: problems are in `Inputs::diagnostics`.
 pub fn parse(docs: &[SourceDoc]) -> Inputs {
+    parse_each(docs)
+}
+
+/// [`parse`] over documents held elsewhere (the controller keeps each one
+/// read once, shared between rounds, and hands references in).
+pub fn parse_each<'a>(docs: impl IntoIterator<Item = &'a SourceDoc>) -> Inputs {
     let mut inputs = Inputs::default();
     for doc in docs {
         read_doc(doc, &mut inputs);

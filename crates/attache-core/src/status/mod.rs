@@ -19,13 +19,15 @@ use crate::model::policy::TargetKind;
 use crate::model::Inputs;
 use crate::model::{Policy, Target, TargetRef};
 use crate::topology::ObjectKey;
-use counting::{contributions, ContributionStats};
+use counting::ContributionStats;
 
 pub(crate) mod counting;
 pub mod programmed;
 pub mod routes;
+pub mod shares;
 
 pub use routes::{route_status, RouteStatus};
+pub use shares::{gateway_share, policy_status_of_shares, GatewayShare, PolicyId};
 
 pub const CONTROLLER_NAME: &str = "policy.attache.dev/attache";
 
@@ -164,46 +166,12 @@ pub type Reaching = BTreeSet<(usize, Target)>;
 /// targets through which policies reach it, from the same fold (the
 /// controller needs both; folding each Gateway once serves both).
 pub fn policy_status_reaching(inputs: &Inputs) -> (StatusReport, BTreeMap<ObjectKey, Reaching>) {
-    let mut stats: BTreeMap<(usize, Target), ContributionStats> = BTreeMap::new();
-    let mut reaching = BTreeMap::new();
-    let mut diagnostics = Vec::new();
-    for (key, gateway) in &inputs.gateways {
-        let (found, diags) = match contributions(inputs, key) {
-            Ok(both) => both,
-            // A Gateway over its limits still gets its policies' status;
-            // the reason it has no entries must not be silent.
-            Err(err) => {
-                diagnostics.push(Diagnostic::error(err.to_string()));
-                continue;
-            }
-        };
-        diagnostics.extend(diags);
-        let mut reached: Reaching = found.keys().cloned().collect();
-        reached.extend(upper_reaching(inputs, gateway));
-        reaching.insert(key.clone(), reached);
-        for (k, s) in found {
-            let acc = stats.entry(k).or_default();
-            acc.entries += s.entries;
-            acc.fields_set += s.fields_set;
-            acc.fields_lost += s.fields_lost;
-            acc.winners.extend(s.winners);
-            acc.conflicts_with.extend(s.conflicts_with);
-        }
-    }
-    diagnostics.sort();
-    diagnostics.dedup();
-    let policies = inputs
-        .policies
-        .iter()
-        .enumerate()
-        .map(|(i, p)| one(inputs, i, p, &stats))
+    let shares: Vec<(&ObjectKey, GatewayShare)> = inputs
+        .gateways
+        .keys()
+        .map(|key| (key, gateway_share(inputs, key)))
         .collect();
-    let report = StatusReport {
-        policies,
-        routes: route_status(inputs),
-        diagnostics,
-    };
-    (report, reaching)
+    policy_status_of_shares(inputs, shares.iter().map(|(k, s)| (*k, s)))
 }
 
 /// The (policy, target) pairs of `gw`'s upper levels (each listener,
