@@ -87,7 +87,7 @@ pub trait ApiObject {
     fn uid(&self) -> Option<&str>;
     fn resource_version(&self) -> Option<&str>;
     fn key(&self) -> ObjectKey;
-    fn to_json(&self) -> Value;
+    fn to_json(&self) -> Result<Value, serde_json::Error>;
 }
 
 impl ApiObject for Value {
@@ -100,8 +100,8 @@ impl ApiObject for Value {
     fn key(&self) -> ObjectKey {
         key_of(self)
     }
-    fn to_json(&self) -> Value {
-        self.clone()
+    fn to_json(&self) -> Result<Value, serde_json::Error> {
+        Ok(self.clone())
     }
 }
 
@@ -117,6 +117,21 @@ type Read = Result<Option<(Arc<SourceDoc>, u64)>, Unreadable>;
 #[derive(Debug, Default)]
 pub struct ReadCache {
     read: HashMap<(&'static str, String), (String, Read)>,
+}
+
+/// An object as JSON, or why it cannot be (named as the log names it).
+fn encode(kind: &WatchedKind, object: &impl ApiObject) -> Result<Value, Unreadable> {
+    object.to_json().map_err(|e| {
+        let key = object.key();
+        let mut value = serde_json::json!({"metadata": {"name": key.name}});
+        if !key.namespace.is_empty() {
+            value["metadata"]["namespace"] = Value::String(key.namespace);
+        }
+        Unreadable::Encode {
+            label: label(kind, &value),
+            source: Arc::new(e),
+        }
+    })
 }
 
 /// An object's identity in the cache: its uid, or its label when the API
@@ -140,10 +155,10 @@ impl ReadCache {
                 return read.clone();
             }
         }
-        let value = object.to_json();
-        let version_of_content = content_version(&value);
-        let read =
-            read_object(kind, value).map(|doc| doc.map(|doc| (Arc::new(doc), version_of_content)));
+        let read = encode(kind, object).and_then(|value| {
+            let version_of_content = content_version(&value);
+            read_object(kind, value).map(|doc| doc.map(|doc| (Arc::new(doc), version_of_content)))
+        });
         self.read
             .insert((kind.kind, id), (version.to_string(), read.clone()));
         read
@@ -155,12 +170,12 @@ impl ReadCache {
     }
 }
 
-/// A hash of what the reconcile reads of an object: everything but the
+/// A hash of what the reconcile reads of an object: all of it but the
 /// bookkeeping that changes without a change of meaning
-/// (`metadata.resourceVersion`, `managedFields`) and but our own status.
-/// Of `status` only other controllers' ancestors are read (GEP-713's
-/// limit of 16 counts them), so the controller's own status write coming
-/// back changes no version and makes no Gateway resolve again.
+/// (`metadata.resourceVersion`, `managedFields`) and our own status. Of
+/// `status` only other controllers' ancestors are read (GEP-713's limit of
+/// 16 counts them), so the controller's own status write coming back
+/// changes no version and makes no Gateway resolve again.
 pub fn content_version(value: &Value) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     if let Value::Object(map) = value {
@@ -247,7 +262,12 @@ impl Snapshot {
         let mut seen = HashSet::new();
         for (_, key, kind, object) in rows {
             if kind.role == crate::kinds::Role::Output {
-                snapshot.plugins.insert(key, object.to_json());
+                match encode(kind, object) {
+                    Ok(value) => {
+                        snapshot.plugins.insert(key, value);
+                    }
+                    Err(why) => snapshot.unreadable.push(why.to_string()),
+                }
                 continue;
             }
             seen.insert((kind.kind, cache_id(kind, object)));
@@ -262,5 +282,36 @@ impl Snapshot {
         }
         cache.keep_only(&seen);
         snapshot
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_version;
+    use serde_json::json;
+
+    fn policy(rv: &str, status: serde_json::Value) -> serde_json::Value {
+        json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+            "metadata": {"name": "p", "namespace": "shop", "resourceVersion": rv,
+                "managedFields": [{"manager": rv}]},
+            "spec": {"defaults": {"timeouts": {"request": "5s"}}},
+            "status": status})
+    }
+
+    #[test]
+    fn our_own_status_and_the_bookkeeping_change_no_content_version() {
+        let ours = |reason: &str| {
+            json!({"conditions": [{"type": "Accepted", "reason": reason}],
+                "ancestors": [{"controllerName": attache_core::status::CONTROLLER_NAME, "conditions": [{"reason": reason}]}]})
+        };
+        let before = content_version(&policy("1", json!({})));
+        assert_eq!(before, content_version(&policy("2", ours("Accepted"))));
+        assert_eq!(before, content_version(&policy("3", ours("Conflicted"))));
+        // Another controller's ancestor counts toward the 16: it is read.
+        let theirs = json!({"ancestors": [{"controllerName": "example.com/other"}]});
+        assert_ne!(before, content_version(&policy("4", theirs)));
+        let mut edited = policy("5", json!({}));
+        edited["spec"]["defaults"]["timeouts"]["request"] = json!("6s");
+        assert_ne!(before, content_version(&edited));
     }
 }

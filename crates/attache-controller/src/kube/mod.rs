@@ -109,6 +109,7 @@ pub fn start_watchers(
     client: &Client,
     metrics: Arc<metrics::Metrics>,
     namespaces: &BTreeSet<String>,
+    tasks: &mut Tasks,
 ) -> Caches {
     let scopes: Vec<(&'static crate::kinds::WatchedKind, Option<String>)> = KINDS
         .iter()
@@ -128,17 +129,32 @@ pub fn start_watchers(
         .into_iter()
         .map(|(kind, namespace)| {
             let (reader, writer) = watch::store(kind);
-            tokio::spawn(watch::run_in(
+            tasks.0.push(tokio::spawn(watch::run_in(
                 client.clone(),
                 kind,
                 namespace,
                 writer,
                 shared.clone(),
-            ));
+            )));
             (kind, reader)
         })
         .collect();
     Caches { stores, shared }
+}
+
+/// The tasks the loop starts (watchers, probes, the Lease's renewal): they
+/// end when the loop does, however it ends. A replica stopped in the middle
+/// of a round (its task aborted) stops renewing its Lease too, so that
+/// another takes over when the Lease expires.
+#[derive(Default)]
+pub struct Tasks(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
 }
 
 /// A full round this often even when nothing changed: what a missed watch
@@ -149,18 +165,24 @@ const RESYNC: Duration = Duration::from_secs(300);
 pub async fn run(options: Options) -> Result<(), RunError> {
     let client = client(options.kubeconfig.as_ref()).await?;
     let metrics = Arc::new(metrics::Metrics::default());
-    let caches = start_watchers(&client, metrics.clone(), &options.config.namespaces);
+    let mut tasks = Tasks::default();
+    let caches = start_watchers(
+        &client,
+        metrics.clone(),
+        &options.config.namespaces,
+        &mut tasks,
+    );
     let listener = tokio::net::TcpListener::bind(options.probe_address)
         .await
         .map_err(|source| RunError::Listen {
             address: options.probe_address,
             source,
         })?;
-    tokio::spawn(serve::serve(
+    tasks.0.push(tokio::spawn(serve::serve(
         listener,
         caches.shared.clone(),
         metrics.clone(),
-    ));
+    )));
     let leader = Arc::new(AtomicBool::new(options.lease.is_none()));
     metrics.leader(leader.load(Ordering::SeqCst));
     let lock = options.lease.as_ref().map(|(ns, name)| {
@@ -172,12 +194,12 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         ))
     });
     if let Some(lock) = lock.clone() {
-        tokio::spawn(elect(
+        tasks.0.push(tokio::spawn(elect(
             lock,
             leader.clone(),
             caches.shared.clone(),
             metrics.clone(),
-        ));
+        )));
     }
     let mut reconciler =
         Reconciler::new(client, options.config.clone(), metrics, &options.identity);

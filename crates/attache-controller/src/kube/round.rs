@@ -95,8 +95,8 @@ impl ApiObject for DynamicObject {
             name: self.metadata.name.clone().unwrap_or_default(),
         }
     }
-    fn to_json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+    fn to_json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(self)
     }
 }
 

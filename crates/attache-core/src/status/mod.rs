@@ -171,7 +171,10 @@ pub fn policy_status_reaching(inputs: &Inputs) -> (StatusReport, BTreeMap<Object
         .keys()
         .map(|key| (key, gateway_share(inputs, key)))
         .collect();
-    policy_status_of_shares(inputs, shares.iter().map(|(k, s)| (*k, s)))
+    let (mut report, reaching) =
+        policy_status_of_shares(inputs, shares.iter().map(|(k, s)| (*k, s)));
+    report.routes = route_status(inputs);
+    (report, reaching)
 }
 
 /// The (policy, target) pairs of `gw`'s upper levels (each listener,
