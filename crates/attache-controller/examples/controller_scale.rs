@@ -2,8 +2,8 @@
 //! (issues 30 and 35; figures in docs/benchmarks.md). The real `attache
 //! controller` binary runs as its own process (so its RSS is its own)
 //! against an in-process stand-in seeded with the CRDs and
-//! `scripts/gen_distinct.py N` (N HTTPRoutes x 3 rules, one RoutePolicy
-//! each). Reported:
+//! `scripts/gen_distinct.py N [G]` (N HTTPRoutes x 3 rules, one RoutePolicy
+//! each, on one Gateway or spread over G). Reported:
 //!
 //! - cold start: process start to the last status written;
 //! - writes: status PATCHes and plugin applies until settled, and how many
@@ -11,7 +11,8 @@
 //! - idle: writes per minute over IDLE seconds, the Lease's apart;
 //! - edits: EDITS one-policy edits, each timed from the edit landing in the
 //!   stand-in to the server-side apply of the Gateway's plugin object
-//!   (p50, p99), and the status writes each caused;
+//!   (p50, p99), and the status writes and plugin applies each caused
+//!   (with G Gateways, one apply: only the edited route's Gateway);
 //! - RSS: settled and idle (VmRSS), and the peak (VmHWM).
 //!
 //! cargo run --release -p attache-controller --example controller_scale -- \
@@ -178,6 +179,7 @@ async fn main() {
 
     let mut latencies = Vec::new();
     let mut per_edit_statuses = Vec::new();
+    let mut per_edit_applies = Vec::new();
     for i in 0..edits {
         let name = format!("p{}", (i * 7919) % policies);
         let mut policy = server
@@ -205,12 +207,13 @@ async fn main() {
         latencies.push(applied.duration_since(edited).as_secs_f64() * 1000.0);
         settle(&server, Duration::from_secs(2), Duration::from_secs(120)).await;
         per_edit_statuses.push(status_writes(&server) - statuses_before);
+        per_edit_applies.push(applies(&server) - applies_before);
     }
     latencies.sort_by(f64::total_cmp);
     let (_, peak) = memory(&child);
     if !latencies.is_empty() {
         println!(
-            "{edits} one-policy edits: edit to apply p50 {:.0} ms, p99 {:.0} ms (debounce 300 ms included); status writes per edit {per_edit_statuses:?}",
+            "{edits} one-policy edits: edit to apply p50 {:.0} ms, p99 {:.0} ms (debounce 300 ms included); status writes per edit {per_edit_statuses:?}, plugin applies per edit {per_edit_applies:?}",
             percentile(&latencies, 0.5),
             percentile(&latencies, 0.99),
         );
