@@ -140,7 +140,8 @@ type Desired = Result<(Value, Vec<String>), Kept>;
 
 /// What earlier rounds resolved, by Gateway, with the fingerprint of the
 /// scope each was resolved from: a Gateway whose fingerprint is the same
-/// resolves to the same plugin, so it is not resolved again.
+/// resolves to the same plugin, so it is not resolved again. A memo serves
+/// one [`Config`] (the loop keeps one for its life).
 #[derive(Debug, Default)]
 pub struct Memo {
     gateways: HashMap<ObjectKey, (Fingerprint, Desired)>,
