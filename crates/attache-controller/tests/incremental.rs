@@ -1,6 +1,7 @@
 //! The incremental reconcile equals a round from scratch (issue 30, item 1):
 //! random sequences of edits (add, change and delete of every kind the
-//! controller reads, delegation and selectors included); after each step
+//! controller reads but XListenerSet, read as ListenerSet is; delegation,
+//! selectors and the peers' policies included); after each step
 //! the plan the controller's memo gives is the one a fresh reconcile gives,
 //! and so are the status writes. The controller's own writes coming back
 //! (its WasmPlugins, its policy status) make no Gateway resolve again.
@@ -21,7 +22,7 @@ const GW: &str = "gateway.networking.k8s.io";
 
 /// The objects a step may add, change or delete: one slot each, its
 /// content chosen by a variant number.
-const SLOTS: usize = 20;
+const SLOTS: usize = 22;
 
 fn meta(name: &str, namespace: Option<&str>) -> Value {
     match namespace {
@@ -75,10 +76,32 @@ fn object(slot: usize, v: usize) -> Value {
             json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "ClusterRoutePolicy", "metadata": meta("c0", None),
                 "spec": {"targetRefs": [target], "overrides": {"retry": {"attempts": 1 + t % 3}}}})
         }
-        _ => {
+        19 => {
             json!({"apiVersion": "gateway.kgateway.dev/v1alpha1", "kind": "TrafficPolicy", "metadata": meta("t0", Some(["a", "b"][v % 2])),
             "spec": {"targetSelectors": [{"group": GW, "kind": "HTTPRoute", "matchLabels": {"tier": "checkout"}}],
                 "timeouts": {"request": format!("{}s", 1 + t % 5)}}})
+        }
+        // A GRPCRoute of the same name as HTTPRoute r0 (the kinds are kept
+        // apart), and an Envoy Gateway policy on it, on a Gateway or on r2.
+        20 => {
+            let parents = match v % 3 {
+                0 => json!([{"name": "g0", "namespace": "a"}]),
+                1 => json!([{"kind": "ListenerSet", "name": "ls", "namespace": "b"}]),
+                _ => json!([{"name": "g1", "namespace": "b"}]),
+            };
+            json!({"apiVersion": format!("{GW}/v1"), "kind": "GRPCRoute", "metadata": meta("r0", Some("a")),
+                "spec": {"parentRefs": parents, "rules": [{"name": "call",
+                    "matches": [{"method": {"service": "shop.v1.Cart", "method": format!("M{t}")}}],
+                    "backendRefs": [{"name": "svc", "port": 80}]}]}})
+        }
+        _ => {
+            let target = match v % 3 {
+                0 => json!({"group": GW, "kind": "GRPCRoute", "name": "r0"}),
+                1 => json!({"group": GW, "kind": "Gateway", "name": "g0"}),
+                _ => json!({"group": GW, "kind": "HTTPRoute", "name": "r2"}),
+            };
+            json!({"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "BackendTrafficPolicy", "metadata": meta("bt", Some("a")),
+                "spec": {"targetRefs": [target], "timeout": {"http": {"requestTimeout": format!("{}s", 1 + t % 5)}}}})
         }
     }
 }
