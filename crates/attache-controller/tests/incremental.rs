@@ -159,6 +159,16 @@ fn route(i: usize, v: usize, t: usize) -> Value {
                 {"matches": [{"path": {"type": "PathPrefix", "value": format!("/r{i}/d")}}], "backendRefs": second}]}})
 }
 
+/// A timeout, or in one detail of five one no duration can be: the
+/// policy is then Invalid (ignored, and its status says why).
+fn request_timeout(t: usize) -> String {
+    if t % 5 == 4 {
+        "soon".to_string()
+    } else {
+        format!("{}ms", 100 + t)
+    }
+}
+
 /// Policy `i` in namespace `a` or `b`: on a Gateway, a route, a rule, its
 /// Namespace or the ListenerSet; sometimes with another controller's
 /// ancestor in its status (the 16-ancestor rule counts it).
@@ -179,7 +189,7 @@ fn policy(i: usize, v: usize, t: usize) -> Value {
     let stanza = if v % 4 == 1 { "overrides" } else { "defaults" };
     let mut object = json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
         "metadata": meta(&format!("p{i}"), Some(ns)),
-        "spec": {"targetRefs": [target], stanza: {"timeouts": {"request": format!("{}ms", 100 + t)}}}});
+        "spec": {"targetRefs": [target], stanza: {"timeouts": {"request": request_timeout(t)}}}});
     if v % 7 == 0 {
         object["status"] = json!({"ancestors": [{"ancestorRef": {"group": GW, "kind": "Gateway", "name": "other"},
             "controllerName": "example.com/other", "conditions": []}]});
