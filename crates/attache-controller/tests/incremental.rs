@@ -319,6 +319,7 @@ fn assert_same_plan(incremental: &Plan, scratch: &Plan) {
 /// The controller's state between rounds.
 #[derive(Default)]
 struct Controller {
+    config: Config,
     cache: ReadCache,
     memo: Memo,
     statuses: StatusMemo,
@@ -328,11 +329,11 @@ impl Controller {
     /// One round: the plan and status writes from the memo, checked against
     /// a round from scratch over the same objects.
     fn round(&mut self, cluster: &Cluster) -> (Plan, Vec<StatusPatch>) {
-        let config = Config::default();
+        let config = &self.config;
         let snapshot = Snapshot::read(cluster.rows(), BTreeSet::new(), &mut self.cache);
-        let plan = reconcile_with(&config, &snapshot, &mut self.memo);
+        let plan = reconcile_with(config, &snapshot, &mut self.memo);
         let fresh = Snapshot::from_objects(cluster.rows(), BTreeSet::new());
-        let scratch = reconcile(&config, &fresh);
+        let scratch = reconcile(config, &fresh);
         assert_same_plan(&plan, &scratch);
         let patches =
             status::round_patches_with(&plan, &snapshot, &applied(&plan), NOW, &mut self.statuses);
@@ -366,9 +367,14 @@ proptest! {
     fn every_step_equals_a_round_from_scratch(
         start in prop::collection::vec(0usize..42, SLOTS),
         edits in prop::collection::vec(edit(), 1..24),
+        namespaced in any::<bool>(),
     ) {
         let mut cluster = Cluster::full(&start);
         let mut controller = Controller::default();
+        if namespaced {
+            // A namespace-scoped install (`--namespace a`).
+            controller.config.namespaces = BTreeSet::from(["a".to_string()]);
+        }
         let (plan, patches) = controller.round(&cluster);
         cluster.write(&plan, &patches);
         for edit in edits {
