@@ -44,7 +44,7 @@ LAYERS = {
                 "schema::rules",
             ],
         ),
-        ("model", ["model", "supplier", "written", "near_miss"]),
+        ("model", ["model", "supplier", "written", "near_miss", "overlay"]),
         ("parse", ["parse"]),
         ("attach", ["attach", "route_parents"]),
         ("fold", ["fold", "retries", "prepare"]),
@@ -93,7 +93,7 @@ LAYERS = {
         ("serve", ["serving"]),
         ("decide", ["reconcile", "status"]),
         ("metrics", ["kube::metrics"]),
-        ("adapter", ["kube::watch", "kube::lease", "kube::serve", "kube::api"]),
+        ("adapter", ["kube::watch", "kube::lease", "kube::serve", "kube::api", "kube::cluster"]),
         ("round", ["kube::round"]),
         ("loop", ["kube"]),
         ("root", [""]),
@@ -112,7 +112,7 @@ LAYERS = {
     # check does not follow); `cmd/load.rs` the loading `render` and `watch`
     # share. Commands are siblings: none imports another.
     "src": [
-        ("base", ["output", "input", "cmd", "cmd::load", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
+        ("base", ["output", "input", "cmd", "cmd::load", "cmd::source", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
         (
             "commands",
             [

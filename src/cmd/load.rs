@@ -1,6 +1,6 @@
 //! What `render`, `watch`, `resolve`, `explain` and `graph` share: reading
 //! and resolving the input
-//! (`load_and_resolve`), the listener and backend flags (`ListenerArgs`),
+//! (`load_and_resolve_for`, `load_and_resolve_source` for files or the cluster), the listener and backend flags (`ListenerArgs`),
 //! and writing what Envoy reads (`encode_for`, `write_file`). Its own module
 //! so that `watch` does not reach into `render`.
 
@@ -14,7 +14,8 @@ use attache_render::manifests::Manifests;
 use attache_render::resources::ListenerOptions;
 use serde_json::Value;
 
-use super::{CliError, InputArgs};
+use super::source::SourceArgs;
+use super::{CliError, InputArgs, LimitArgs};
 use crate::output::{pretty_json, report, write_atomically};
 
 /// Where the Gateway's listeners bind and where its backends are: what the
@@ -104,18 +105,10 @@ pub struct Loaded {
     pub problems: usize,
 }
 
-/// Reads, parses and resolves; prints the diagnostics to stderr (they do
-/// not stop a render: one bad policy must not take the others down).
-pub fn load_and_resolve(
-    input: &InputArgs,
-    gateway: Option<&ObjectKey>,
-    limits: crate::input::ReadLimits,
-) -> Result<Loaded, CliError> {
-    load_and_resolve_for(input, gateway, limits, DataPlane::Envoy)
-}
-
-/// [`load_and_resolve`] for a data plane that applies some fields itself
-/// (Istio: each rule's own header filters; crates/attache-core/src/data_plane.rs).
+/// Reads, parses and resolves for a data plane (Istio applies each rule's
+/// own header filters itself; crates/attache-core/src/data_plane.rs);
+/// prints the diagnostics to stderr (they do not stop a render: one bad
+/// policy must not take the others down).
 pub fn load_and_resolve_for(
     input: &InputArgs,
     gateway: Option<&ObjectKey>,
@@ -123,17 +116,31 @@ pub fn load_and_resolve_for(
     data_plane: DataPlane,
 ) -> Result<Loaded, CliError> {
     let docs = input.read(limits)?;
-    resolve_docs(input, docs, gateway, data_plane)
+    resolve_docs(&input.limits, docs, gateway, data_plane)
+}
+
+/// [`load_and_resolve_for`] for a read command: files, or the live cluster
+/// (whose unreadable objects count as problems for `--strict`).
+pub fn load_and_resolve_source(
+    source: &SourceArgs,
+    gateway: Option<&ObjectKey>,
+) -> Result<Loaded, CliError> {
+    let read = source.read(false)?;
+    let unreadable = read.live.as_ref().map_or(0, |l| l.unreadable);
+    let mut loaded = resolve_docs(&source.limits, read.docs, gateway, DataPlane::Envoy)?;
+    loaded.errors += unreadable;
+    loaded.problems += unreadable;
+    Ok(loaded)
 }
 
 /// [`load_and_resolve_for`] from documents already read.
 pub fn resolve_docs(
-    input: &InputArgs,
+    limits: &LimitArgs,
     docs: Vec<SourceDoc>,
     gateway: Option<&ObjectKey>,
     data_plane: DataPlane,
 ) -> Result<Loaded, CliError> {
-    let inputs = input.parse(&docs);
+    let inputs = limits.parse(&docs);
     let gateway = match attache_core::select_gateway(&inputs, gateway) {
         Ok(gateway) => gateway,
         Err(err) => {

@@ -75,15 +75,7 @@ impl InputArgs {
     ) -> Result<Vec<attache_core::source::SourceDoc>, CliError> {
         let docs = self.limits.read(&self.files, limits)?;
         if docs.is_empty() {
-            let paths: Vec<String> = self
-                .files
-                .iter()
-                .map(|p| match p.to_str() {
-                    Some("-") => "standard input".to_string(),
-                    _ => p.display().to_string(),
-                })
-                .collect();
-            return Err(CliError::EmptyInput(paths.join(", ")));
+            return Err(CliError::EmptyInput(shown_paths(&self.files)));
         }
         Ok(docs)
     }
@@ -92,11 +84,18 @@ impl InputArgs {
     pub fn parse(&self, docs: &[attache_core::source::SourceDoc]) -> attache_core::Inputs {
         self.limits.parse(docs)
     }
+}
 
-    /// Reads and parses every input.
-    pub fn load(&self, limits: crate::input::ReadLimits) -> Result<attache_core::Inputs, CliError> {
-        Ok(self.parse(&self.read(limits)?))
-    }
+/// The paths of `-f` as messages name them.
+pub fn shown_paths(files: &[PathBuf]) -> String {
+    let paths: Vec<String> = files
+        .iter()
+        .map(|p| match p.to_str() {
+            Some("-") => "standard input".to_string(),
+            _ => p.display().to_string(),
+        })
+        .collect();
+    paths.join(", ")
 }
 
 #[derive(Debug, Subcommand)]
@@ -165,6 +164,8 @@ pub enum CliError {
     },
     #[error(transparent)]
     Render(#[from] attache_render::RenderError),
+    #[error(transparent)]
+    Cluster(#[from] attache_controller::kube::cluster::ReadError),
     #[error("cannot encode the output as YAML: {source}")]
     Yaml { source: serde_yaml_ng::Error },
     #[error("cannot encode the output as JSON: {source}")]
@@ -279,6 +280,7 @@ pub mod package;
 pub mod plugin_flags;
 pub mod render;
 pub mod resolve;
+pub mod source;
 pub mod status;
 pub mod strict;
 pub mod watch;

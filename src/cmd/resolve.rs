@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use attache_core::topology::ObjectKey;
 
-use super::load::{load_and_resolve, Loaded};
-use super::{parse_key, CliError, InputArgs};
+use super::load::{load_and_resolve_source, Loaded};
+use super::source::SourceArgs;
+use super::{parse_key, CliError};
 use crate::output::{pretty_json, print_stdout, write_atomically};
 
 #[derive(Debug, clap::Args)]
@@ -21,7 +22,7 @@ input, or no such Gateway; 3 with --strict when any error or warning was found
 (the output is then not written).")]
 pub struct Args {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: SourceArgs,
     /// The Gateway to resolve; may be left out when the input has exactly one.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
     pub gateway: Option<ObjectKey>,
@@ -35,7 +36,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Loaded {
         resolved, problems, ..
-    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
+    } = load_and_resolve_source(&args.input, args.gateway.as_ref())?;
     args.strict.check(problems, 0, "")?;
     let json = pretty_json(&resolved.resolution.document)?;
     match &args.output {

@@ -6,10 +6,12 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  the input or the environment: unreadable or empty input, no such
-     Gateway, a file that cannot be written, a failing git read
+     Gateway, a file that cannot be written, a failing git read, a
+     cluster that cannot be read
   2  usage: an unknown flag or a bad flag value
   3  --strict: an error or warning was reported (each printed on standard
-     error), or a policy shown by `status` is not Accepted
+     error), or a policy shown by `status` is not Accepted or, read from
+     the cluster, drifts from the status written there
   4  `diff --exit-code` or `--fail-on`: a change of a listed kind";
 
 /// Exit code of `--strict` when any policy (or other input) problem was found.

@@ -28,6 +28,7 @@ pub mod limits;
 pub(crate) mod matches;
 pub mod model;
 pub mod near_miss;
+pub mod overlay;
 pub(crate) mod parse;
 pub(crate) mod prepare;
 pub mod re2_program;

@@ -12,10 +12,12 @@ use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::{Severity, StatusReport};
 
+use super::source::ClusterArgs;
 use super::{parse_key, CliError, LimitArgs};
 use crate::input::ReadLimits;
 use crate::output::{pretty_json, print_stdout, report};
 
+mod cluster;
 mod text;
 
 /// Exit code of `--exit-code` / `--fail-on` when a change was found.
@@ -25,6 +27,7 @@ pub const CHANGED: u8 = 4;
 #[command(after_help = "\
 Examples:
   attache diff old/ new/                              # two checkouts of the manifests
+  attache diff --cluster -f pr/                       # the live cluster, and with pr/ applied
   attache diff --git origin/main manifests/           # the same paths at a git revision as OLD
   attache diff --git HEAD~1 manifests/ --fail-on timeout-shorter,policy-invalid
   attache diff old.yaml new.yaml -o json
@@ -41,8 +44,23 @@ or with --fail-on when a change of a listed kind did (--fail-on narrows
 --exit-code).")]
 pub struct Args {
     /// OLD and NEW: files, directories (recursive) or '-'; with --git, NEW only.
-    #[arg(value_name = "PATH", num_args = 1..=2, required = true)]
+    #[arg(value_name = "PATH", num_args = 1..=2, required_unless_present = "cluster")]
     pub paths: Vec<PathBuf>,
+    /// OLD is the live cluster, NEW the cluster with -f's objects laid over
+    /// it (each replaces the object of the same kind, namespace and name,
+    /// or is added; one annotated attache.dev/delete: "true" is removed).
+    #[arg(long, conflicts_with_all = ["paths", "git"], requires = "change")]
+    pub cluster: bool,
+    /// With --cluster: the change's manifests (files, directories or '-'). Repeatable.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "PATH",
+        requires = "cluster"
+    )]
+    pub change: Vec<PathBuf>,
+    #[command(flatten)]
+    pub cluster_args: ClusterArgs,
     /// Read OLD as NEW's paths at this git revision (through the `git` command).
     #[arg(long, value_name = "REV")]
     pub git: Option<String>,
@@ -91,14 +109,11 @@ fn parse_kind(word: &str) -> Result<KindFilter, String> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let (old_path, new_path) = paths(&args)?;
-    // OLD and NEW are independent: read, parse, resolve and status on both cores.
-    let (old_inputs, new_inputs) = std::thread::scope(|scope| {
-        let old = scope.spawn(|| load(&args, old_path));
-        (old.join(), load(&args, Manifests::Files(new_path)))
-    });
-    let old_inputs = old_inputs.map_err(|_| CliError::Usage("reading OLD failed".into()))??;
-    let new_inputs = new_inputs?;
+    let (old_inputs, new_inputs) = if args.cluster {
+        cluster::load(&args.cluster_args, &args.change, &args.limits)?
+    } else {
+        load_both(&args)?
+    };
     // The Gateway is NEW's; one that NEW deleted is OLD's.
     let gateway = match attache_core::select_gateway(&new_inputs, args.gateway.as_ref()) {
         Ok(key) => key,
@@ -137,6 +152,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // one by one cost a tenth of the CPU time (measured: docs/diff.md).
     std::mem::forget((old_inputs, new_inputs, old, new));
     Ok(code)
+}
+
+/// OLD and NEW from files or a git revision. They are independent: read
+/// and parsed on two cores.
+fn load_both(args: &Args) -> Result<(attache_core::Inputs, attache_core::Inputs), CliError> {
+    let (old_path, new_path) = paths(args)?;
+    let (old_inputs, new_inputs) = std::thread::scope(|scope| {
+        let old = scope.spawn(|| load(args, old_path));
+        (old.join(), load(args, Manifests::Files(new_path)))
+    });
+    let old_inputs = old_inputs.map_err(|_| CliError::Usage("reading OLD failed".into()))??;
+    Ok((old_inputs, new_inputs?))
 }
 
 fn exit_code(args: &Args, found: &Diff) -> u8 {

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 use attache_core::explain::Explanation;
 use attache_core::topology::ObjectKey;
 
-use super::load::{load_and_resolve, Loaded};
+use super::load::{load_and_resolve_source, Loaded};
 use super::parse_key;
-use super::{CliError, InputArgs};
+use super::source::SourceArgs;
+use super::CliError;
 use crate::output::{pretty_json, print_stdout};
 
 mod table;
@@ -37,7 +38,7 @@ COLUMNS, else to the terminal's width; piped output is not wrapped. -o json
 keeps the schema-1 field names (timeouts.requestMs) for tools.")]
 pub struct Args {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: SourceArgs,
     /// The HTTPRoute whose rules to explain (a child route reached through delegation works too).
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
     pub route: ObjectKey,
@@ -62,7 +63,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         resolved,
         problems,
         ..
-    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
+    } = load_and_resolve_source(&args.input, args.gateway.as_ref())?;
     let gateway = resolved.resolution.gateway.clone();
     let explained = attache_core::explain_route(&inputs, &gateway, &args.route)?;
     let chosen: Vec<&Explanation> = explained

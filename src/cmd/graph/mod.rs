@@ -13,9 +13,10 @@ use attache_core::model::{Policy, Target};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
 
-use super::load::{load_and_resolve, Loaded};
+use super::load::{load_and_resolve_source, Loaded};
+use super::source::SourceArgs;
 use super::strict::Strict;
-use super::{parse_key, CliError, InputArgs};
+use super::{parse_key, CliError};
 use crate::output::print_stdout;
 use model::{EdgeKind, Graph, Level, NodeKind};
 
@@ -49,7 +50,7 @@ joined by a dashed edge to their target and labelled with their role. With
 to a rule lists the fields it won there, as the supplier's kind writes them.")]
 pub struct Args {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: SourceArgs,
     /// The Gateway; may be left out when the input has exactly one.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
     pub gateway: Option<ObjectKey>,
@@ -71,7 +72,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         resolved,
         problems,
         ..
-    } = load_and_resolve(&args.input, args.gateway.as_ref(), Default::default())?;
+    } = load_and_resolve_source(&args.input, args.gateway.as_ref())?;
     let gateway = resolved.resolution.gateway.clone();
     args.strict.check(problems, 0, "nothing drawn")?;
     let mut routes: Vec<ObjectKey> = Vec::new();

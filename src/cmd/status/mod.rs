@@ -8,14 +8,17 @@ use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use attache_core::status::drift::Drift;
 use attache_core::status::{PolicyStatus, RouteStatus};
 use attache_core::topology::ObjectKey;
 use serde::Serialize;
 
+use super::source::SourceArgs;
 use super::strict::Strict;
-use super::{parse_key, CliError, InputArgs};
+use super::{parse_key, CliError};
 use crate::output::{pretty_json, print_stdout, report};
 
+mod drift;
 mod table;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -48,16 +51,13 @@ YAML and JSON items carry what a controller writes to the status subresource,
 without lastTransitionTime (docs/status.md).")]
 pub struct Args {
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: SourceArgs,
     /// Output format [default: table on a terminal, yaml otherwise].
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
     /// Only the policy with this name.
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Only policies in this namespace (cluster-scoped ones have none).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
-    pub namespace: Option<String>,
     /// Only policies that reach this Gateway: attached to it, its listeners,
     /// its GatewayClass, its Namespace or a route it serves.
     #[arg(long, value_name = "NS/NAME", value_parser = parse_key)]
@@ -84,12 +84,15 @@ enum Item<'a> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let inputs = args.input.load(Default::default())?;
+    let read = args.input.read(true)?;
+    let inputs = args.input.limits.parse(&read.docs);
     let mut status = attache_core::policy_status(&inputs);
     // GEP-713 (2025): Programmed per ancestor, computed as if applied, as the
-    // controller writes it (docs/status.md).
+    // controller writes it (docs/status.md); live, compared with what it wrote.
     attache_core::status::programmed::with_programmed(&inputs, &mut status);
-    let problems = report(&inputs, &status.diagnostics);
+    let unreadable = read.live.as_ref().map_or(0, |l| l.unreadable);
+    let problems = report(&inputs, &status.diagnostics) + unreadable;
+    let namespace = &args.input.cluster.namespace;
     let reaching: Option<BTreeSet<usize>> = match &args.gateway {
         Some(key) => Some(attache_core::reach::policies_reaching(&inputs, key)?),
         None => None,
@@ -102,7 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .map(|(_, p)| p)
         .filter(|p| args.name.as_ref().is_none_or(|n| *n == p.metadata.name))
         .filter(|p| {
-            args.namespace
+            namespace
                 .as_ref()
                 .is_none_or(|ns| Some(ns) == p.metadata.namespace.as_ref())
         })
@@ -123,7 +126,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         })
         .filter(|r| args.name.as_ref().is_none_or(|n| *n == r.metadata.name))
         .filter(|r| {
-            args.namespace
+            namespace
                 .as_ref()
                 .is_none_or(|ns| Some(ns) == r.metadata.namespace.as_ref())
         })
@@ -142,8 +145,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .chain(routes.iter().map(|r| Item::Route(r)))
             .collect(),
     };
+    let drifts: Option<Vec<Drift>> = read
+        .live
+        .as_ref()
+        .map(|live| chosen.iter().map(|p| drift::of(p, &live.objects)).collect());
     let text = match format {
-        Format::Table => table::render(&chosen, &routes),
+        Format::Table => table::render(&chosen, drifts.as_deref(), &routes),
         Format::Yaml => {
             serde_yaml_ng::to_string(&list).map_err(|source| CliError::Yaml { source })?
         }
@@ -151,10 +158,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     print_stdout(&text)?;
     let not_accepted = chosen.iter().filter(|p| !table::accepted(p)).count();
-    args.strict.check(
-        problems,
-        not_accepted,
-        &format!("{not_accepted} of the policies shown are not Accepted"),
-    )?;
+    let drifting = drifts.iter().flatten().filter(|d| d.is_drift()).count();
+    if drifting > 0 {
+        eprintln!("note: {drifting} of the policies shown drift from the status written in the cluster (the DRIFT column of -o table)");
+    }
+    let mut failing = Vec::new();
+    if not_accepted > 0 {
+        failing.push(format!(
+            "{not_accepted} of the policies shown are not Accepted"
+        ));
+    }
+    if drifting > 0 {
+        failing.push(format!("{drifting} drift from their written status"));
+    }
+    args.strict
+        .check(problems, not_accepted + drifting, &failing.join("; "))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! `attache status -o table`: one line per policy, kubectl's habit.
 
+use attache_core::status::drift::Drift;
 use attache_core::status::routes::ParentReference;
 use attache_core::status::{AncestorRef, Condition, PolicyStatus, RouteStatus};
 
@@ -44,10 +45,15 @@ fn reasons_per_target(p: &PolicyStatus, condition: &str) -> String {
     }
 }
 
-/// The policies' table, then (after a blank line) the routes' table: one
-/// line per parentRef.
-pub fn render(policies: &[&PolicyStatus], routes: &[&RouteStatus]) -> String {
-    let mut out = render_policies(policies);
+/// The policies' table (with a DRIFT column when the status was compared
+/// with the cluster's, one word per policy), then (after a blank line) the
+/// routes' table: one line per parentRef.
+pub fn render(
+    policies: &[&PolicyStatus],
+    drifts: Option<&[Drift]>,
+    routes: &[&RouteStatus],
+) -> String {
+    let mut out = render_policies(policies, drifts);
     if !routes.is_empty() {
         out.push('\n');
         out.push_str(&render_routes(routes));
@@ -104,11 +110,11 @@ fn render_routes(routes: &[&RouteStatus]) -> String {
 }
 
 /// The policies' table; columns as wide as their widest cell, the last one unpadded.
-fn render_policies(policies: &[&PolicyStatus]) -> String {
+fn render_policies(policies: &[&PolicyStatus], drifts: Option<&[Drift]>) -> String {
     if policies.is_empty() {
         return "No policies found.\n".into();
     }
-    let mut rows: Vec<[String; 8]> = vec![[
+    let mut rows: Vec<Vec<String>> = vec![vec![
         "KIND".into(),
         "NAMESPACE".into(),
         "NAME".into(),
@@ -118,7 +124,10 @@ fn render_policies(policies: &[&PolicyStatus]) -> String {
         "IN EFFECT".into(),
         "PROGRAMMED".into(),
     ]];
-    for p in policies {
+    if drifts.is_some() {
+        rows[0].push("DRIFT".into());
+    }
+    for (i, p) in policies.iter().enumerate() {
         let accepted = accepted_condition(&p.status.conditions);
         let targets: Vec<String> = p
             .status
@@ -126,7 +135,7 @@ fn render_policies(policies: &[&PolicyStatus]) -> String {
             .iter()
             .map(|a| target(&a.ancestor_ref))
             .collect();
-        rows.push([
+        let mut row = vec![
             p.kind.clone(),
             p.metadata.namespace.clone().unwrap_or_else(|| "-".into()),
             p.metadata.name.clone(),
@@ -139,9 +148,12 @@ fn render_policies(policies: &[&PolicyStatus]) -> String {
             },
             reasons_per_target(p, "Attached"),
             reasons_per_target(p, "Programmed"),
-        ]);
+        ];
+        if let Some(drifts) = drifts {
+            row.push(drifts.get(i).map_or("-", |d| d.word()).into());
+        }
+        rows.push(row);
     }
-    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
     columns(&rows)
 }
 

@@ -297,7 +297,12 @@ fn prepare(
         errors,
         problems,
         ..
-    } = resolve_docs(&args.input, docs, args.gateway.as_ref(), DataPlane::Envoy)?;
+    } = resolve_docs(
+        &args.input.limits,
+        docs,
+        args.gateway.as_ref(),
+        DataPlane::Envoy,
+    )?;
     if first {
         args.strict.check(problems, 0, "nothing written")?;
     }

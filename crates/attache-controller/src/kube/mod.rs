@@ -19,6 +19,7 @@ use crate::kinds::KINDS;
 use crate::reconcile::Config;
 
 pub mod api;
+pub mod cluster;
 pub mod lease;
 pub mod metrics;
 pub mod round;

@@ -22,6 +22,7 @@ use crate::topology::ObjectKey;
 use counting::ContributionStats;
 
 pub(crate) mod counting;
+pub mod drift;
 pub mod programmed;
 pub mod routes;
 pub mod shares;

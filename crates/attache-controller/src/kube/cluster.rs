@@ -1,0 +1,305 @@
+//! One read of the live cluster for the CLI's read commands
+//! (docs/semantics.md section 13): the kubeconfig found the way kubectl
+//! finds it, then one paginated list per kind of [`crate::kinds::KINDS`]
+//! the resolver reads. A kind the API server does not serve (404, its CRD
+//! not installed) is skipped and named, as the controller's watchers skip
+//! it; anything else that stops a list is an error, since a read that
+//! silently lacks a kind would resolve to a different answer.
+//!
+//! Nothing here writes: the only requests are GETs (lists).
+
+use std::path::PathBuf;
+
+use kube::api::{DynamicObject, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client};
+use serde_json::Value;
+
+use super::watch::api_resource;
+use crate::kinds::{Role, WatchedKind, KINDS};
+
+/// Objects per list request: the page size kubectl uses (`--chunk-size`).
+pub const PAGE_SIZE: u32 = 500;
+
+/// Which cluster to read, as kubectl's flags name it.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// A kubeconfig file; else `KUBECONFIG`, `~/.kube/config`, then the
+    /// in-cluster service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// A context of the kubeconfig; else its current context.
+    pub context: Option<String>,
+    /// Only this namespace for namespaced kinds; else all of them.
+    pub namespace: Option<String>,
+}
+
+/// A client and what the header line says about it.
+#[derive(Clone)]
+pub struct Connection {
+    pub client: Client,
+    /// The kubeconfig context read, or `in-cluster`.
+    pub context: String,
+    /// The API server's URL.
+    pub server: String,
+}
+
+/// One kind as it was listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub kind: &'static WatchedKind,
+    /// The list's resourceVersion (of its first page: the pages of one
+    /// list are one consistent snapshot).
+    pub resource_version: String,
+    pub objects: usize,
+}
+
+/// What one read of the cluster gave.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterObjects {
+    /// Each kind read, in [`KINDS`] order.
+    pub listed: Vec<Listed>,
+    /// Kinds the API server does not serve, skipped.
+    pub not_served: Vec<&'static WatchedKind>,
+    /// Every object read, with its kind.
+    pub objects: Vec<(&'static WatchedKind, Value)>,
+}
+
+const CONNECT_HINT: &str =
+    "hint: pass --kubeconfig FILE or set KUBECONFIG (and --context NAME), or read files with -f";
+
+/// Why the cluster could not be read; each names what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot read the kubeconfig{}: {source}\n  {CONNECT_HINT}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
+    Kubeconfig {
+        path: Option<PathBuf>,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("no kubeconfig and not inside a cluster: {source}\n  {CONNECT_HINT}")]
+    Infer {
+        #[source]
+        source: kube::config::InferConfigError,
+    },
+    #[error("cannot make a client for {server}: {source}\n  {CONNECT_HINT}")]
+    Client {
+        server: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("{kind} ({api_version}) in {scope}: listing is forbidden: {message}\n  hint: `kubectl auth can-i list {plural}` says what your user may read; -n NAMESPACE reads one namespace only")]
+    Forbidden {
+        kind: &'static str,
+        api_version: String,
+        plural: &'static str,
+        scope: String,
+        message: String,
+    },
+    #[error("{kind} ({api_version}): cannot list from {server}: {source}\n  hint: is the API server reachable? `kubectl --context {context} get {plural}` tries the same read")]
+    List {
+        kind: &'static str,
+        api_version: String,
+        plural: &'static str,
+        server: String,
+        context: String,
+        /// Boxed: a kube error is large, and this one is rare.
+        #[source]
+        source: Box<kube::Error>,
+    },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// Finds the cluster the way kubectl does, with `--context` honoured.
+pub async fn connect(target: &Target) -> Result<Connection, ReadError> {
+    let options = KubeConfigOptions {
+        context: target.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let kubeconfig = match &target.kubeconfig {
+        Some(path) => {
+            Some(
+                Kubeconfig::read_from(path).map_err(|source| ReadError::Kubeconfig {
+                    path: Some(path.clone()),
+                    source,
+                })?,
+            )
+        }
+        // No file: `KUBECONFIG` or ~/.kube/config when there is one; a
+        // pod's service account otherwise (unless a context was asked for,
+        // which only a kubeconfig has).
+        None => match Kubeconfig::read() {
+            Ok(kubeconfig) => Some(kubeconfig),
+            Err(source) if target.context.is_some() => {
+                return Err(ReadError::Kubeconfig { path: None, source })
+            }
+            Err(_) => None,
+        },
+    };
+    let (config, context) = match kubeconfig {
+        Some(kubeconfig) => {
+            let context = target
+                .context
+                .clone()
+                .or_else(|| kubeconfig.current_context.clone())
+                .unwrap_or_default();
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|source| ReadError::Kubeconfig {
+                    path: target.kubeconfig.clone(),
+                    source,
+                })?;
+            (config, context)
+        }
+        None => (
+            kube::Config::infer()
+                .await
+                .map_err(|source| ReadError::Infer { source })?,
+            "in-cluster".to_string(),
+        ),
+    };
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config).map_err(|source| ReadError::Client {
+        server: server.clone(),
+        source,
+    })?;
+    Ok(Connection {
+        client,
+        context,
+        server,
+    })
+}
+
+/// The kinds a read command reads: every input kind (not the WasmPlugin
+/// the controller writes).
+pub fn input_kinds() -> impl Iterator<Item = &'static WatchedKind> {
+    KINDS.iter().filter(|k| k.role != Role::Output)
+}
+
+/// Lists every input kind once, page by page.
+pub async fn read(
+    connection: &Connection,
+    namespace: Option<&str>,
+) -> Result<ClusterObjects, ReadError> {
+    let mut read = ClusterObjects::default();
+    for kind in input_kinds() {
+        match list(connection, kind, namespace).await? {
+            Some((resource_version, objects)) => {
+                read.listed.push(Listed {
+                    kind,
+                    resource_version,
+                    objects: objects.len(),
+                });
+                read.objects.extend(objects.into_iter().map(|o| (kind, o)));
+            }
+            None => read.not_served.push(kind),
+        }
+    }
+    Ok(read)
+}
+
+/// Whether the API server serves `kind`: one list of at most one object,
+/// the probe the watchers make (a 404 is a kind whose CRD is missing).
+pub async fn is_served(
+    connection: &Connection,
+    kind: &'static WatchedKind,
+) -> Result<bool, ReadError> {
+    let api: Api<DynamicObject> = Api::all_with(connection.client.clone(), &api_resource(kind));
+    match api.list_metadata(&ListParams::default().limit(1)).await {
+        Ok(_) => Ok(true),
+        Err(err) => match classify(connection, kind, "all namespaces", err) {
+            None => Ok(false),
+            Some(err) => Err(err),
+        },
+    }
+}
+
+/// One kind, every page; `None` when it is not served.
+async fn list(
+    connection: &Connection,
+    kind: &'static WatchedKind,
+    namespace: Option<&str>,
+) -> Result<Option<(String, Vec<Value>)>, ReadError> {
+    let resource = api_resource(kind);
+    let (api, scope): (Api<DynamicObject>, String) = match namespace {
+        Some(ns) if kind.namespaced => (
+            Api::namespaced_with(connection.client.clone(), ns, &resource),
+            format!("namespace {ns}"),
+        ),
+        _ if kind.namespaced => (
+            Api::all_with(connection.client.clone(), &resource),
+            "all namespaces".to_string(),
+        ),
+        _ => (
+            Api::all_with(connection.client.clone(), &resource),
+            "the cluster scope".to_string(),
+        ),
+    };
+    let mut objects = Vec::new();
+    let mut resource_version = None;
+    let mut params = ListParams::default().limit(PAGE_SIZE);
+    loop {
+        let page = match api.list(&params).await {
+            Ok(page) => page,
+            Err(err) => {
+                return match classify(connection, kind, &scope, err) {
+                    None => Ok(None),
+                    Some(err) => Err(err),
+                }
+            }
+        };
+        resource_version.get_or_insert(page.metadata.resource_version.clone().unwrap_or_default());
+        for item in page.items {
+            // A DynamicObject always encodes (its fields are JSON already).
+            if let Ok(value) = serde_json::to_value(&item) {
+                objects.push(value);
+            }
+        }
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => break,
+        }
+    }
+    Ok(Some((resource_version.unwrap_or_default(), objects)))
+}
+
+/// `None` for a 404 (the kind is not served); the error otherwise.
+fn classify(
+    connection: &Connection,
+    kind: &'static WatchedKind,
+    scope: &str,
+    err: kube::Error,
+) -> Option<ReadError> {
+    match &err {
+        kube::Error::Api(status) if status.code == 404 => None,
+        kube::Error::Api(status) if status.code == 403 => Some(ReadError::Forbidden {
+            kind: kind.kind,
+            api_version: kind.api_version(),
+            plural: kind.plural,
+            scope: scope.to_string(),
+            message: status.message.clone(),
+        }),
+        _ => Some(ReadError::List {
+            kind: kind.kind,
+            api_version: kind.api_version(),
+            plural: kind.plural,
+            server: connection.server.clone(),
+            context: connection.context.clone(),
+            source: Box::new(err),
+        }),
+    }
+}
+
+/// [`connect`] then [`read`], on a runtime of its own: the CLI is not
+/// async, and a read is a handful of sequential requests.
+pub fn read_blocking(target: &Target) -> Result<(Connection, ClusterObjects), ReadError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ReadError::Runtime)?;
+    runtime.block_on(async {
+        let connection = connect(target).await?;
+        let objects = read(&connection, target.namespace.as_deref()).await?;
+        Ok((connection, objects))
+    })
+}
