@@ -9,7 +9,7 @@ use serde_json::Value;
 
 pub struct Cluster {
     /// Keeps the server's tasks running; dropped last.
-    _runtime: tokio::runtime::Runtime,
+    pub runtime: tokio::runtime::Runtime,
     pub server: Handle,
     pub kubeconfig: PathBuf,
 }
@@ -21,7 +21,11 @@ impl Cluster {
     }
 
     /// [`Cluster::start`] with the configuration adjusted first.
-    pub fn start_with(dir: &Path, objects: Vec<Value>, adjust: impl FnOnce(Config) -> Config) -> Cluster {
+    pub fn start_with(
+        dir: &Path,
+        objects: Vec<Value>,
+        adjust: impl FnOnce(Config) -> Config,
+    ) -> Cluster {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -29,7 +33,7 @@ impl Cluster {
             .expect("runtime");
         let config = Config::default()
             .with_gateway_api()
-            .with_manifests(&[super::workspace().join("deploy/crds")])
+            .with_manifests(&[crate::support::workspace().join("deploy/crds")])
             .expect("the CRDs load")
             .with_objects(objects);
         let server = runtime
@@ -38,7 +42,7 @@ impl Cluster {
         let kubeconfig = dir.join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
         Cluster {
-            _runtime: runtime,
+            runtime,
             server,
             kubeconfig,
         }
@@ -46,8 +50,9 @@ impl Cluster {
 
     /// The cluster serving examples/shop.
     pub fn shop(dir: &Path) -> Cluster {
-        let shop = attache_apiserver::read_manifests(&super::workspace().join("examples/shop"))
-            .expect("examples/shop loads");
+        let shop =
+            attache_apiserver::read_manifests(&crate::support::workspace().join("examples/shop"))
+                .expect("examples/shop loads");
         Cluster::start(dir, shop)
     }
 

@@ -1,0 +1,487 @@
+//! The read commands against a live cluster: the stand-in API server
+//! (crates/attache-apiserver) serving examples/shop, `attache` run as a
+//! process with `--kubeconfig` (docs/semantics.md section 13).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "support/standin.rs"]
+mod standin;
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+
+use attache_apiserver::Verb;
+use standin::Cluster;
+use support::{attache, scratch, text, workspace};
+
+fn live(cluster: &Cluster, args: &[&str]) -> Output {
+    let kubeconfig = cluster.kubeconfig.display().to_string();
+    let mut all = args.to_vec();
+    all.extend(["--kubeconfig", &kubeconfig]);
+    attache(&all)
+}
+
+/// The header line every live read prints first on standard error.
+fn header(cluster: &Cluster, scope: &str, kinds: &[&str]) -> String {
+    let version = cluster.server.resource_version();
+    let versions: Vec<String> = kinds.iter().map(|k| format!("{k} {version}")).collect();
+    format!(
+        "# context attache-standin, server SERVER/, {scope}; resourceVersion: {}\n",
+        versions.join(", ")
+    )
+}
+
+const ALL_KINDS: &[&str] = &[
+    "GatewayClass",
+    "Namespace",
+    "Gateway",
+    "XListenerSet",
+    "ListenerSet",
+    "HTTPRoute",
+    "GRPCRoute",
+    "RoutePolicy",
+    "ClusterRoutePolicy",
+    "TrafficPolicy",
+    "BackendTrafficPolicy",
+];
+
+fn shop() -> String {
+    workspace().join("examples/shop").display().to_string()
+}
+
+/// Whatever the read command, the cluster gives what the same objects as
+/// files give: the same document byte for byte, the same explanation.
+#[test]
+fn live_reads_answer_as_the_same_files_do() {
+    let dir = scratch("live-same");
+    let cluster = Cluster::shop(&dir);
+    for args in [
+        vec!["resolve"],
+        vec!["explain", "--route", "shop/orders"],
+        vec!["graph", "--route", "shop/storefront"],
+        vec!["status", "-o", "yaml"],
+    ] {
+        let from_cluster = live(&cluster, &args);
+        assert_eq!(
+            from_cluster.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&from_cluster.stderr)
+        );
+        let shop = shop();
+        let mut with_files = args.clone();
+        with_files.extend(["-f", &shop]);
+        let from_files = attache(&with_files);
+        assert_eq!(from_files.status.code(), Some(0), "{args:?}");
+        let mut live_stdout = text(&from_cluster.stdout);
+        if args[0] == "status" {
+            // Live, observedGeneration is the object's metadata.generation,
+            // which files leave out; nothing else differs.
+            assert!(live_stdout.contains("observedGeneration: 1\n"));
+            live_stdout = live_stdout
+                .lines()
+                .filter(|l| l.trim() != "observedGeneration: 1")
+                .map(|l| format!("{l}\n"))
+                .collect();
+        }
+        assert!(live_stdout == text(&from_files.stdout), "{args:?} differs");
+        let mut expected =
+            header(&cluster, "all namespaces", ALL_KINDS) + &text(&from_files.stderr);
+        if args[0] == "status" {
+            // No controller ran: nothing is written, every policy drifts.
+            let listed = text(&from_files.stdout);
+            let policies = listed.matches("\n  kind: RoutePolicy\n").count()
+                + listed.matches("\n  kind: ClusterRoutePolicy\n").count();
+            expected += &format!("note: {policies} of the policies shown drift from the status written in the cluster (the DRIFT column of -o table)\n");
+        }
+        assert_eq!(
+            cluster.redact(&text(&from_cluster.stderr)),
+            expected,
+            "{args:?}"
+        );
+    }
+    // A read writes nothing.
+    let writes = cluster
+        .server
+        .log()
+        .records()
+        .iter()
+        .filter(|r| r.verb.is_write())
+        .count();
+    assert_eq!(writes, 0);
+}
+
+/// A kind the API server does not serve is skipped with one note, and the
+/// answer is the one without it (deals' ListenerSet is not there).
+#[test]
+fn a_kind_not_served_is_skipped_with_one_note() {
+    let dir = scratch("live-unserved");
+    let cluster = Cluster::shop(&dir);
+    cluster
+        .server
+        .unserve_kind("gateway.networking.k8s.io", "listenersets");
+    cluster
+        .server
+        .unserve_kind("gateway.kgateway.dev", "trafficpolicies");
+    let out = live(&cluster, &["resolve"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let served: Vec<&str> = ALL_KINDS
+        .iter()
+        .copied()
+        .filter(|k| !matches!(*k, "ListenerSet" | "TrafficPolicy"))
+        .collect();
+    let stderr = cluster.redact(&text(&out.stderr));
+    let expected_start = header(&cluster, "all namespaces", &served)
+        + "note: not served by the API server, so skipped: ListenerSet (gateway.networking.k8s.io/v1), TrafficPolicy (gateway.kgateway.dev/v1alpha1)\n";
+    assert!(stderr.starts_with(&expected_start), "{stderr}");
+    let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = document["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("deals/")), "{names:?}");
+    assert!(names.contains(&"http/shop/orders/0"), "{names:?}");
+}
+
+/// `-n` lists namespaced kinds in that namespace only (one request each),
+/// cluster-scoped kinds whole; the Gateway of another namespace is then
+/// not seen, and the message says so.
+#[test]
+fn namespace_limits_the_lists_of_namespaced_kinds() {
+    let dir = scratch("live-namespace");
+    let cluster = Cluster::shop(&dir);
+    let out = live(&cluster, &["status", "-n", "shop", "-o", "table"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        cluster.redact(&text(&out.stderr)).starts_with(&header(
+            &cluster,
+            "namespace shop",
+            ALL_KINDS
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    let lists: Vec<(String, Option<String>)> = cluster
+        .server
+        .log()
+        .records()
+        .iter()
+        .filter(|r| r.verb == Verb::List)
+        .map(|r| (r.resource.clone(), r.namespace.clone()))
+        .collect();
+    let shop = Some("shop".to_string());
+    for (resource, namespace) in &lists {
+        let cluster_scoped = matches!(
+            resource.as_str(),
+            "gatewayclasses" | "namespaces" | "clusterroutepolicies"
+        );
+        assert_eq!(
+            namespace.is_none(),
+            cluster_scoped,
+            "{resource} listed in {namespace:?}"
+        );
+        if !cluster_scoped {
+            assert_eq!(namespace, &shop, "{resource}");
+        }
+    }
+    assert_eq!(lists.len(), ALL_KINDS.len(), "{lists:?}");
+    // Only shop's policies, and the cluster-scoped one (which has none).
+    let table = text(&out.stdout);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with(&["RoutePolicy", "shop", "storefront"])),
+        "{table}"
+    );
+    assert!(!table.contains("infra"), "{table}");
+    let resolve = live(&cluster, &["resolve", "-n", "shop"]);
+    assert_eq!(resolve.status.code(), Some(1));
+    assert!(
+        text(&resolve.stderr).contains("no Gateway"),
+        "{}",
+        text(&resolve.stderr)
+    );
+}
+
+/// Cluster flags with files are refused; a server nobody answers, and a
+/// list RBAC forbids, each end with one error that says what to do.
+#[test]
+fn what_cannot_be_read_is_one_clear_error() {
+    let dir = scratch("live-errors");
+    let cluster = Cluster::shop(&dir);
+    let kubeconfig = cluster.kubeconfig.display().to_string();
+    let shop = shop();
+    let out = attache(&["resolve", "-f", &shop, "--kubeconfig", &kubeconfig]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "error: --kubeconfig, --context, -n and -A choose what is read from the cluster, and -f reads files instead\n  hint: leave out -f to read the cluster, or leave out the cluster flags\n"
+    );
+
+    cluster.server.faults().fail_for(
+        attache_apiserver::Scope::Resource("httproutes".into()),
+        403,
+        std::time::Duration::from_secs(600),
+    );
+    let out = live(&cluster, &["resolve"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("error: HTTPRoute (gateway.networking.k8s.io/v1) in all namespaces: listing is forbidden: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\n  hint: `kubectl auth can-i list httproutes` says what your user may read; -n NAMESPACE reads one namespace only\n"), "{stderr}");
+
+    let gone = dir.join("gone.kubeconfig");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text_of = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    std::fs::write(
+        &gone,
+        text_of.replace(&cluster.server.url(), &format!("http://127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let out = attache(&[
+        "explain",
+        "--route",
+        "shop/orders",
+        "--kubeconfig",
+        gone.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.starts_with("error: GatewayClass (gateway.networking.k8s.io/v1): cannot list from http://127.0.0.1:"), "{stderr}");
+    assert!(stderr.contains("hint: is the API server reachable? `kubectl --context attache-standin get gatewayclasses` tries the same read"), "{stderr}");
+
+    let out = attache(&[
+        "resolve",
+        "--kubeconfig",
+        dir.join("none").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("error: cannot read the kubeconfig "),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `diff --cluster -f CHANGE` says what `diff` of the same objects as files
+/// says, and exits as `diff` does.
+#[test]
+fn diff_against_the_cluster_is_diff_of_the_overlay() {
+    let dir = scratch("live-diff");
+    let cluster = Cluster::shop(&dir);
+    // The change: storefront's policy deleted, one new policy.
+    let change = dir.join("change");
+    std::fs::create_dir_all(&change).unwrap();
+    let added = "apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata:\n  name: orders-fast\n  namespace: shop\nspec:\n  targetRefs:\n  - {group: gateway.networking.k8s.io, kind: HTTPRoute, name: orders}\n  defaults:\n    timeouts: {request: 1s}\n";
+    std::fs::write(
+        change.join("pr.yaml"),
+        format!("apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata:\n  name: storefront\n  namespace: shop\n  annotations: {{attache.dev/delete: \"true\"}}\n---\n{added}"),
+    )
+    .unwrap();
+    // The same change made to a copy of the files.
+    let new = dir.join("new");
+    support::copy_dir(&workspace().join("examples/shop"), &new);
+    strip_policy(&new, "storefront");
+    std::fs::write(new.join("99-pr.yaml"), added).unwrap();
+    let from_files = attache(&[
+        "diff",
+        &shop(),
+        new.to_str().unwrap(),
+        "--fail-on",
+        "timeout-shorter",
+    ]);
+    let from_cluster = live(
+        &cluster,
+        &[
+            "diff",
+            "--cluster",
+            "-f",
+            change.to_str().unwrap(),
+            "--fail-on",
+            "timeout-shorter",
+        ],
+    );
+    assert_eq!(
+        from_files.status.code(),
+        Some(4),
+        "{}",
+        text(&from_files.stderr)
+    );
+    assert_eq!(
+        from_cluster.status.code(),
+        Some(4),
+        "{}",
+        text(&from_cluster.stderr)
+    );
+    assert_eq!(text(&from_cluster.stdout), text(&from_files.stdout));
+    assert!(
+        text(&from_cluster.stdout).contains("RoutePolicy shop/storefront: Accepted -> (absent)")
+    );
+
+    // A deletion of what the cluster lacks is said, not silently done.
+    std::fs::write(
+        change.join("pr.yaml"),
+        "apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata:\n  name: nothing\n  namespace: shop\n  annotations: {attache.dev/delete: \"true\"}\n",
+    )
+    .unwrap();
+    let out = live(
+        &cluster,
+        &[
+            "diff",
+            "--cluster",
+            "-f",
+            change.to_str().unwrap(),
+            "--exit-code",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).ends_with("note: RoutePolicy shop/nothing: attache.dev/delete asks to delete it, but the cluster has no such object; nothing deleted\n"), "{}", text(&out.stderr));
+    let out = attache(&["diff", "--cluster"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// Removes the RoutePolicy `name` from the YAML files of `dir`.
+fn strip_policy(dir: &Path, name: &str) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kept: Vec<&str> = text
+            .split("\n---\n")
+            .filter(|doc| {
+                !(doc.contains("kind: RoutePolicy") && doc.contains(&format!("\n  name: {name}\n")))
+            })
+            .collect();
+        std::fs::write(&path, kept.join("\n---\n")).unwrap();
+    }
+}
+
+/// The controller's real loop writes the statuses; `attache status` then
+/// finds no drift. Each kind of drift is then made by hand and named.
+#[test]
+fn status_drift_is_none_after_the_controller_and_named_after_edits() {
+    use attache_controller::kube::{run, Options};
+    let dir = scratch("live-drift");
+    let cluster = Cluster::shop(&dir);
+    let options = Options {
+        config: attache_controller::reconcile::Config::default(),
+        kubeconfig: Some(cluster.kubeconfig.clone()),
+        probe_address: "127.0.0.1:0".parse().unwrap(),
+        lease: None,
+        identity: "cli-live".into(),
+        debounce: std::time::Duration::from_millis(50),
+        max_delay: std::time::Duration::from_millis(300),
+    };
+    let controller = cluster.runtime.spawn(async move {
+        let _ = run(options).await;
+    });
+    let policies = || {
+        let mut all = cluster
+            .server
+            .objects("policy.attache.dev", "routepolicies");
+        all.extend(
+            cluster
+                .server
+                .objects("policy.attache.dev", "clusterroutepolicies"),
+        );
+        all
+    };
+    let written = |p: &serde_json::Value| {
+        p["status"]["ancestors"].as_array().is_some_and(|a| {
+            a.iter()
+                .any(|a| a["controllerName"] == "policy.attache.dev/attache")
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !policies().iter().all(written) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the controller wrote no status in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    controller.abort();
+    let out = live(&cluster, &["status", "-o", "table", "--strict"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let drift_column = |out: &Output| -> Vec<String> {
+        text(&out.stdout)
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                format!("{}/{} {}", cells[1], cells[2], cells[cells.len() - 1])
+            })
+            .collect()
+    };
+    assert!(
+        drift_column(&out).iter().all(|row| row.ends_with(" -")),
+        "{:?}",
+        drift_column(&out)
+    );
+
+    let edit = |namespace: &str, name: &str, change: &dyn Fn(&mut serde_json::Value)| {
+        let mut object = cluster
+            .server
+            .object("policy.attache.dev", "routepolicies", namespace, name)
+            .unwrap();
+        change(&mut object);
+        cluster.server.seed([object]).unwrap();
+    };
+    // stale: the spec changed and nothing wrote since.
+    edit("shop", "storefront", &|p| {
+        p["spec"]["defaults"]["timeouts"]["request"] = "7s".into()
+    });
+    // differs: a reason the resolver would not give.
+    edit("infra", "public-listener", &|p| {
+        p["status"]["ancestors"][0]["conditions"][1]["reason"] = "Overridden".into()
+    });
+    // foreign: another controller's entries only.
+    edit("infra", "admin-listener", &|p| {
+        p["status"]["ancestors"][0]["controllerName"] = "example.com/gateway".into();
+        p["status"]["conditions"] = serde_json::json!([]);
+    });
+    // unwritten: nothing at all.
+    edit("catalog", "reviews", &|p| {
+        p["status"] = serde_json::json!({})
+    });
+    let out = live(&cluster, &["status", "-o", "table", "--strict"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(
+        drift_column(&out),
+        [
+            "catalog/reviews unwritten",
+            "deals/coupons-atomic -",
+            "deals/deals-listeners -",
+            "infra/admin-listener foreign",
+            "infra/edge-defaults -",
+            "infra/infra-namespace -",
+            "infra/public-listener differs",
+            "shop/checkout-retries -",
+            "shop/storefront stale",
+            "-/platform-guardrails -",
+        ]
+    );
+    assert!(
+        text(&out.stderr).ends_with("error: --strict: 4 drift from their written status\n"),
+        "{}",
+        text(&out.stderr)
+    );
+}
