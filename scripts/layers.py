@@ -112,7 +112,7 @@ LAYERS = {
     # check does not follow); `cmd/load.rs` the loading `render` and `watch`
     # share. Commands are siblings: none imports another.
     "src": [
-        ("base", ["output", "input", "cmd", "cmd::load", "cmd::source", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
+        ("base", ["output", "input", "cmd", "cmd::load", "cmd::kubectl", "cmd::source", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
         (
             "commands",
             [

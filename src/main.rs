@@ -1,6 +1,7 @@
 //! `attache`: resolve Gateway API policy attachment for the Attaché filter.
 //! A thin shell: argument parsing, file I/O and printing; decisions live in
-//! `attache-core`.
+//! `attache-core`. Installed as `kubectl-attache` it is the kubectl plugin
+//! (`cmd::kubectl`).
 
 mod cmd;
 mod input;
@@ -8,10 +9,26 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
+use cmd::kubectl::{self, Invocation};
 
 fn main() -> ExitCode {
-    let cli = cmd::Cli::parse();
+    let mut args = std::env::args_os();
+    let invocation = Invocation::from_argv0(args.next().as_deref());
+    let command = match invocation {
+        Invocation::Complete => {
+            // kubectl passes the words after `kubectl attache`.
+            let words: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+            print!("{}", kubectl::complete(&cmd::Cli::command(), &words));
+            return ExitCode::SUCCESS;
+        }
+        Invocation::Plugin => kubectl::as_plugin(cmd::Cli::command()),
+        Invocation::Attache => cmd::Cli::command(),
+    };
+    let cli = match cmd::Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
+    };
     match cmd::run(cli) {
         Ok(code) => code,
         // The reader went away (`attache resolve | head`): nothing to say.

@@ -275,6 +275,7 @@ pub mod deploy;
 pub mod diff;
 pub mod explain;
 pub mod graph;
+pub mod kubectl;
 pub mod load;
 pub mod package;
 pub mod plugin_flags;
