@@ -6,6 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "support/standin.rs"]
+mod standin;
 mod support;
 #[path = "support/tools.rs"]
 mod tools;
@@ -22,7 +24,14 @@ const DONE: &str = "__attache_done__";
 /// wrapped joined back (`capture-pane -J`), so that a line longer than the
 /// terminal shows as one long line.
 fn on_terminal(tmux: &Path, width: u16, args: &[&str]) -> String {
-    let socket = format!("attache-test-{}-{}", std::process::id(), args[0]);
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let command = format!("'{}' {}", env!("CARGO_BIN_EXE_attache"), quoted.join(" "));
+    on_terminal_running(tmux, width, args[0], &command)
+}
+
+/// [`on_terminal`] for a shell command line (standard error not shown).
+fn on_terminal_running(tmux: &Path, width: u16, label: &str, command: &str) -> String {
+    let socket = format!("attache-test-{}-{label}", std::process::id());
     let tmux_cmd = |extra: &[&str]| {
         let out = Command::new(tmux)
             .args(["-L", &socket, "-f", "/dev/null"])
@@ -35,12 +44,7 @@ fn on_terminal(tmux: &Path, width: u16, args: &[&str]) -> String {
         (out.status.success(), text(&out.stdout), text(&out.stderr))
     };
     // COLUMNS unset, so the width can only come from the terminal itself.
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
-    let program = format!(
-        "env -u COLUMNS '{}' {} 2>/dev/null; echo {DONE}; sleep 60",
-        env!("CARGO_BIN_EXE_attache"),
-        quoted.join(" ")
-    );
+    let program = format!("env -u COLUMNS {command} 2>/dev/null; echo {DONE}; sleep 60");
     let (ok, _, err) = tmux_cmd(&[
         "new-session",
         "-d",
@@ -105,4 +109,40 @@ fn status_and_explain_at_80_columns_in_tmux() {
         shown.contains("\n  timeouts.request: 15s\n    from RoutePolicy infra/edge-defaults (defaults @ Gateway infra/edge)\n    lost 30s from ClusterRoutePolicy platform-guardrails (defaults @\n      GatewayClass attache): it fills only unset fields; already set by\n      RoutePolicy infra/edge-defaults at Gateway infra/edge\n"),
         "{shown}"
     );
+}
+
+/// `kubectl attache explain` against a live cluster (the stand-in API
+/// server serving examples/shop), on a real terminal: kubectl runs the
+/// plugin from PATH, which reads the cluster and wraps to the terminal as
+/// `attache explain -f` does.
+#[test]
+fn kubectl_attache_explain_of_the_live_cluster_in_tmux() {
+    let (Some(tmux), Some(kubectl)) = (
+        tools::tool("tmux", "tmux"),
+        tools::tool("kubectl", "kubectl"),
+    ) else {
+        return;
+    };
+    let dir = support::scratch("terminal-kubectl");
+    let cluster = standin::Cluster::shop(&dir);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_attache"), dir.join("kubectl-attache")).unwrap();
+    let command = format!(
+        "env PATH='{}':\"$PATH\" '{}' attache explain --route shop/orders --kubeconfig '{}'",
+        dir.display(),
+        kubectl.display(),
+        cluster.kubeconfig.display()
+    );
+    let live = on_terminal_running(&tmux, 80, "kubectl", &command);
+    // A tmux server of its own: the other test's runs at the same time.
+    let files = on_terminal_running(
+        &tmux,
+        80,
+        "kubectl-files",
+        &format!(
+            "'{}' explain -f examples/shop --route shop/orders",
+            env!("CARGO_BIN_EXE_attache")
+        ),
+    );
+    assert_eq!(live, files);
+    assert!(live.starts_with("http/shop/orders/0\n"), "{live}");
 }

@@ -2,6 +2,9 @@
 //! reads: served from a runtime of its own while the test runs `attache`
 //! as a process against the kubeconfig it writes.
 
+// Each test crate uses its own subset.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 
 use attache_apiserver::{Config, Handle, StandIn};
