@@ -69,7 +69,7 @@ LAYERS = {
                 "test_gateway",
             ],
         ),
-        ("resources", ["ecds", "listener", "resources", "sds", "tls", "crds", "oci", "wasmplugin"]),
+        ("resources", ["ecds", "listener", "resources", "sds", "tls", "crds", "oci", "wasmplugin", "trafficextension"]),
         ("writers", ["bootstrap", "xds"]),
         ("root", [""]),
     ],

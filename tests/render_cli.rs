@@ -378,3 +378,29 @@ fn an_all_digit_rule_name_is_an_error_naming_its_field() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `render trafficextension` carries exactly what `render wasmplugin`
+/// does, under `spec.wasm`, last before the router (docs/istio.md).
+#[test]
+fn trafficextension_carries_the_wasmplugins_module_and_document() {
+    let render = |kind: &str| -> serde_json::Value {
+        let out = support::attache_ok(&[
+            "render",
+            kind,
+            "-f",
+            "examples/shop",
+            "--url",
+            "oci://r.example/attache:1",
+        ]);
+        serde_yaml_ng::from_slice(&out.stdout).unwrap()
+    };
+    let (plugin, extension) = (render("wasmplugin"), render("trafficextension"));
+    assert_eq!(extension["kind"], "TrafficExtension");
+    assert_eq!(extension["metadata"], plugin["metadata"]);
+    assert_eq!(extension["spec"]["targetRefs"], plugin["spec"]["targetRefs"]);
+    assert_eq!(extension["spec"]["priority"], serde_json::json!(i32::MIN));
+    for (field, value) in extension["spec"]["wasm"].as_object().unwrap() {
+        assert_eq!(value, &plugin["spec"][field], "{field}");
+    }
+    assert_eq!(extension["spec"]["wasm"]["url"], "oci://r.example/attache:1");
+}

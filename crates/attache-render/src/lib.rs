@@ -31,6 +31,7 @@ pub mod resources;
 pub mod sds;
 pub mod secrets;
 pub mod tls;
+pub mod trafficextension;
 pub mod version;
 pub mod virtual_hosts;
 pub mod wasm;

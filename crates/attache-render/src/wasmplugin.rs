@@ -4,7 +4,7 @@
 //! manifest says what it does without Istio's defaults in mind.
 
 use attache_contract::envelope;
-use attache_core::topology::GatewayResolution;
+use attache_core::topology::{GatewayResolution, ObjectKey};
 use serde_json::{json, Value};
 
 use crate::wasm::FILTER_NAME;
@@ -94,7 +94,8 @@ pub fn size_problem(plugin: &Value) -> Option<String> {
     let bytes = serde_json::to_vec(plugin).map_or(usize::MAX, |b| b.len());
     (bytes > MAX_OBJECT_BYTES).then(|| {
         format!(
-            "WasmPlugin {}/{} is {bytes} bytes of JSON, over the {MAX_OBJECT_BYTES} bytes an object may have to be stored by the API server (etcd's default limit is 1.5 MiB, less what the server adds); the route table is too large for one WasmPlugin even compressed (docs/plugin-delivery.md)",
+            "{} {}/{} is {bytes} bytes of JSON, over the {MAX_OBJECT_BYTES} bytes an object may have to be stored by the API server (etcd's default limit is 1.5 MiB, less what the server adds); the route table is too large for one object even compressed (docs/plugin-delivery.md)",
+            plugin["kind"].as_str().unwrap_or("WasmPlugin"),
             plugin["metadata"]["namespace"].as_str().unwrap_or_default(),
             plugin["metadata"]["name"].as_str().unwrap_or_default(),
         )
@@ -124,45 +125,69 @@ pub fn plugin_config(
     }
 }
 
-pub fn wasm_plugin(
-    resolution: &GatewayResolution,
-    options: &WasmPluginOptions,
-) -> Result<Value, serde_json::Error> {
-    let gateway = &resolution.gateway;
-    let mut plugin = json!({
+/// The object's metadata and its one targetRef, the Gateway (Istio's
+/// extension objects live in their target's namespace), as both kinds
+/// carry them (named alike: the two kinds may share a name).
+pub fn object(kind: &str, gateway: &ObjectKey) -> Value {
+    json!({
         "apiVersion": "extensions.istio.io/v1alpha1",
-        "kind": "WasmPlugin",
+        "kind": kind,
         "metadata": {
             "name": format!("attache-{}", gateway.name),
             "namespace": gateway.namespace,
             "labels": {"app.kubernetes.io/managed-by": "attache"}
         },
         "spec": {
-            // The policy's own Gateway, and only it (a WasmPlugin lives in
-            // its target's namespace).
-            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway.name}],
-            "url": options.url,
-            "imagePullPolicy": "IfNotPresent",
-            "type": "HTTP",
-            "pluginName": FILTER_NAME,
-            // Last before the router: nothing after the filter can undo the
-            // x-envoy-* retry and timeout headers it sets for the router.
-            "phase": "UNSPECIFIED_PHASE",
-            "priority": 0,
-            // By default, if the module cannot load or traps, refuse
-            // requests instead of serving them without their timeouts,
-            // retries and header rules (and without stripping clients'
-            // x-envoy-* headers).
-            "failStrategy": options.fail_strategy.as_istio(),
-            "pluginConfig": plugin_config(&resolution.document, options.config_form)?
+            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway.name}]
         }
-    });
+    })
+}
+
+/// The module's fields, the same in a WasmPlugin's spec and in a
+/// TrafficExtension's `spec.wasm` (istio/api wasm.proto and
+/// traffic_extension.proto `WasmConfig`).
+pub fn module_fields(
+    resolution: &GatewayResolution,
+    options: &WasmPluginOptions,
+) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("url".into(), json!(options.url));
+    fields.insert("imagePullPolicy".into(), json!("IfNotPresent"));
+    fields.insert("type".into(), json!("HTTP"));
+    fields.insert("pluginName".into(), json!(FILTER_NAME));
+    // By default, if the module cannot load or traps, refuse requests
+    // instead of serving them without their timeouts, retries and header
+    // rules (and without stripping clients' x-envoy-* headers).
+    fields.insert(
+        "failStrategy".into(),
+        json!(options.fail_strategy.as_istio()),
+    );
     if let Some(sha256) = &options.sha256 {
-        plugin["spec"]["sha256"] = json!(sha256);
+        fields.insert("sha256".into(), json!(sha256));
     }
     if let Some(secret) = &options.image_pull_secret {
-        plugin["spec"]["imagePullSecret"] = json!(secret);
+        fields.insert("imagePullSecret".into(), json!(secret));
     }
+    fields.insert(
+        "pluginConfig".into(),
+        plugin_config(&resolution.document, options.config_form)?,
+    );
+    Ok(fields)
+}
+
+pub fn wasm_plugin(
+    resolution: &GatewayResolution,
+    options: &WasmPluginOptions,
+) -> Result<Value, serde_json::Error> {
+    let mut plugin = object("WasmPlugin", &resolution.gateway);
+    let spec = &mut plugin["spec"];
+    for (field, value) in module_fields(resolution, options)? {
+        spec[field] = value;
+    }
+    // Last before the router: nothing after the filter can undo the
+    // x-envoy-* retry and timeout headers it sets for the router.
+    spec["phase"] = json!("UNSPECIFIED_PHASE");
+    spec["priority"] = json!(0);
     Ok(plugin)
 }
 

@@ -1,4 +1,4 @@
-//! `attache render envoy|ecds|wasmplugin`: data-plane configuration for one
+//! `attache render envoy|ecds|wasmplugin|trafficextension`: data-plane configuration for one
 //! Gateway. The decisions live in `attache-render`; this module reads the
 //! input, resolves it and writes files.
 
@@ -56,6 +56,8 @@ RDS, then LDS). To change them while Envoy runs, use `attache watch
     Ecds(EcdsArgs),
     /// An Istio WasmPlugin (extensions.istio.io/v1alpha1) for the Gateway.
     Wasmplugin(WasmPluginArgs),
+    /// An Istio 1.30+ TrafficExtension (extensions.istio.io/v1alpha1), WasmPlugin's successor.
+    Trafficextension(WasmPluginArgs),
 }
 
 /// What every render needs: the manifests and which Gateway.
@@ -157,7 +159,10 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
             let value = ecds_value(&loaded.resolved, &args.wasm)?;
             emit(&value, args.output.as_deref())
         }
-        Command::Wasmplugin(args) => wasmplugin::run(args),
+        Command::Wasmplugin(args) => wasmplugin::run(args, wasmplugin::Kind::WasmPlugin),
+        Command::Trafficextension(args) => {
+            wasmplugin::run(args, wasmplugin::Kind::TrafficExtension)
+        }
     }
 }
 
