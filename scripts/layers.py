@@ -94,6 +94,7 @@ LAYERS = {
         ("decide", ["reconcile", "status"]),
         ("metrics", ["kube::metrics"]),
         ("adapter", ["kube::watch", "kube::lease", "kube::serve", "kube::api", "kube::cluster"]),
+        ("delivery", ["plugin_kind"]),
         ("round", ["kube::round"]),
         ("loop", ["kube"]),
         ("root", [""]),

@@ -397,10 +397,16 @@ fn trafficextension_carries_the_wasmplugins_module_and_document() {
     let (plugin, extension) = (render("wasmplugin"), render("trafficextension"));
     assert_eq!(extension["kind"], "TrafficExtension");
     assert_eq!(extension["metadata"], plugin["metadata"]);
-    assert_eq!(extension["spec"]["targetRefs"], plugin["spec"]["targetRefs"]);
+    assert_eq!(
+        extension["spec"]["targetRefs"],
+        plugin["spec"]["targetRefs"]
+    );
     assert_eq!(extension["spec"]["priority"], serde_json::json!(i32::MIN));
     for (field, value) in extension["spec"]["wasm"].as_object().unwrap() {
         assert_eq!(value, &plugin["spec"][field], "{field}");
     }
-    assert_eq!(extension["spec"]["wasm"]["url"], "oci://r.example/attache:1");
+    assert_eq!(
+        extension["spec"]["wasm"]["url"],
+        "oci://r.example/attache:1"
+    );
 }

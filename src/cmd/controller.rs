@@ -10,6 +10,8 @@ use attache_controller::deploy::{DEFAULT_LEASE, PROBE_PORT};
 use attache_controller::kube::{block_on, init_logging, Options};
 use attache_controller::reconcile::{Config, ISTIO_CONTROLLER};
 
+use attache_controller::plugin_kind::{Choice, PluginKind};
+
 use super::plugin_flags::PluginArgs;
 use super::CliError;
 
@@ -21,8 +23,11 @@ Examples:
 
 Watches GatewayClasses, Gateways, routes, Namespaces and the policies; for
 every Gateway whose GatewayClass has --controller-name it server-side applies
-the WasmPlugin `attache render wasmplugin` would write, and writes the status
-of RoutePolicy and ClusterRoutePolicy (docs/controller.md).")]
+the TrafficExtension `attache render trafficextension` would write (or the
+WasmPlugin, where TrafficExtension is not served or --plugin-kind says so),
+and writes the status of RoutePolicy and ClusterRoutePolicy
+(docs/controller.md). On a switch of kinds the new object is applied before
+the old one is deleted.")]
 pub struct Args {
     /// A kubeconfig file [default: as kubectl: KUBECONFIG, ~/.kube/config,
     /// then the in-cluster service account].
@@ -36,6 +41,10 @@ pub struct Args {
     pub namespaces: Vec<String>,
     #[command(flatten)]
     pub plugin: PluginArgs,
+    /// The kind that carries the filter: TrafficExtension (Istio 1.30+) when
+    /// the API server serves it, else WasmPlugin; or one of them always.
+    #[arg(long, value_enum, default_value_t = PluginKindFlag::Auto)]
+    pub plugin_kind: PluginKindFlag,
     /// Where /healthz, /readyz and /metrics are served.
     #[arg(long, value_name = "ADDRESS", default_value_t = SocketAddr::from(([0, 0, 0, 0], PROBE_PORT)))]
     pub probe_address: SocketAddr,
@@ -88,7 +97,26 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         identity,
         debounce: Duration::from_millis(args.debounce_ms),
         max_delay: Duration::from_millis(args.max_delay_ms),
+        plugin_kind: args.plugin_kind.into(),
     };
     block_on(options).map_err(|e| CliError::Usage(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--plugin-kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PluginKindFlag {
+    Auto,
+    Wasmplugin,
+    Trafficextension,
+}
+
+impl From<PluginKindFlag> for Choice {
+    fn from(flag: PluginKindFlag) -> Choice {
+        match flag {
+            PluginKindFlag::Auto => Choice::Auto,
+            PluginKindFlag::Wasmplugin => Choice::Fixed(PluginKind::WasmPlugin),
+            PluginKindFlag::Trafficextension => Choice::Fixed(PluginKind::TrafficExtension),
+        }
+    }
 }

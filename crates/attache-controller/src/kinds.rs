@@ -73,6 +73,18 @@ pub const WASM_PLUGIN: WatchedKind = row(
     Role::Output,
 );
 
+/// Istio 1.30's successor of WasmPlugin, written instead of it where the
+/// API server serves it (`crate::plugin_kind`): applied and deleted, never
+/// watched (not in [`KINDS`]), so its rules are only `patch` and `delete`.
+pub const TRAFFIC_EXTENSION: WatchedKind = row(
+    "extensions.istio.io",
+    "v1alpha1",
+    "TrafficExtension",
+    "trafficextensions",
+    true,
+    Role::Output,
+);
+
 /// Bottom to top of the topology; the order is also the order objects are
 /// handed to the reader (a Gateway before its routes, as a file lists them).
 pub const KINDS: &[WatchedKind] = &[

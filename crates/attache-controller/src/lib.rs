@@ -11,6 +11,7 @@ pub mod deploy;
 pub mod image;
 pub mod kinds;
 pub mod kube;
+pub mod plugin_kind;
 pub mod prune;
 pub mod rbac;
 pub mod reconcile;

@@ -9,7 +9,7 @@
 //! access-authn-authz/rbac/, "Referring to resources": a subresource is
 //! `resource/subresource`; "resourceNames" cannot restrict `create`).
 
-use crate::kinds::{Role, WatchedKind, KINDS};
+use crate::kinds::{Role, WatchedKind, KINDS, TRAFFIC_EXTENSION};
 
 /// The Lease of leader election, in the controller's namespace (the
 /// `attache controller --lease` default names it too).
@@ -91,6 +91,19 @@ fn kind_rules<'a>(kinds: impl Iterator<Item = &'a WatchedKind>) -> Vec<Rule> {
         .collect()
 }
 
+/// The TrafficExtension the controller writes instead of the WasmPlugin
+/// where it is served (plugin_kind.rs): server-side apply (a PATCH), and
+/// the delete of the other kind after a switch. Never listed or watched:
+/// whether it is served is read from API discovery.
+fn traffic_extension_rule() -> Rule {
+    Rule {
+        api_groups: vec![TRAFFIC_EXTENSION.group.into()],
+        resources: vec![TRAFFIC_EXTENSION.plural.into()],
+        verbs: vec!["patch", "delete"],
+        resource_names: Vec::new(),
+    }
+}
+
 /// kube-runtime's Recorder creates an events.k8s.io/v1 Event on the
 /// Gateway (in its namespace), and patches it when the same event repeats
 /// (an event series).
@@ -111,10 +124,12 @@ fn events_rule() -> Rule {
 pub fn rules_scoped(namespace: &str, watched: &[String]) -> Rbac {
     let (cluster, watched) = if watched.is_empty() {
         let mut cluster = kind_rules(KINDS.iter());
+        cluster.push(traffic_extension_rule());
         cluster.push(events_rule());
         (cluster, Vec::new())
     } else {
         let mut per_namespace = kind_rules(KINDS.iter().filter(|k| k.namespaced));
+        per_namespace.push(traffic_extension_rule());
         per_namespace.push(events_rule());
         let roles = watched
             .iter()

@@ -64,7 +64,7 @@ impl WriteError {
         }
     }
 
-    fn from_kube(what: String, source: kube::Error) -> Self {
+    pub fn from_kube(what: String, source: kube::Error) -> Self {
         match &source {
             kube::Error::Api(s) if s.code == 403 => WriteError::Forbidden {
                 what,

@@ -44,6 +44,8 @@ pub struct Options {
     pub debounce: Duration,
     /// The longest a burst may delay a round.
     pub max_delay: Duration,
+    /// WasmPlugin or TrafficExtension (`--plugin-kind`; discovery when auto).
+    pub plugin_kind: crate::plugin_kind::Choice,
 }
 
 const CLUSTER_HINT: &str =
@@ -202,8 +204,10 @@ pub async fn run(options: Options) -> Result<(), RunError> {
             metrics.clone(),
         )));
     }
+    let delivery = crate::plugin_kind::discover(&client, options.plugin_kind).await;
     let mut reconciler =
         Reconciler::new(client, options.config.clone(), metrics, &options.identity);
+    reconciler.delivery = delivery;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let mut backoff: Option<Duration> = None;

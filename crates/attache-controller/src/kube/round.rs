@@ -78,6 +78,8 @@ pub struct Reconciler {
     said_serving_nothing: bool,
     /// The Gateways served last round, whose metric series go when they go.
     served: BTreeSet<ObjectKey>,
+    /// The kind the configuration is written as (`crate::plugin_kind`).
+    pub delivery: crate::plugin_kind::Delivery,
 }
 
 /// A watcher's object as the read cache sees it: converted to JSON only
@@ -136,6 +138,7 @@ impl Reconciler {
             not_served: BTreeMap::new(),
             said_serving_nothing: false,
             served: BTreeSet::new(),
+            delivery: Default::default(),
         }
     }
 
@@ -159,12 +162,13 @@ impl Reconciler {
         for (kind, count) in counts {
             self.metrics.watched(kind, count);
         }
-        let snapshot = Snapshot::read(
+        let mut snapshot = Snapshot::read(
             objects.iter().map(|(kind, object)| (*kind, &**object)),
             caches.shared.missing(),
             &mut self.cache,
         );
         drop(objects);
+        crate::plugin_kind::keep_live_of_kind(self.delivery, &mut snapshot);
         let read = started.elapsed();
         let round = self.apply(&snapshot, now).await;
         // Where a round's time goes, for the operator and the benchmark.
@@ -280,12 +284,16 @@ impl Reconciler {
             .into_iter()
             .map(|(key, plugin)| {
                 let span = tracing::info_span!("gateway", gateway = %key);
-                let (client, counters, plugin) =
-                    (self.client.clone(), self.metrics.clone(), plugin.clone());
+                let (client, counters, plugin, delivery) = (
+                    self.client.clone(),
+                    self.metrics.clone(),
+                    plugin.clone(),
+                    self.delivery,
+                );
                 async move {
                     let started = Instant::now();
                     counters.wrote(metrics::Write::PluginApply);
-                    let result = api::apply_plugin(&client, &plugin)
+                    let result = crate::plugin_kind::apply(&client, delivery, &plugin)
                         .await
                         .map(|()| started.elapsed().as_secs_f64());
                     (key, result)

@@ -82,6 +82,7 @@ pub fn start_controller_tuned(
         identity: identity.into(),
         debounce: Duration::from_millis(50),
         max_delay: Duration::from_millis(300),
+        plugin_kind: Default::default(),
     };
     tune(&mut options);
     tokio::spawn(async move {
