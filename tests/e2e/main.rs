@@ -30,6 +30,7 @@ mod precedence;
 mod retries;
 mod strategies;
 mod timeouts;
+mod two_instances;
 mod validate;
 mod wasm_exports;
 mod xds_reload;

@@ -23,8 +23,10 @@ const EXPORTS: [&str; 10] = [
 
 /// The host calls of crates/attache-filter/src/abi.rs, sorted. No
 /// `proxy_get_header_map_pairs` / `proxy_set_header_map_pairs`: the filter
-/// never copies a whole header map.
-const PROXY_IMPORTS: [&str; 12] = [
+/// never copies a whole header map. `proxy_set_property`: the mark a
+/// configured instance leaves on the stream (a second instance then
+/// changes nothing; `stream::ENFORCED_PROPERTY`).
+const PROXY_IMPORTS: [&str; 13] = [
     "proxy_add_header_map_value",
     "proxy_define_metric",
     "proxy_get_buffer_bytes",
@@ -36,6 +38,7 @@ const PROXY_IMPORTS: [&str; 12] = [
     "proxy_log",
     "proxy_remove_header_map_value",
     "proxy_replace_header_map_value",
+    "proxy_set_property",
     "proxy_set_tick_period_milliseconds",
 ];
 

@@ -13,7 +13,7 @@ use attache_apiserver::{Handle, KindSpec, Scope, Verb};
 use attache_controller::kube::{run, Options};
 use attache_controller::plugin_kind::{as_traffic_extension, Choice, PluginKind};
 use attache_controller::reconcile::Config;
-use common::standin::shop_server;
+use common::standin::{eventually, shop_server};
 use serde_json::Value;
 
 const GROUP: &str = "extensions.istio.io";
@@ -51,17 +51,6 @@ fn start(server: &Handle, choice: Choice, label: &str) -> tokio::task::JoinHandl
 
 fn object(server: &Handle, plural: &str) -> Option<Value> {
     server.object(GROUP, plural, "infra", "attache-edge")
-}
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// (verb, resource) of every write to our plugin objects, in order.

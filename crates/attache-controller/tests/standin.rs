@@ -8,27 +8,18 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod common;
+
 use attache_apiserver::{Config as ServerConfig, StandIn, Verb};
 use attache_controller::kube::{run, Options};
 use attache_controller::reconcile::Config;
+use common::standin::eventually;
 use serde_json::Value;
 
 fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path)
-}
-
-/// Polls `done` every 50 ms, failing after 30 s (a hang, not a measure).
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test]

@@ -93,6 +93,7 @@ impl Host for NoHost {
     fn header(&self, _: HeaderMap, _: &str) -> Option<Vec<u8>> {
         None
     }
+    fn set_property(&mut self, _: &[&str], _: &[u8]) {}
     fn set_header(&mut self, _: HeaderMap, _: &str, _: Option<&str>) {}
     fn add_header(&mut self, _: HeaderMap, _: &str, _: &str) {}
     fn log_enabled(&self, _: LogLevel) -> bool {

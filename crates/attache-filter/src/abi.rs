@@ -65,6 +65,12 @@ extern "C" {
         value: *mut *mut u8,
         value_size: *mut usize,
     ) -> u32;
+    fn proxy_set_property(
+        path: *const u8,
+        path_size: usize,
+        value: *const u8,
+        value_size: usize,
+    ) -> u32;
     fn proxy_define_metric(
         metric_type: u32,
         name: *const u8,
@@ -172,6 +178,14 @@ pub fn property(path: &[&str]) -> Option<Vec<u8>> {
     // SAFETY: a valid path for the call; the host writes a pointer and length.
     let status = unsafe { proxy_get_property(joined.as_ptr(), joined.len(), &mut data, &mut len) };
     owned(status, data, len)
+}
+
+/// Sets a property of the stream (the spec's `proxy_set_property`; the
+/// path goes over as for [`property`]).
+pub fn set_property(path: &[&str], value: &[u8]) {
+    let joined = path.join("\0");
+    // SAFETY: valid path and value for the call's duration.
+    unsafe { proxy_set_property(joined.as_ptr(), joined.len(), value.as_ptr(), value.len()) };
 }
 
 pub fn define_counter(name: &str) -> Option<u32> {

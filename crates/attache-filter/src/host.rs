@@ -32,10 +32,14 @@ pub enum Counter {
     ClientControlHeadersStripped,
     ConfigsAccepted,
     ConfigsRejected,
+    /// A request another instance of the filter already enforced (the
+    /// filter twice on one stream: a switch of Istio kinds, or a double
+    /// deployment); this instance left it alone.
+    EnforcedByAnotherInstance,
 }
 
 impl Counter {
-    pub const ALL: [Counter; 10] = [
+    pub const ALL: [Counter; 11] = [
         Counter::MatchedByName,
         Counter::MatchedByFallback,
         Counter::Unmatched,
@@ -46,6 +50,7 @@ impl Counter {
         Counter::ClientControlHeadersStripped,
         Counter::ConfigsAccepted,
         Counter::ConfigsRejected,
+        Counter::EnforcedByAnotherInstance,
     ];
 
     /// The metric name as it appears in Envoy's stats (Envoy adds its own
@@ -64,6 +69,7 @@ impl Counter {
             }
             Counter::ConfigsAccepted => "attache.configs.accepted",
             Counter::ConfigsRejected => "attache.configs.rejected",
+            Counter::EnforcedByAnotherInstance => "attache.requests.enforced_by_another_instance",
         }
     }
 
@@ -79,6 +85,10 @@ impl Counter {
 pub trait Host {
     /// A host property such as `["xds", "route_name"]`.
     fn property(&self, path: &[&str]) -> Option<Vec<u8>>;
+    /// Sets a property of the stream: Envoy keeps it in the stream's filter
+    /// state as `wasm.<path>`, where later filters of the same stream read
+    /// it by `path` and no client can write it.
+    fn set_property(&mut self, path: &[&str], value: &[u8]);
     /// The first value of `name`. The filter has no call that copies a
     /// whole header map: Envoy answers that through the module's `malloc`,
     /// one copy per header (docs/filter.md, "The request path").

@@ -133,6 +133,10 @@ impl Host for ProxyHost<'_> {
         abi::property(path)
     }
 
+    fn set_property(&mut self, path: &[&str], value: &[u8]) {
+        abi::set_property(path, value)
+    }
+
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
         // As bytes: a client's non-UTF-8 value must not trap.
         abi::header(map_type(map), name)

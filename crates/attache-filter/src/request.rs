@@ -129,6 +129,12 @@ impl<H: Host> Host for ReadOnce<'_, H> {
         }
     }
 
+    fn set_property(&mut self, path: &[&str], value: &[u8]) {
+        let key = path.join("\0");
+        self.properties.get_mut().retain(|(n, _)| *n != key);
+        self.host.set_property(path, value);
+    }
+
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
         self.forget(map, name);
         self.host.set_header(map, name, value);

@@ -35,6 +35,15 @@ use crate::route::CompiledRoute;
 /// The Envoy property holding the name of the route Envoy selected.
 pub const ROUTE_NAME_PROPERTY: [&str; 2] = ["xds", "route_name"];
 
+/// What a configured instance of the filter leaves on the stream before it
+/// enforces anything (filter state `wasm.attache_enforced`, which only a
+/// filter can write). A second instance on the same stream (both objects
+/// live for a moment while the controller switches Istio kinds, or the
+/// filter deployed twice) finds it and leaves the request alone: an `add`
+/// is never applied twice. An instance without a configuration leaves no
+/// mark, so the next one enforces: never none.
+pub const ENFORCED_PROPERTY: [&str; 1] = ["attache_enforced"];
+
 #[derive(Debug, Default)]
 pub struct Stream {
     config: Option<Rc<CompiledConfig>>,
@@ -59,6 +68,13 @@ impl Stream {
 
     pub fn on_request_headers(&mut self, host: &mut impl Host) {
         let config = self.config.clone();
+        if config.is_some() {
+            if host.property(&ENFORCED_PROPERTY).is_some() {
+                host.increment(Counter::EnforcedByAnotherInstance);
+                return;
+            }
+            host.set_property(&ENFORCED_PROPERTY, b"1");
+        }
         let trusted = config
             .as_ref()
             .is_some_and(|c| c.trust_client_control_headers);

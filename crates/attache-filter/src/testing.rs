@@ -17,8 +17,13 @@ pub struct FakeHost {
     pub level: LogLevel,
     /// How many times a single header was looked up by name.
     pub lookups: RefCell<usize>,
-    /// How many property reads were made.
+    /// How many property reads were made (of the route and the port: the
+    /// reads of the enforced mark are counted in `mark_calls`).
     pub property_reads: RefCell<usize>,
+    /// Reads and writes of [`crate::stream::ENFORCED_PROPERTY`], the
+    /// mark every configured request costs (one read, one write), counted
+    /// apart so that the lookup's own reads stay visible.
+    pub mark_calls: RefCell<usize>,
     /// How many single-header writes (set, remove, add) were made.
     pub header_writes: usize,
     /// The fake clock, in nanoseconds, and how far each reading moves it.
@@ -39,6 +44,7 @@ impl Default for FakeHost {
             level: LogLevel::Trace,
             lookups: RefCell::new(0),
             property_reads: RefCell::new(0),
+            mark_calls: RefCell::new(0),
             header_writes: 0,
             clock: Cell::new(0),
             clock_step: 0,
@@ -142,9 +148,19 @@ impl FakeHost {
 
 impl Host for FakeHost {
     fn property(&self, path: &[&str]) -> Option<Vec<u8>> {
-        *self.property_reads.borrow_mut() += 1;
+        if path == crate::stream::ENFORCED_PROPERTY {
+            *self.mark_calls.borrow_mut() += 1;
+        } else {
+            *self.property_reads.borrow_mut() += 1;
+        }
         let key: Vec<String> = path.iter().map(|s| s.to_string()).collect();
         self.properties.get(&key).cloned()
+    }
+
+    fn set_property(&mut self, path: &[&str], value: &[u8]) {
+        *self.mark_calls.borrow_mut() += 1;
+        let key: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        self.properties.insert(key, value.to_vec());
     }
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {

@@ -26,3 +26,18 @@ pub(crate) fn one_route_document(request_ms: u64) -> Document {
         }],
     }
 }
+
+/// Gateway infra/edge of class attache, without listeners or backends,
+/// carrying `document`: what the Istio objects are rendered from.
+pub(crate) fn edge_resolution(document: Document) -> attache_core::topology::GatewayResolution {
+    attache_core::topology::GatewayResolution {
+        gateway: attache_core::topology::ObjectKey {
+            namespace: "infra".into(),
+            name: "edge".into(),
+        },
+        gateway_class: "attache".into(),
+        listeners: vec![],
+        document,
+        backends: Default::default(),
+    }
+}

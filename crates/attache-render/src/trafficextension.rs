@@ -40,27 +40,17 @@ mod tests {
     use super::*;
     use crate::wasmplugin::{wasm_plugin, FailStrategy};
     use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
-    use attache_core::topology::ObjectKey;
 
     fn resolution() -> GatewayResolution {
-        GatewayResolution {
-            gateway: ObjectKey {
-                namespace: "infra".into(),
-                name: "edge".into(),
-            },
-            gateway_class: "attache".into(),
-            listeners: vec![],
-            document: Document {
-                schema_version: SCHEMA_VERSION,
-                gateway: "infra/edge".into(),
-                options: Default::default(),
-                routes: vec![RouteEntry {
-                    name: "http/shop/a/0".into(),
-                    ..RouteEntry::default()
-                }],
-            },
-            backends: Default::default(),
-        }
+        crate::test_fixtures::edge_resolution(Document {
+            schema_version: SCHEMA_VERSION,
+            gateway: "infra/edge".into(),
+            options: Default::default(),
+            routes: vec![RouteEntry {
+                name: "http/shop/a/0".into(),
+                ..RouteEntry::default()
+            }],
+        })
     }
 
     #[test]

@@ -195,7 +195,6 @@ pub fn wasm_plugin(
 mod tests {
     use super::*;
     use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
-    use attache_core::topology::ObjectKey;
 
     #[test]
     fn the_plugin_targets_the_gateway_and_carries_the_document() {
@@ -209,16 +208,7 @@ mod tests {
                 ..RouteEntry::default()
             }],
         };
-        let resolution = GatewayResolution {
-            gateway: ObjectKey {
-                namespace: "infra".into(),
-                name: "edge".into(),
-            },
-            gateway_class: "attache".into(),
-            listeners: vec![],
-            document: document.clone(),
-            backends: Default::default(),
-        };
+        let resolution = crate::test_fixtures::edge_resolution(document.clone());
         let plugin = wasm_plugin(
             &resolution,
             &WasmPluginOptions {

@@ -67,6 +67,25 @@ impl Stack {
     /// Starts backend and Envoy on an ECDS file that already exists (written
     /// by `attache watch` from `input`).
     pub fn launch(fixture: &Fixture, input: &Path, ecds: PathBuf, scratch: Scratch) -> Stack {
+        Stack::launch_patched(fixture, input, ecds, scratch, &|_| {})
+    }
+
+    /// [`Stack::start`] with the rendered bootstrap changed by `patch`
+    /// before Envoy starts on it.
+    pub fn start_patched(fixture: &Fixture, patch: &dyn Fn(&Path)) -> Stack {
+        let scratch = Scratch::new(&fixture.label());
+        let ecds = scratch.ecds_file();
+        generator::render_ecds(&fixture.input, fixture.gateway, &paths::wasm(), &ecds);
+        Stack::launch_patched(fixture, &fixture.input, ecds, scratch, patch)
+    }
+
+    fn launch_patched(
+        fixture: &Fixture,
+        input: &Path,
+        ecds: PathBuf,
+        scratch: Scratch,
+        patch: &dyn Fn(&Path),
+    ) -> Stack {
         let backend = Backend::start(scratch.path());
         let mut last_log = String::new();
         for _ in 0..START_TRIES {
@@ -104,6 +123,7 @@ impl Stack {
                 admin_port,
                 out: &bootstrap,
             });
+            patch(&bootstrap);
             match Envoy::try_start(&bootstrap, admin_port, listener_ports[0].1, scratch.path()) {
                 Ok(envoy) => {
                     return Stack {

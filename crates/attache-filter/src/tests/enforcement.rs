@@ -272,3 +272,41 @@ fn a_header_that_several_candidates_name_is_read_once() {
     // Before issue 24's read-once host: STRIP_READS + 3 + 2.
     assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0));
 }
+
+/// Two instances of the filter on one stream (both Istio objects live for a
+/// moment during a switch of kinds, or the filter deployed twice): the
+/// first enforces and marks the stream, the second leaves the request and
+/// its response alone, so an `add` is applied once. An instance without a
+/// configuration leaves no mark, so the next one enforces: never none.
+#[test]
+fn a_second_instance_on_the_stream_changes_nothing() {
+    let mut host =
+        FakeHost::request("h", "/", &[("x-tag", "client")]).with_route_name("http/shop/checkout/0");
+    let mut first = request(&checkout(), &mut host);
+    let mut second = request(&checkout(), &mut host);
+    assert_eq!(host.request_values("x-tag"), vec!["client", "policy"]);
+    assert_eq!(host.count(Counter::EnforcedByAnotherInstance), 1);
+    assert_eq!(host.count(Counter::EnforcedRequestHeaders), 1);
+    assert!(second.route().is_none());
+    first.on_response_headers(&mut host);
+    second.on_response_headers(&mut host);
+    assert_eq!(
+        host.values(HeaderMap::Response, "x-served-by"),
+        vec!["attache"]
+    );
+    // The mark: one read and one write on the first, one read on the second.
+    assert_eq!(*host.mark_calls.borrow(), 3);
+
+    let mut host = FakeHost::request("h", "/", &[]).with_route_name("http/shop/checkout/0");
+    let mut unconfigured = Stream::new(None, 1);
+    unconfigured.on_request_headers(&mut host);
+    request(&checkout(), &mut host);
+    assert_eq!(host.request_values("x-tag"), vec!["policy"]);
+    assert_eq!(host.count(Counter::EnforcedByAnotherInstance), 0);
+
+    // A client cannot send the mark: it is filter state, not a header.
+    let mut host = FakeHost::request("h", "/", &[("attache_enforced", "1")])
+        .with_route_name("http/shop/checkout/0");
+    request(&checkout(), &mut host);
+    assert_eq!(host.request_values("x-tag"), vec!["policy"]);
+}
