@@ -486,3 +486,41 @@ fn status_drift_is_none_after_the_controller_and_named_after_edits() {
         text(&out.stderr)
     );
 }
+
+/// A policy the cluster holds that the reader refuses is one error naming
+/// the object as read from the API (no file, no document number); the
+/// other policies still apply, and --strict fails on it.
+#[test]
+fn an_invalid_policy_in_the_cluster_is_named_by_its_object() {
+    let dir = scratch("live-invalid");
+    let mut objects =
+        attache_apiserver::read_manifests(&workspace().join("examples/shop")).unwrap();
+    objects.push(serde_json::json!({
+        "apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+        "metadata": {"name": "broken", "namespace": "shop"},
+        "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "orders"}],
+                 "defaults": {"timeouts": {"request": "soon"}}}
+    }));
+    let cluster = Cluster::start(&dir, objects);
+    let out = live(&cluster, &["resolve", "--strict"]);
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = text(&out.stderr);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "error: api:routepolicies/shop/broken RoutePolicy shop/broken: spec.defaults.timeouts.request: \"soon\" is not a Gateway API duration; use e.g. 1500ms, 10s or 1m30s; 0s disables (pattern ^([0-9]{1,5}(h|m|s|ms)){1,4}$)",
+            "error: --strict: 1 problem(s) reported above",
+        ]
+    );
+    let without = live(&cluster, &["resolve"]);
+    assert_eq!(without.status.code(), Some(0));
+    assert_eq!(
+        text(&without.stdout),
+        text(&attache(&["resolve", "-f", &shop()]).stdout),
+        "the other policies apply as before"
+    );
+}

@@ -5,7 +5,8 @@ use std::fmt;
 
 /// A document's place in the input: file path (or `-` for stdin) and its
 /// 1-based position among the file's YAML documents (items of a `kind: List`
-/// get `item`, 0-based, too).
+/// get `item`, 0-based, too). Document 0 is an object that is no file's
+/// document (one read from the Kubernetes API): `file` alone names it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub struct Origin {
     pub file: String,
@@ -15,6 +16,9 @@ pub struct Origin {
 
 impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.document == 0 {
+            return write!(f, "{}", self.file);
+        }
         write!(f, "{} (document {}", self.file, self.document)?;
         if let Some(item) = self.item {
             write!(f, ", items[{item}]")?;

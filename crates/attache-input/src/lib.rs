@@ -78,6 +78,8 @@ pub fn api_object(
     parse_text(label, json, &mut docs)?;
     let mut doc = docs.into_iter().next();
     if let Some(doc) = doc.as_mut() {
+        // Not a document of a file: the label alone names it.
+        doc.origin.document = 0;
         let api_version = serde_json::Value::String(api_version.to_string());
         typed_list_item(&mut doc.value, Some(&api_version), kind);
     }
@@ -131,10 +133,7 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        assert_eq!(
-            doc.origin.to_string(),
-            "api:httproutes/shop/web (document 1)"
-        );
+        assert_eq!(doc.origin.to_string(), "api:httproutes/shop/web");
         assert_eq!(doc.value["kind"], "HTTPRoute");
         assert_eq!(doc.value["apiVersion"], "gateway.networking.k8s.io/v1");
         let err = api_object("api:x", "v1", "X", r#"{"a": 1, "a": 2}"#).unwrap_err();
