@@ -59,6 +59,14 @@ impl Cluster {
         Cluster::start(dir, shop)
     }
 
+    /// `attache ARGS --kubeconfig` this cluster's, whatever its exit code.
+    pub fn attache(&self, args: &[&str]) -> std::process::Output {
+        let kubeconfig = self.kubeconfig.display().to_string();
+        let mut all = args.to_vec();
+        all.extend(["--kubeconfig", &kubeconfig]);
+        crate::support::attache(&all)
+    }
+
     /// Standard error with the server's URL as `SERVER` (its port changes).
     pub fn redact(&self, text: &str) -> String {
         text.replace(&self.server.url(), "SERVER")
