@@ -49,7 +49,9 @@ const UNMATCHED: &str = "wasmcustom.attache.requests.unmatched";
 const COMPARED: &[&str] = &[
     "beta",
     "checkout",
-    // The deals team's route, through its ListenerSet's listener.
+    // The deals team's routes, through its ListenerSet's listener
+    // (coupons: the policy that opts in to a 2025 merge strategy).
+    "deals.coupons.0",
     "deals.offers.0",
     "health",
     "health",
