@@ -267,19 +267,22 @@ impl Interner {
         i
     }
 
+    /// Every field is named (no `..`): a new kind of header change does not
+    /// compile until it is interned here.
     fn changes(&mut self, changes: &HeaderChanges) -> InternedChanges {
+        let HeaderChanges { set, add, remove } = changes;
         let mut pairs = |headers: &[Header]| {
             headers
                 .iter()
                 .map(|h| [self.intern(&h.name), self.intern(&h.value)])
                 .collect::<Vec<_>>()
         };
-        let set = pairs(&changes.set);
-        let add = pairs(&changes.add);
+        let set = pairs(set);
+        let add = pairs(add);
         InternedChanges {
             set,
             add,
-            remove: changes.remove.iter().map(|n| self.intern(n)).collect(),
+            remove: remove.iter().map(|n| self.intern(n)).collect(),
         }
     }
 }
@@ -306,15 +309,15 @@ mod tests {
             hostnames: vec!["shop.example.com".into()],
             timeouts: Some(Timeouts {
                 request_ms: Some(timeout),
-                backend_request_ms: None,
+                ..Timeouts::default()
             }),
             request_headers: Some(HeaderChanges {
                 set: vec![Header {
                     name: header.into(),
                     value: "1".into(),
                 }],
-                add: vec![],
                 remove: vec!["x-gone".into()],
+                ..HeaderChanges::default()
             }),
             sources: [("timeouts.requestMs".to_string(), "p".to_string())].into(),
             ..RouteEntry::default()

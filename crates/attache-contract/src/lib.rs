@@ -389,7 +389,7 @@ mod tests {
             rule: "0".into(),
             timeouts: Some(Timeouts {
                 request_ms: Some(0),
-                backend_request_ms: None,
+                ..Timeouts::default()
             }),
             ..RouteEntry::default()
         };

@@ -66,8 +66,8 @@ fn document(routes: usize) -> Vec<u8> {
             }),
             request_headers: Some(HeaderChanges {
                 set: vec![header("x-bench-a", "1"), header("x-bench-b", "2")],
-                add: vec![],
                 remove: vec!["x-bench-gone".into()],
+                ..HeaderChanges::default()
             }),
             ..RouteEntry::default()
         })

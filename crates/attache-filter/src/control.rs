@@ -68,28 +68,44 @@ const RETRIABLE_STATUS_CODES_TRIGGER: &str = "retriable-status-codes";
 
 /// The control headers that carry `timeouts`. `0` reaches Envoy as `0`,
 /// which Envoy reads as "no timeout", matching the contract.
+///
+/// Every field is named (no `..`): a new timeout does not compile until it
+/// is given its header here or declared carried elsewhere.
 pub fn timeout_ops(timeouts: &Timeouts) -> Vec<HeaderOp> {
+    let Timeouts {
+        request_ms,
+        backend_request_ms,
+    } = timeouts;
     let mut ops = Vec::new();
-    if let Some(ms) = timeouts.request_ms {
+    if let Some(ms) = request_ms {
         ops.push(HeaderOp::set(RQ_TIMEOUT_MS, &ms.to_string()));
     }
-    if let Some(ms) = timeouts.backend_request_ms {
+    if let Some(ms) = backend_request_ms {
         ops.push(HeaderOp::set(PER_TRY_TIMEOUT_MS, &ms.to_string()));
     }
     ops
 }
 
 /// The control headers that carry `retry`. `backoffMs` has no request header
-/// in Envoy; it travels in the rendered route's retry policy instead.
+/// in Envoy; it travels in the rendered route's retry policy instead
+/// (attache-render `resources::envoy_route`).
+///
+/// Every field is named (no `..`), as in [`timeout_ops`].
 pub fn retry_ops(retry: &Retry) -> Vec<HeaderOp> {
+    let Retry {
+        attempts,
+        codes,
+        backoff_ms: _carried_by_the_rendered_route,
+        retry_on,
+    } = retry;
     let mut ops = Vec::new();
-    if let Some(attempts) = retry.attempts {
+    if let Some(attempts) = attempts {
         ops.push(HeaderOp::set(MAX_RETRIES, &attempts.to_string()));
     }
-    let codes = retry.codes.as_deref().unwrap_or_default();
+    let codes = codes.as_deref().unwrap_or_default();
     let mut triggers: Vec<&str> = Vec::new();
     let mut grpc_triggers: Vec<&str> = Vec::new();
-    for trigger in retry.retry_on.iter().flatten() {
+    for trigger in retry_on.iter().flatten() {
         // Envoy reads the gRPC triggers from their own header only.
         let list = if safety::is_grpc_retry_trigger(trigger) {
             &mut grpc_triggers

@@ -95,19 +95,18 @@ impl CompiledRoute {
 /// Names are lower-cased: HTTP names are case-insensitive and Envoy stores
 /// them lower-case.
 fn header_change_ops(changes: Option<&HeaderChanges>) -> Vec<HeaderOp> {
-    let Some(changes) = changes else {
+    // Every field is named (no `..`): a new kind of header change does not
+    // compile until it has its operations here.
+    let Some(HeaderChanges { set, add, remove }) = changes else {
         return Vec::new();
     };
-    let removes = changes
-        .remove
+    let removes = remove
         .iter()
         .map(|n| HeaderOp::remove(&n.to_ascii_lowercase()));
-    let sets = changes
-        .set
+    let sets = set
         .iter()
         .map(|h| HeaderOp::set(&h.name.to_ascii_lowercase(), &h.value));
-    let adds = changes
-        .add
+    let adds = add
         .iter()
         .map(|h| HeaderOp::add(&h.name.to_ascii_lowercase(), &h.value));
     removes.chain(sets).chain(adds).collect()
@@ -124,7 +123,7 @@ mod tests {
             name: "http/shop/a/0".into(),
             timeouts: Some(Timeouts {
                 request_ms: Some(1000),
-                backend_request_ms: None,
+                ..Timeouts::default()
             }),
             retry: Some(Retry {
                 attempts: Some(2),

@@ -7,7 +7,7 @@
 
 use attache_contract::safety::{self, NameRefusal};
 use attache_contract::table::{Changes, ProfileVisitor};
-use attache_contract::RouteEntry;
+use attache_contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
 
 use crate::error::Problem;
 
@@ -15,12 +15,27 @@ use crate::error::Problem;
 pub type EntryError = (String, Problem);
 
 pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
-    if let Some(retry) = &entry.retry {
-        attempts(retry.attempts)?;
-        for (j, &c) in retry.codes.iter().flatten().enumerate() {
+    // Every settings field is named (no `..`): a new one does not compile
+    // until it is checked here or declared free of checks.
+    if let Some(Timeouts {
+        // Any u64 of milliseconds is a timeout Envoy takes (0: none).
+        request_ms: _,
+        backend_request_ms: _,
+    }) = &entry.timeouts
+    {}
+    if let Some(Retry {
+        attempts: count,
+        codes,
+        // Any u64 is a back-off Envoy takes; zero is refused when rendered.
+        backoff_ms: _,
+        retry_on: triggers,
+    }) = &entry.retry
+    {
+        attempts(*count)?;
+        for (j, &c) in codes.iter().flatten().enumerate() {
             code(j, c)?;
         }
-        for (j, trigger) in retry.retry_on.iter().flatten().enumerate() {
+        for (j, trigger) in triggers.iter().flatten().enumerate() {
             retry_on(j, trigger)?;
         }
     }
@@ -28,14 +43,21 @@ pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
         (Changes::Request, &entry.request_headers),
         (Changes::Response, &entry.response_headers),
     ] {
-        let Some(c) = changes else { continue };
-        operations(which, c.set.len() + c.add.len() + c.remove.len())?;
-        for (add, headers) in [(false, &c.set), (true, &c.add)] {
+        let Some(HeaderChanges {
+            set,
+            add: added,
+            remove: removed,
+        }) = changes
+        else {
+            continue;
+        };
+        operations(which, set.len() + added.len() + removed.len())?;
+        for (add, headers) in [(false, set), (true, added)] {
             for (j, h) in headers.iter().enumerate() {
                 header(which, add, j, &h.name, &h.value)?;
             }
         }
-        for (j, name) in c.remove.iter().enumerate() {
+        for (j, name) in removed.iter().enumerate() {
             remove(which, j, name)?;
         }
     }

@@ -81,7 +81,7 @@ mod tests {
                 name: format!("http/shop/r{i}/0"),
                 timeouts: Some(attache_contract::Timeouts {
                     request_ms: Some(1000 + i),
-                    backend_request_ms: None,
+                    ..attache_contract::Timeouts::default()
                 }),
                 ..template.clone()
             })

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use attache_contract::RouteEntry;
+use attache_contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
 use attache_core::topology::{BackendTarget, GatewayResolution, ListenerInfo};
 use serde_json::{json, Value};
 
@@ -338,16 +338,43 @@ fn envoy_route(
     // them. No route timeout: Envoy's 15 s default would otherwise apply to
     // routes the policies leave without one.
     action.insert("timeout".into(), json!("0s"));
-    if let Some(backoff) = entry.retry.as_ref().and_then(|r| r.backoff_ms) {
-        // Envoy has no request header for the back-off; the route carries
-        // it and the filter's x-envoy-retry-on/x-envoy-max-retries headers
-        // switch retries on.
-        action.insert(
-            "retry_policy".into(),
-            json!({"retry_back_off": {"base_interval": duration::from_ms(backoff)}}),
-        );
+    if let Some(policy) = retry_policy(entry) {
+        action.insert("retry_policy".into(), policy);
     }
     Ok(json!({"name": entry.name, "match": route_match, "route": Value::Object(action)}))
+}
+
+/// The route's share of an entry's settings: the retry back-off alone.
+/// Envoy has no request header for it, so the route carries it and the
+/// filter's x-envoy-retry-on/x-envoy-max-retries headers switch retries on.
+/// Every other setting the filter applies per request (x-envoy-* headers,
+/// header operations), so a hot-reloaded document changes it.
+///
+/// Every settings field is named (no `..`): a new one does not compile
+/// until it is rendered here or declared the filter's.
+fn retry_policy(entry: &RouteEntry) -> Option<Value> {
+    let RouteEntry {
+        timeouts,
+        retry,
+        request_headers: _applied_by_the_filter,
+        response_headers: _also_applied_by_the_filter,
+        ..
+    } = entry;
+    if let Some(Timeouts {
+        request_ms: _,
+        backend_request_ms: _,
+    }) = timeouts
+    {
+        // Both travel as the filter's x-envoy-*-timeout-ms headers.
+    }
+    let Retry {
+        attempts: _,
+        codes: _,
+        retry_on: _,
+        backoff_ms,
+    } = retry.as_ref()?;
+    let backoff = (*backoff_ms)?;
+    Some(json!({"retry_back_off": {"base_interval": duration::from_ms(backoff)}}))
 }
 
 /// `backendRefs[].filters` on the backend's weighted cluster, as Envoy's
@@ -358,12 +385,13 @@ fn backend_headers(weighted: &mut Value, target: &BackendTarget) {
         (&target.request_headers, "request"),
         (&target.response_headers, "response"),
     ] {
-        let Some(changes) = changes else { continue };
-        let set = changes
-            .set
-            .iter()
-            .map(|h| (h, "OVERWRITE_IF_EXISTS_OR_ADD"));
-        let add = changes.add.iter().map(|h| (h, "APPEND_IF_EXISTS_OR_ADD"));
+        // Every field is named (no `..`): a new kind of header change does
+        // not compile until it is rendered here.
+        let Some(HeaderChanges { set, add, remove }) = changes else {
+            continue;
+        };
+        let set = set.iter().map(|h| (h, "OVERWRITE_IF_EXISTS_OR_ADD"));
+        let add = add.iter().map(|h| (h, "APPEND_IF_EXISTS_OR_ADD"));
         let to_add: Vec<Value> = set
             .chain(add)
             .map(|(h, action)| {
@@ -373,8 +401,8 @@ fn backend_headers(weighted: &mut Value, target: &BackendTarget) {
         if !to_add.is_empty() {
             weighted[format!("{prefix}_headers_to_add")] = json!(to_add);
         }
-        if !changes.remove.is_empty() {
-            weighted[format!("{prefix}_headers_to_remove")] = json!(changes.remove);
+        if !remove.is_empty() {
+            weighted[format!("{prefix}_headers_to_remove")] = json!(remove);
         }
     }
 }

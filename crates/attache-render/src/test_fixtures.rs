@@ -19,7 +19,7 @@ pub(crate) fn one_route_document(request_ms: u64) -> Document {
             rule: "0".into(),
             timeouts: Some(Timeouts {
                 request_ms: Some(request_ms),
-                backend_request_ms: None,
+                ..Timeouts::default()
             }),
             sources: [("timeouts.requestMs".into(), "RoutePolicy shop/slow".into())].into(),
             ..RouteEntry::default()

@@ -1,7 +1,9 @@
 //! The table's writer (`attache render`, `attache watch`, the controller).
 
 use crate::data_plane::DataPlaneDocument;
-use crate::{HttpRouteMatch, PathMatchType, RouteEntry, StringMatchType};
+use crate::{
+    HeaderChanges, HttpRouteMatch, PathMatchType, Retry, RouteEntry, StringMatchType, Timeouts,
+};
 
 use super::{KNOWN_RETRY_TRIGGERS, MAGIC};
 
@@ -83,10 +85,17 @@ impl Writer {
         self.0.extend_from_slice(s.as_bytes());
     }
 
+    /// Every settings field is named (no `..`): a new one does not compile
+    /// until the table carries it (and `profile.rs` reads it back).
     fn profile(&mut self, p: &RouteEntry) {
         let t = p.timeouts.as_ref();
-        let request = t.and_then(|t| t.request_ms);
-        let backend = t.and_then(|t| t.backend_request_ms);
+        let (request, backend) = match t {
+            Some(Timeouts {
+                request_ms,
+                backend_request_ms,
+            }) => (*request_ms, *backend_request_ms),
+            None => (None, None),
+        };
         let flags = u8::from(request.is_some())
             | u8::from(backend.is_some()) << 1
             | u8::from(p.retry.is_some()) << 2
@@ -97,23 +106,29 @@ impl Writer {
         for v in [request, backend].into_iter().flatten() {
             self.varint(v);
         }
-        if let Some(r) = &p.retry {
-            let flags = u8::from(r.attempts.is_some())
-                | u8::from(r.codes.is_some()) << 1
-                | u8::from(r.backoff_ms.is_some()) << 2
-                | u8::from(r.retry_on.is_some()) << 3;
+        if let Some(Retry {
+            attempts,
+            codes,
+            backoff_ms,
+            retry_on,
+        }) = &p.retry
+        {
+            let flags = u8::from(attempts.is_some())
+                | u8::from(codes.is_some()) << 1
+                | u8::from(backoff_ms.is_some()) << 2
+                | u8::from(retry_on.is_some()) << 3;
             self.0.push(flags);
-            if let Some(a) = r.attempts {
-                self.varint(u64::from(a));
+            if let Some(a) = attempts {
+                self.varint(u64::from(*a));
             }
-            if let Some(codes) = &r.codes {
+            if let Some(codes) = codes {
                 self.varint(codes.len() as u64);
                 codes.iter().for_each(|&c| self.varint(u64::from(c)));
             }
-            if let Some(b) = r.backoff_ms {
-                self.varint(b);
+            if let Some(b) = backoff_ms {
+                self.varint(*b);
             }
-            if let Some(on) = &r.retry_on {
+            if let Some(on) = retry_on {
                 self.varint(on.len() as u64);
                 for trigger in on {
                     match KNOWN_RETRY_TRIGGERS.iter().position(|k| k == trigger) {
@@ -126,19 +141,19 @@ impl Writer {
                 }
             }
         }
-        for changes in [&p.request_headers, &p.response_headers]
+        for HeaderChanges { set, add, remove } in [&p.request_headers, &p.response_headers]
             .into_iter()
             .flatten()
         {
-            for pairs in [&changes.set, &changes.add] {
+            for pairs in [set, add] {
                 self.varint(pairs.len() as u64);
                 for h in pairs {
                     self.str(&h.name);
                     self.str(&h.value);
                 }
             }
-            self.varint(changes.remove.len() as u64);
-            changes.remove.iter().for_each(|n| self.str(n));
+            self.varint(remove.len() as u64);
+            remove.iter().for_each(|n| self.str(n));
         }
     }
 

@@ -37,7 +37,7 @@ fn routes_are_named_by_entry_carry_backoff_and_split_by_weight() {
         attempts: Some(2),
         codes: Some(vec![503]),
         backoff_ms: Some(250),
-        retry_on: None,
+        ..Retry::default()
     });
     let res = resolution(
         vec![listener("http", 80, "HTTP")],
