@@ -108,66 +108,86 @@ pub struct TargetKindInfo {
     pub sections: bool,
 }
 
+/// Every kind a targetRef may name, one row per [`TargetKind`]
+/// ([`TargetKind::info`] is a full match over them).
 pub const TARGET_KINDS: &[TargetKindInfo] = &[
-    TargetKindInfo {
-        kind: TargetKind::GatewayClass,
-        group: GATEWAY_GROUP,
-        name: "GatewayClass",
-        namespaced: false,
-        sections: false,
-    },
-    TargetKindInfo {
-        kind: TargetKind::Namespace,
-        group: "",
-        name: "Namespace",
-        namespaced: false,
-        sections: false,
-    },
-    TargetKindInfo {
-        kind: TargetKind::Gateway,
-        group: GATEWAY_GROUP,
-        name: "Gateway",
-        namespaced: true,
-        sections: true,
-    },
-    TargetKindInfo {
-        kind: TargetKind::ListenerSet,
-        group: GATEWAY_GROUP,
-        name: "ListenerSet",
-        namespaced: true,
-        sections: true,
-    },
-    TargetKindInfo {
-        kind: TargetKind::XListenerSet,
-        group: X_GATEWAY_GROUP,
-        name: "XListenerSet",
-        namespaced: true,
-        sections: true,
-    },
-    TargetKindInfo {
-        kind: TargetKind::HttpRoute,
-        group: HTTP_ROUTE.group,
-        name: HTTP_ROUTE.name,
-        namespaced: true,
-        sections: true,
-    },
-    TargetKindInfo {
-        kind: TargetKind::GrpcRoute,
-        group: GRPC_ROUTE.group,
-        name: GRPC_ROUTE.name,
-        namespaced: true,
-        sections: true,
-    },
+    GATEWAY_CLASS_TARGET,
+    NAMESPACE_TARGET,
+    GATEWAY_TARGET,
+    LISTENER_SET_TARGET,
+    X_LISTENER_SET_TARGET,
+    HTTP_ROUTE_TARGET,
+    GRPC_ROUTE_TARGET,
 ];
+
+pub const GATEWAY_CLASS_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::GatewayClass,
+    group: GATEWAY_GROUP,
+    name: "GatewayClass",
+    namespaced: false,
+    sections: false,
+};
+
+pub const NAMESPACE_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::Namespace,
+    group: "",
+    name: "Namespace",
+    namespaced: false,
+    sections: false,
+};
+
+pub const GATEWAY_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::Gateway,
+    group: GATEWAY_GROUP,
+    name: "Gateway",
+    namespaced: true,
+    sections: true,
+};
+
+pub const LISTENER_SET_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::ListenerSet,
+    group: GATEWAY_GROUP,
+    name: "ListenerSet",
+    namespaced: true,
+    sections: true,
+};
+
+pub const X_LISTENER_SET_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::XListenerSet,
+    group: X_GATEWAY_GROUP,
+    name: "XListenerSet",
+    namespaced: true,
+    sections: true,
+};
+
+pub const HTTP_ROUTE_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::HttpRoute,
+    group: HTTP_ROUTE.group,
+    name: HTTP_ROUTE.name,
+    namespaced: true,
+    sections: true,
+};
+
+pub const GRPC_ROUTE_TARGET: TargetKindInfo = TargetKindInfo {
+    kind: TargetKind::GrpcRoute,
+    group: GRPC_ROUTE.group,
+    name: GRPC_ROUTE.name,
+    namespaced: true,
+    sections: true,
+};
 
 impl TargetKind {
     /// This kind's row.
     pub fn info(self) -> &'static TargetKindInfo {
-        // One row per variant (a test checks it); the fallback is never taken.
-        TARGET_KINDS
-            .iter()
-            .find(|t| t.kind == self)
-            .unwrap_or(&TARGET_KINDS[0])
+        match self {
+            TargetKind::GatewayClass => &GATEWAY_CLASS_TARGET,
+            TargetKind::Namespace => &NAMESPACE_TARGET,
+            TargetKind::Gateway => &GATEWAY_TARGET,
+            TargetKind::ListenerSet => &LISTENER_SET_TARGET,
+            TargetKind::XListenerSet => &X_LISTENER_SET_TARGET,
+            TargetKind::HttpRoute => &HTTP_ROUTE_TARGET,
+            TargetKind::GrpcRoute => &GRPC_ROUTE_TARGET,
+        }
     }
 
     /// The kind a (group, kind) names, if a policy may target it.
@@ -281,7 +301,7 @@ mod tests {
 
     #[test]
     fn every_target_kind_has_one_row_and_is_found_by_its_name() {
-        for kind in [
+        let every = [
             TargetKind::GatewayClass,
             TargetKind::Namespace,
             TargetKind::Gateway,
@@ -289,11 +309,25 @@ mod tests {
             TargetKind::GrpcRoute,
             TargetKind::ListenerSet,
             TargetKind::XListenerSet,
-        ] {
+        ];
+        for kind in every {
+            // Exhaustive: a new variant does not compile here; list it in
+            // `every` too, so TARGET_KINDS is checked for its row.
+            match kind {
+                TargetKind::GatewayClass
+                | TargetKind::Namespace
+                | TargetKind::Gateway
+                | TargetKind::HttpRoute
+                | TargetKind::GrpcRoute
+                | TargetKind::ListenerSet
+                | TargetKind::XListenerSet => {}
+            }
             assert_eq!(TARGET_KINDS.iter().filter(|t| t.kind == kind).count(), 1);
+            assert_eq!(kind.info().kind, kind);
             let info = kind.info();
             assert_eq!(TargetKind::find(info.group, info.name), Some(kind));
         }
+        assert_eq!(TARGET_KINDS.len(), every.len());
         assert_eq!(TargetKind::find("", "HTTPRoute"), None);
     }
 

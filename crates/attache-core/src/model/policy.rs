@@ -80,77 +80,91 @@ pub struct KindInfo {
     pub own: bool,
 }
 
+/// Every policy kind read, one row per [`PolicyKind`] ([`PolicyKind::info`]
+/// is a full match over them, so a new variant does not compile without its
+/// row).
 pub const KINDS: &[KindInfo] = &[
-    KindInfo {
-        kind: PolicyKind::RoutePolicy,
-        group: POLICY_GROUP,
-        name: "RoutePolicy",
-        versions: &["v1alpha1"],
-        scope: Scope::Namespaced,
-        targets: &[
-            TargetKind::Namespace,
-            TargetKind::Gateway,
-            TargetKind::ListenerSet,
-            TargetKind::XListenerSet,
-            TargetKind::HttpRoute,
-            TargetKind::GrpcRoute,
-        ],
-        spec: SpecShape::Stanzas,
-        own: true,
-    },
-    KindInfo {
-        kind: PolicyKind::ClusterRoutePolicy,
-        group: POLICY_GROUP,
-        name: "ClusterRoutePolicy",
-        versions: &["v1alpha1"],
-        scope: Scope::Cluster,
-        targets: &[TargetKind::GatewayClass, TargetKind::Namespace],
-        spec: SpecShape::Stanzas,
-        own: true,
-    },
-    KindInfo {
-        kind: PolicyKind::TrafficPolicy,
-        group: "gateway.kgateway.dev",
-        name: "TrafficPolicy",
-        versions: &["v1alpha1"],
-        scope: Scope::Namespaced,
-        // Both set kinds (api/v1alpha1/kgateway/traffic_policy_types.go,
-        // `kind.endsWith('ListenerSet')`), and GRPCRoute (its CEL rule).
-        targets: &[
-            TargetKind::Gateway,
-            TargetKind::ListenerSet,
-            TargetKind::XListenerSet,
-            TargetKind::HttpRoute,
-            TargetKind::GrpcRoute,
-        ],
-        spec: SpecShape::Peer,
-        own: false,
-    },
-    KindInfo {
-        kind: PolicyKind::BackendTrafficPolicy,
-        group: "gateway.envoyproxy.io",
-        name: "BackendTrafficPolicy",
-        versions: &["v1alpha1"],
-        scope: Scope::Namespaced,
-        // ListenerSet only (api/v1alpha1/backendtrafficpolicy_types.go, v1.9.0),
-        // and GRPCRoute.
-        targets: &[
-            TargetKind::Gateway,
-            TargetKind::ListenerSet,
-            TargetKind::HttpRoute,
-            TargetKind::GrpcRoute,
-        ],
-        spec: SpecShape::Peer,
-        own: false,
-    },
+    ROUTE_POLICY,
+    CLUSTER_ROUTE_POLICY,
+    TRAFFIC_POLICY,
+    BACKEND_TRAFFIC_POLICY,
 ];
+
+pub const ROUTE_POLICY: KindInfo = KindInfo {
+    kind: PolicyKind::RoutePolicy,
+    group: POLICY_GROUP,
+    name: "RoutePolicy",
+    versions: &["v1alpha1"],
+    scope: Scope::Namespaced,
+    targets: &[
+        TargetKind::Namespace,
+        TargetKind::Gateway,
+        TargetKind::ListenerSet,
+        TargetKind::XListenerSet,
+        TargetKind::HttpRoute,
+        TargetKind::GrpcRoute,
+    ],
+    spec: SpecShape::Stanzas,
+    own: true,
+};
+
+pub const CLUSTER_ROUTE_POLICY: KindInfo = KindInfo {
+    kind: PolicyKind::ClusterRoutePolicy,
+    group: POLICY_GROUP,
+    name: "ClusterRoutePolicy",
+    versions: &["v1alpha1"],
+    scope: Scope::Cluster,
+    targets: &[TargetKind::GatewayClass, TargetKind::Namespace],
+    spec: SpecShape::Stanzas,
+    own: true,
+};
+
+pub const TRAFFIC_POLICY: KindInfo = KindInfo {
+    kind: PolicyKind::TrafficPolicy,
+    group: "gateway.kgateway.dev",
+    name: "TrafficPolicy",
+    versions: &["v1alpha1"],
+    scope: Scope::Namespaced,
+    // Both set kinds (api/v1alpha1/kgateway/traffic_policy_types.go,
+    // `kind.endsWith('ListenerSet')`), and GRPCRoute (its CEL rule).
+    targets: &[
+        TargetKind::Gateway,
+        TargetKind::ListenerSet,
+        TargetKind::XListenerSet,
+        TargetKind::HttpRoute,
+        TargetKind::GrpcRoute,
+    ],
+    spec: SpecShape::Peer,
+    own: false,
+};
+
+pub const BACKEND_TRAFFIC_POLICY: KindInfo = KindInfo {
+    kind: PolicyKind::BackendTrafficPolicy,
+    group: "gateway.envoyproxy.io",
+    name: "BackendTrafficPolicy",
+    versions: &["v1alpha1"],
+    scope: Scope::Namespaced,
+    // ListenerSet only (api/v1alpha1/backendtrafficpolicy_types.go, v1.9.0),
+    // and GRPCRoute.
+    targets: &[
+        TargetKind::Gateway,
+        TargetKind::ListenerSet,
+        TargetKind::HttpRoute,
+        TargetKind::GrpcRoute,
+    ],
+    spec: SpecShape::Peer,
+    own: false,
+};
 
 impl PolicyKind {
     /// This kind's description.
     pub fn info(self) -> &'static KindInfo {
-        // KINDS has one entry per variant (a test checks it); the fallback
-        // is never taken.
-        KINDS.iter().find(|k| k.kind == self).unwrap_or(&KINDS[0])
+        match self {
+            PolicyKind::RoutePolicy => &ROUTE_POLICY,
+            PolicyKind::ClusterRoutePolicy => &CLUSTER_ROUTE_POLICY,
+            PolicyKind::TrafficPolicy => &TRAFFIC_POLICY,
+            PolicyKind::BackendTrafficPolicy => &BACKEND_TRAFFIC_POLICY,
+        }
     }
 
     /// The kind a document's group and kind name, if the resolver reads it.
@@ -408,17 +422,27 @@ mod kind_tests {
 
     #[test]
     fn every_kind_is_described_once_and_found_by_its_names() {
-        for kind in [
+        let every = [
             PolicyKind::RoutePolicy,
             PolicyKind::ClusterRoutePolicy,
             PolicyKind::TrafficPolicy,
             PolicyKind::BackendTrafficPolicy,
-        ] {
+        ];
+        for kind in every {
+            // Exhaustive: a new variant does not compile until it is in
+            // `every` (beside this match), so KINDS is checked for it.
+            match kind {
+                PolicyKind::RoutePolicy
+                | PolicyKind::ClusterRoutePolicy
+                | PolicyKind::TrafficPolicy
+                | PolicyKind::BackendTrafficPolicy => {}
+            }
             assert_eq!(KINDS.iter().filter(|k| k.kind == kind).count(), 1);
             let info = kind.info();
             assert_eq!(info.kind, kind);
             assert_eq!(PolicyKind::find(info.group, info.name), Some(kind));
         }
+        assert_eq!(KINDS.len(), every.len());
         assert_eq!(PolicyKind::find(POLICY_GROUP, "RoutePolcy"), None);
         assert_eq!(
             PolicyKind::RoutePolicy.api_version(),
