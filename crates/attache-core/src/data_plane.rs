@@ -20,6 +20,10 @@ use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
 use crate::fold::Folded;
 use crate::supplier::{Source, Supplier};
 
+/// Why `retry.backoff` does not take effect under Istio (docs/istio.md,
+/// "Retry back-off").
+const ISTIO_BACKOFF: &str = "Envoy has no request header for the retry back-off, so only the route configuration carries it, and under Istio that belongs to istiod: set it on the HTTPRoute's retry instead";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DataPlane {
     /// The filter applies every setting (the rendered plain-Envoy routes).
@@ -30,6 +34,32 @@ pub enum DataPlane {
 }
 
 impl DataPlane {
+    /// Why a setting the document carries does not take effect on this
+    /// data plane; None where it does. Exhaustive over [`FieldKey`]: a new
+    /// setting does not compile until it is placed here, and the
+    /// enforcement matrix (attache-render `tests/enforcement_matrix.rs`)
+    /// checks each answer against what the filter and the route do.
+    pub fn not_enforced(self, key: &FieldKey) -> Option<&'static str> {
+        match key {
+            // The filter sets these per request (x-envoy-* headers, header
+            // operations) on either data plane.
+            FieldKey::RequestTimeout
+            | FieldKey::BackendRequestTimeout
+            | FieldKey::RetryAttempts
+            | FieldKey::RetryCodes
+            | FieldKey::RetryOn
+            | FieldKey::HeaderSet(..)
+            | FieldKey::HeaderAdd(..)
+            | FieldKey::HeaderRemove(_) => None,
+            // Envoy has no request header for it: the rendered route
+            // carries it, and under Istio the route is istiod's.
+            FieldKey::RetryBackoff => match self {
+                DataPlane::Envoy => None,
+                DataPlane::Istio => Some(ISTIO_BACKOFF),
+            },
+        }
+    }
+
     /// The folded fields the document carries for this data plane.
     pub(crate) fn carried(self, folded: &Folded, suppliers: &[Supplier]) -> FieldMap {
         folded

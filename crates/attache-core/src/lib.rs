@@ -21,7 +21,7 @@ pub(crate) mod duration;
 mod entry;
 pub(crate) mod error;
 pub mod explain;
-pub(crate) mod field;
+pub mod field;
 pub(crate) mod fold;
 pub(crate) mod hostname;
 pub mod limits;

@@ -139,6 +139,14 @@ impl FieldKey {
         }
     }
 
+    /// Every scalar key, in the order of `document.rs`'s table (header keys
+    /// are one per header name). A new row is in it, so a test that walks
+    /// it fails until the setting is handled (the enforcement matrix,
+    /// attache-render `tests/enforcement_matrix.rs`).
+    pub fn scalars() -> &'static [FieldKey] {
+        document::SCALARS
+    }
+
     /// Header entries whose values a deep merge joins.
     pub fn is_header_entry(&self) -> bool {
         matches!(self, FieldKey::HeaderSet(..) | FieldKey::HeaderAdd(..))
