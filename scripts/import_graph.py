@@ -175,6 +175,8 @@ def reexports(text, here):
             elif path[0] in children:
                 full = here + path
             else:
+                # Another crate's item: a path through it leaves this crate.
+                out[path[-1]] = None
                 continue
             out[full[-1]] = full
     return out

@@ -4,7 +4,7 @@
 //! explain` prints can be found in the user's YAML with grep. The project's
 //! path is the `RawSettings` shape, its leaf names from the settings table
 //! (field/document.rs; the test below reads each path back through
-//! settings.rs), and a peer's path comes from its table in model/peers.rs,
+//! settings/mod.rs), and a peer's path comes from its table in model/peers.rs,
 //! the same table that reads its documents.
 
 use std::fmt::Write as _;

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use attache_core::contract::EntryName;
 use attache_core::explain::Explanation;
-use attache_core::model::kinds::{RouteKind, UpperLevel, ROUTE_KINDS};
+use attache_core::model::kinds::{RouteKind, ROUTE_KINDS};
+use attache_core::model::levels::UpperLevel;
 use attache_core::model::{Policy, Target};
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;

@@ -107,7 +107,7 @@ pub(crate) struct Settings {
 
 impl Settings {
     /// Carries one folded field into its slot. A value of another type
-    /// than its key's is impossible after validation (`settings.rs` makes
+    /// than its key's is impossible after validation (`settings/mod.rs` makes
     /// each key with its one type); it would leave the slot unset.
     pub fn carry(&mut self, key: &FieldKey, value: &FieldValue) {
         match (row(key).1, value) {

@@ -8,7 +8,7 @@ use crate::attach::Attachment;
 use crate::field::{FieldKey, FieldMap, Group, Removal};
 use crate::fold::peer_gate::{Gate, Part, Replaced};
 use crate::fold::{Folded, Op};
-use crate::model::kinds::upper_targets;
+use crate::model::levels::upper_targets;
 use crate::model::Inputs;
 use crate::model::{Gateway, HttpRoute, Listener, MergeStrategy, Rule, Target};
 use crate::supplier::{Role, Source, Supplier};

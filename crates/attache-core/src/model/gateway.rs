@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::listener_set::{ListenersFrom, RawAllowedListeners, SetRef};
+use super::kinds::SetRef;
 use super::meta::{Meta, RawMeta};
 use crate::topology::ObjectKey;
 
@@ -221,6 +221,48 @@ pub enum RawFrom {
 pub struct RawRouteGroupKind {
     pub group: Option<String>,
     pub kind: String,
+}
+
+/// A Gateway's `spec.allowedListeners.namespaces.from`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ListenersFrom {
+    /// The default: no ListenerSet is taken.
+    #[default]
+    None,
+    Same,
+    All,
+    Selector(LabelSelector),
+}
+
+impl ListenersFrom {
+    /// The value as written, for messages.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ListenersFrom::None => "None",
+            ListenersFrom::Same => "Same",
+            ListenersFrom::All => "All",
+            ListenersFrom::Selector(_) => "Selector",
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct RawAllowedListeners {
+    pub namespaces: Option<RawListenerNamespaces>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RawListenerNamespaces {
+    pub from: Option<RawListenersFrom>,
+    pub selector: Option<LabelSelector>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub enum RawListenersFrom {
+    None,
+    Same,
+    All,
+    Selector,
 }
 
 #[cfg(test)]

@@ -1,17 +1,95 @@
 //! The kinds of object around a policy, as tables beside [`super::policy::KINDS`]:
 //! the route kinds the resolver reads ([`ROUTE_KINDS`]), the kinds a
-//! targetRef may name ([`TARGET_KINDS`]) and the levels above a route rule
-//! ([`UPPER_LEVELS`]). The parser, attach, the fold, status and the CRD
-//! schemas read these rows instead of testing kind names, so a new kind
-//! (GRPCRoute, ListenerSet) is a new row and the code that must handle it
-//! is found by the compiler (ARCHITECTURE.md, "Add a route kind", "Add a
-//! level").
+//! targetRef may name ([`TARGET_KINDS`]), the two ListenerSet kinds
+//! ([`SetKind`]) and the API groups. The parser, attach, the fold, status
+//! and the CRD schemas read these rows instead of testing kind names, so a
+//! new kind (GRPCRoute, ListenerSet) is a new row and the code that must
+//! handle it is found by the compiler (ARCHITECTURE.md, "Add a route kind",
+//! "Add a level"). A leaf of the model: it imports no other model file, so
+//! every one of them may read it. The levels above a rule are
+//! `super::levels`.
 
-use super::gateway::{Gateway, Listener};
-use super::listener_set::{SetKind, SetRef, X_GATEWAY_GROUP};
-use super::policy::{Target, TargetKind};
-use super::route::GATEWAY_GROUP;
+use std::fmt;
+
 use crate::topology::ObjectKey;
+
+pub const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
+/// The experimental group; only its `XListenerSet` is read.
+pub const X_GATEWAY_GROUP: &str = "gateway.networking.x-k8s.io";
+
+/// The two kinds of a ListenerSet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SetKind {
+    ListenerSet,
+    XListenerSet,
+}
+
+impl SetKind {
+    pub const ALL: [SetKind; 2] = [SetKind::ListenerSet, SetKind::XListenerSet];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SetKind::ListenerSet => "ListenerSet",
+            SetKind::XListenerSet => "XListenerSet",
+        }
+    }
+
+    pub fn group(self) -> &'static str {
+        match self {
+            SetKind::ListenerSet => GATEWAY_GROUP,
+            SetKind::XListenerSet => X_GATEWAY_GROUP,
+        }
+    }
+
+    /// The version read.
+    pub fn version(self) -> &'static str {
+        match self {
+            SetKind::ListenerSet => "v1",
+            SetKind::XListenerSet => "v1alpha1",
+        }
+    }
+
+    /// The kind a (group, kind) names, when it is one of the two.
+    pub fn find(group: &str, kind: &str) -> Option<SetKind> {
+        SetKind::ALL
+            .into_iter()
+            .find(|k| k.group() == group && k.name() == kind)
+    }
+
+    /// The kind named `kind` in any group (a parentRef that pairs it with
+    /// the wrong group is still recognisable, and warned about).
+    pub fn named(kind: &str) -> Option<SetKind> {
+        SetKind::ALL.into_iter().find(|k| k.name() == kind)
+    }
+}
+
+/// Which ListenerSet: its kind and `namespace/name`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SetRef {
+    pub kind: SetKind,
+    pub key: ObjectKey,
+}
+
+impl fmt::Display for SetRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.kind.name(), self.key)
+    }
+}
+
+/// The kinds of object a targetRef may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    GatewayClass,
+    Namespace,
+    Gateway,
+    HttpRoute,
+    GrpcRoute,
+    /// `gateway.networking.k8s.io` ListenerSet (sectionName = its listener).
+    ListenerSet,
+    /// `gateway.networking.x-k8s.io` XListenerSet, read alike.
+    XListenerSet,
+}
 
 /// A route kind the resolver reads: one row of [`ROUTE_KINDS`] each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -203,101 +281,12 @@ impl TargetKind {
     pub fn named(name: &str) -> Option<TargetKind> {
         TARGET_KINDS.iter().find(|t| t.name == name).map(|t| t.kind)
     }
-
-    /// The target a reference of this kind names. A namespaced kind needs
-    /// the namespace; None without one.
-    pub fn target(
-        self,
-        namespace: Option<&str>,
-        name: &str,
-        section: Option<String>,
-    ) -> Option<Target> {
-        let key = |ns: &str| ObjectKey {
-            namespace: ns.to_string(),
-            name: name.to_string(),
-        };
-        Some(match self {
-            TargetKind::GatewayClass => Target::GatewayClass(name.to_string()),
-            TargetKind::Namespace => Target::Namespace(name.to_string()),
-            TargetKind::Gateway => Target::Gateway(key(namespace?), section),
-            TargetKind::HttpRoute => Target::Route(RouteKind::Http, key(namespace?), section),
-            TargetKind::GrpcRoute => Target::Route(RouteKind::Grpc, key(namespace?), section),
-            TargetKind::ListenerSet | TargetKind::XListenerSet => {
-                let kind = match self {
-                    TargetKind::XListenerSet => SetKind::XListenerSet,
-                    _ => SetKind::ListenerSet,
-                };
-                Target::ListenerSet(
-                    SetRef {
-                        kind,
-                        key: key(namespace?),
-                    },
-                    section,
-                )
-            }
-        })
-    }
-}
-
-/// A level above a route rule (docs/semantics.md, "The levels of one route
-/// rule"). The route levels (rule, route, delegating parents) come from the
-/// attachment's chain; these come from the listener and what holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpperLevel {
-    /// The listener: a Gateway's (`Gateway g listener l`) or a
-    /// ListenerSet's (`ListenerSet s listener l`).
-    Listener,
-    /// The ListenerSet of a set's listener; absent for a Gateway's own.
-    ListenerSet,
-    Gateway,
-    Namespace,
-    GatewayClass,
-}
-
-/// The upper levels, most specific first: the order the fold folds them in
-/// and status counts them in. A set's listener reaches the Gateway level
-/// (a Gateway policy reaches every attached set) but never the Gateway's
-/// listeners; the Namespace stays the Gateway's (docs/semantics.md,
-/// "ListenerSet").
-pub const UPPER_LEVELS: &[UpperLevel] = &[
-    UpperLevel::Listener,
-    UpperLevel::ListenerSet,
-    UpperLevel::Gateway,
-    UpperLevel::Namespace,
-    UpperLevel::GatewayClass,
-];
-
-impl UpperLevel {
-    /// This level's target for a rule served by `listener` of `gw`; None
-    /// when the listener has no such level (a Gateway's own listener has no
-    /// ListenerSet).
-    pub fn target(self, gw: &Gateway, listener: &Listener) -> Option<Target> {
-        let section = Some(listener.name.clone());
-        Some(match (self, &listener.set) {
-            (UpperLevel::Listener, None) => Target::Gateway(gw.key.clone(), section),
-            (UpperLevel::Listener, Some(set)) => Target::ListenerSet(set.clone(), section),
-            (UpperLevel::ListenerSet, None) => return None,
-            (UpperLevel::ListenerSet, Some(set)) => Target::ListenerSet(set.clone(), None),
-            (UpperLevel::Gateway, _) => Target::Gateway(gw.key.clone(), None),
-            (UpperLevel::Namespace, _) => Target::Namespace(gw.key.namespace.clone()),
-            (UpperLevel::GatewayClass, _) => Target::GatewayClass(gw.class.clone()),
-        })
-    }
-}
-
-/// The upper levels' targets for one listener, most specific first.
-pub fn upper_targets<'a>(
-    gw: &'a Gateway,
-    listener: &'a Listener,
-) -> impl Iterator<Item = Target> + 'a {
-    UPPER_LEVELS
-        .iter()
-        .filter_map(move |level| level.target(gw, listener))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::policy::Target;
 
     #[test]
     fn every_target_kind_has_one_row_and_is_found_by_its_name() {

@@ -5,6 +5,7 @@
 pub mod gateway;
 pub mod inputs;
 pub mod kinds;
+pub mod levels;
 pub mod listener_set;
 pub mod meta;
 pub mod peers;

@@ -5,7 +5,8 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::kinds::RouteKind;
+pub use super::kinds::TargetKind;
+use super::kinds::{RouteKind, SetKind, SetRef};
 use super::meta::{Meta, RawMeta};
 use crate::field::FieldMap;
 use crate::settings::{RawHeaderModifier, RawRetry, RawSettings, RawTimeouts};
@@ -35,25 +36,11 @@ pub enum Scope {
     Cluster,
 }
 
-/// The kinds of object a targetRef may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetKind {
-    GatewayClass,
-    Namespace,
-    Gateway,
-    HttpRoute,
-    GrpcRoute,
-    /// `gateway.networking.k8s.io` ListenerSet (sectionName = its listener).
-    ListenerSet,
-    /// `gateway.networking.x-k8s.io` XListenerSet, read alike.
-    XListenerSet,
-}
-
 /// How a kind's `spec` becomes settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpecShape {
     /// `defaults` / `overrides` stanzas, or plain settings directly under
-    /// `spec` (docs/semantics.md, "The fold"), read by `settings.rs`.
+    /// `spec` (docs/semantics.md, "The fold"), read by `settings/mod.rs`.
     Stanzas,
     /// A peer project's spec, mapped field by field onto plain settings by
     /// the table in `parse/peers.rs` (docs/peers.md).
@@ -356,8 +343,8 @@ pub struct RawPolicy {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(
-    transform = crate::schema::rules::add_stanza_aliases,
-    extend("x-kubernetes-validations" = crate::schema::rules::spec_rules())
+    transform = crate::settings::schema_rules::add_stanza_aliases,
+    extend("x-kubernetes-validations" = crate::settings::schema_rules::spec_rules())
 )]
 pub struct RawPolicySpec {
     /// GEP-713 (2025) merge strategy: AtomicDefaults, AtomicOverrides,
@@ -414,6 +401,42 @@ pub struct RawTargetRef {
     pub namespace: Option<String>,
     /// A listener of a Gateway or ListenerSet, or an HTTPRoute rule name.
     pub section_name: Option<String>,
+}
+
+impl TargetKind {
+    /// The target a reference of this kind names. A namespaced kind needs
+    /// the namespace; None without one.
+    pub fn target(
+        self,
+        namespace: Option<&str>,
+        name: &str,
+        section: Option<String>,
+    ) -> Option<Target> {
+        let key = |ns: &str| ObjectKey {
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        };
+        Some(match self {
+            TargetKind::GatewayClass => Target::GatewayClass(name.to_string()),
+            TargetKind::Namespace => Target::Namespace(name.to_string()),
+            TargetKind::Gateway => Target::Gateway(key(namespace?), section),
+            TargetKind::HttpRoute => Target::Route(RouteKind::Http, key(namespace?), section),
+            TargetKind::GrpcRoute => Target::Route(RouteKind::Grpc, key(namespace?), section),
+            TargetKind::ListenerSet | TargetKind::XListenerSet => {
+                let kind = match self {
+                    TargetKind::XListenerSet => SetKind::XListenerSet,
+                    _ => SetKind::ListenerSet,
+                };
+                Target::ListenerSet(
+                    SetRef {
+                        kind,
+                        key: key(namespace?),
+                    },
+                    section,
+                )
+            }
+        })
+    }
 }
 
 #[cfg(test)]

@@ -3,13 +3,12 @@
 use serde::Deserialize;
 
 use super::kinds::RouteKind;
+pub use super::kinds::GATEWAY_GROUP;
 use super::meta::{Meta, RawMeta};
 use crate::contract::{GrpcMethodMatch, HeaderMatch, HttpRouteMatch};
 use crate::field::FieldMap;
 use crate::settings::{RawHeaderModifier, RawRetry, RawTimeouts};
 use crate::topology::{BackendTarget, ObjectKey};
-
-pub const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
 /// A route of any kind of `ROUTE_KINDS` (HTTPRoute, GRPCRoute): GRPCRoute
 /// is read into the same shape, its method matches as the paths they stand

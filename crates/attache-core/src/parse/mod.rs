@@ -40,6 +40,7 @@ mod targets;
 
 pub use ancestors::limit_ancestors_with_foreign;
 use gateway::{read_class, read_gateway, read_namespace};
+use peers::read_peer;
 use policy::read_policy;
 use route::read_route;
 use targets::resolve_targets;
@@ -132,7 +133,11 @@ fn read_doc(doc: &SourceDoc, inputs: &mut Inputs) {
             };
             let info = policy_kind.info();
             if info.versions.contains(&version) {
-                read_policy(doc, policy_kind, inputs);
+                // Exhaustive: a new spec shape is a new reader, named here.
+                match info.spec {
+                    SpecShape::Stanzas => read_policy(doc, policy_kind, inputs),
+                    SpecShape::Peer => read_peer(doc, policy_kind, inputs),
+                }
             } else {
                 inputs.diagnostics.push(
                     Diagnostic::error(format!(

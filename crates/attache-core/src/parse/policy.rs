@@ -2,10 +2,9 @@
 
 use super::*;
 
+/// A kind whose spec has the project's own shape (`SpecShape::Stanzas`);
+/// a peer's kind is `super::peers::read_peer`'s.
 pub(super) fn read_policy(doc: &SourceDoc, kind: PolicyKind, inputs: &mut Inputs) {
-    if kind.info().spec == SpecShape::Peer {
-        return super::peers::read_peer(doc, kind, inputs);
-    }
     let kind_name = kind.to_string();
     let (stripped, nulls) = match super::strategy::strip_nulls(doc) {
         Some((stripped, nulls)) => (Some(stripped), nulls),

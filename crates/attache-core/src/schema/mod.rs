@@ -3,7 +3,7 @@
 //! a cluster rejects what the resolver rejects. `attache-render` wraps these
 //! into CustomResourceDefinitions (`attache crds`).
 //!
-//! The helpers in `rules` turn the header rules of `attache_contract::safety` (the
+//! The helpers in `crate::settings::schema_rules` turn the header rules of `attache_contract::safety` (the
 //! one definition the resolver and the filter share) into patterns; where a
 //! rule needs more than a pattern it becomes a CEL rule
 //! (`x-kubernetes-validations`). Rules the schema cannot state exactly are
@@ -15,8 +15,6 @@ use serde_json::{json, Value};
 
 use crate::model::policy::{PolicyKind, RawPolicySpec, TargetKind};
 use crate::status::PolicyStatusBody;
-
-pub(crate) mod rules;
 
 /// The schemas of one policy kind, in OpenAPI v3 form (inline, no `$ref`).
 #[derive(Debug, Clone)]

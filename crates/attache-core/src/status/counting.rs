@@ -13,7 +13,7 @@ use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
 use crate::fold::{is_conflict, Folded, Loss};
-use crate::model::kinds::upper_targets;
+use crate::model::levels::upper_targets;
 use crate::model::peers::PEERS;
 use crate::model::Inputs;
 use crate::model::Target;

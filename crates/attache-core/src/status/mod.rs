@@ -194,7 +194,7 @@ pub fn upper_reaching(inputs: &Inputs, gw: &crate::model::Gateway) -> BTreeSet<(
     upper.extend(
         gw.listeners
             .iter()
-            .flat_map(|l| crate::model::kinds::upper_targets(gw, l)),
+            .flat_map(|l| crate::model::levels::upper_targets(gw, l)),
     );
     for target in upper {
         for index in inputs.by_target.get(&target).into_iter().flatten() {

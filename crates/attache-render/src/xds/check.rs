@@ -58,7 +58,7 @@ fn check_route(state: &XdsState, listener: &str, route: &Value) -> Result<(), Xd
             });
         }
     }
-    // The resolver refuses a zero back-off (settings.rs); behind it, a
+    // The resolver refuses a zero back-off (settings/mod.rs); behind it, a
     // zero that got through anyway is named with the policy that set it.
     let back_off = &action["retry_policy"]["retry_back_off"]["base_interval"];
     if let Some(text) = back_off.as_str().filter(|t| is_zero_duration(t)) {

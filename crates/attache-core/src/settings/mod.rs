@@ -14,6 +14,8 @@ use crate::duration;
 use crate::field::document::policy_name;
 use crate::field::{Direction, FieldKey, FieldMap, FieldValue};
 
+pub(crate) mod schema_rules;
+
 // The `#[schemars]` attributes below state the rules the validation in this
 // file applies, for the CRDs (`attache crds`, crate::schema); tests/crds.rs
 // checks that the two agree. Doc comments on fields become the CRD's
@@ -56,11 +58,11 @@ pub struct RawRetry {
     #[schemars(
         with = "Option<String>",
         regex(pattern = duration::PATTERN),
-        transform = crate::schema::rules::positive_duration
+        transform = crate::settings::schema_rules::positive_duration
     )]
     pub backoff: Option<String>,
     /// Envoy retry triggers.
-    #[schemars(transform = crate::schema::rules::retry_triggers)]
+    #[schemars(transform = crate::settings::schema_rules::retry_triggers)]
     pub retry_on: Option<Vec<String>>,
 }
 
@@ -70,8 +72,8 @@ pub struct RawRetry {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(extend("x-kubernetes-validations" = [
-    crate::schema::rules::operation_count_rule(),
-    crate::schema::rules::unique_names_rule(),
+    crate::settings::schema_rules::operation_count_rule(),
+    crate::settings::schema_rules::unique_names_rule(),
 ]))]
 pub struct RawHeaderModifier {
     /// Headers to set, replacing any value the message has.
@@ -92,7 +94,7 @@ pub struct RawHeaderModifier {
     #[serde(default)]
     #[schemars(
         length(max = safety::MAX_HEADER_OPERATIONS),
-        transform = crate::schema::rules::header_name_items,
+        transform = crate::settings::schema_rules::header_name_items,
         extend("x-kubernetes-list-type" = "set")
     )]
     pub remove: Vec<String>,
@@ -101,9 +103,9 @@ pub struct RawHeaderModifier {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHeader {
-    #[schemars(schema_with = "crate::schema::rules::header_name")]
+    #[schemars(schema_with = "crate::settings::schema_rules::header_name")]
     pub name: String,
-    #[schemars(schema_with = "crate::schema::rules::header_value")]
+    #[schemars(schema_with = "crate::settings::schema_rules::header_value")]
     pub value: String,
 }
 

@@ -7,7 +7,7 @@ use attache_contract::safety;
 use schemars::{json_schema, Schema, SchemaGenerator};
 use serde_json::{json, Value};
 
-use crate::settings::RETRY_TRIGGERS;
+use crate::contract::safety::RETRY_TRIGGERS;
 
 /// `spec.default` and `spec.override` are read as `defaults` and `overrides`
 /// (the serde aliases on [`RawPolicySpec`], GEP-713's singular spelling).
@@ -140,7 +140,7 @@ pub(crate) fn header_value(_: &mut SchemaGenerator) -> Schema {
 }
 
 /// A duration above 0s (`retry.backoff`): Envoy refuses a zero back-off
-/// base interval (settings.rs says so to the resolver's users). A Gateway
+/// base interval (settings/mod.rs says so to the resolver's users). A Gateway
 /// API duration is zero exactly when it has no digit 1-9.
 pub(crate) fn positive_duration(schema: &mut Schema) {
     schema.insert(
