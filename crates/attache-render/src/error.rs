@@ -1,7 +1,46 @@
 //! Why a render failed. Each variant names the object at fault and what
-//! would be valid, so the CLI can print it unchanged.
+//! would be valid, so the CLI can print it unchanged. A leaf of the crate:
+//! the modules that fail import their errors from here.
 
-use crate::backends::BackendError;
+use attache_core::source::Origin;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    #[error(
+        "backend {backend} (used by route {route}) has no address: {looked}\n  hint: pass --backend {service}=HOST:PORT, or include its Service (type ExternalName with spec.externalName, or spec.clusterIP) or an EndpointSlice labelled kubernetes.io/service-name={name} in the input"
+    )]
+    NoAddress {
+        backend: String,
+        service: String,
+        name: String,
+        route: String,
+        looked: String,
+    },
+    #[error(
+        "backend {backend} (used by route {route}) has no port: a backendRef to a Service needs `port` (Gateway API); add it to the rule's backendRef, or pass --backend {backend}=HOST:PORT"
+    )]
+    NoPort { backend: String, route: String },
+    #[error("backend {backend} (used by route {route}): {source}")]
+    Manifest {
+        backend: String,
+        route: String,
+        source: Box<ManifestError>,
+    },
+    #[error("--backend {given}: {problem}; expected NAMESPACE/NAME=HOST:PORT (or *=HOST:PORT for every backend without its own override)")]
+    BadOverride { given: String, problem: String },
+}
+
+/// A Service or EndpointSlice field that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {kind} {key}: field {path}: {problem}")]
+pub struct ManifestError {
+    pub origin: Origin,
+    pub kind: &'static str,
+    pub key: String,
+    pub path: String,
+    /// What is wrong and what would be valid.
+    pub problem: String,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {

@@ -18,6 +18,7 @@
 
 pub mod backends;
 pub mod bootstrap;
+pub mod chains;
 pub mod crds;
 pub mod data_plane;
 pub mod duration;

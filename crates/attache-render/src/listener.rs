@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::resources::{Chain, PortListener};
-use crate::sds;
+use crate::chains::{Chain, PortListener};
+use crate::sds::{self, config_source};
 use crate::wasm::{FILTER_NAME, WASM_TYPE_URL};
 
 const HCM_TYPE_URL: &str =
@@ -151,18 +151,4 @@ fn ecds_filter(filter: FilterSource<'_>) -> Value {
     }
     discovery.insert("type_urls".into(), json!([WASM_TYPE_URL]));
     json!({"name": FILTER_NAME, "config_discovery": discovery})
-}
-
-/// `path_config_source` for `path`, watching the file's directory: Envoy
-/// applies a new file when one is renamed into that directory.
-pub fn config_source(path: &str) -> Value {
-    let directory = match path.rsplit_once('/') {
-        Some(("", _)) => "/".to_string(),
-        Some((directory, _)) => directory.to_string(),
-        None => ".".to_string(),
-    };
-    json!({
-        "path_config_source": {"path": path, "watched_directory": {"path": directory}},
-        "resource_api_version": "V3"
-    })
 }

@@ -12,19 +12,8 @@ use attache_core::source::{Origin, SourceDoc};
 use attache_core::topology::ObjectKey;
 use serde_json::Value;
 
+pub use crate::error::ManifestError;
 use crate::secrets::{self, TlsSecret};
-
-/// A Service or EndpointSlice field that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{origin}: {kind} {key}: field {path}: {problem}")]
-pub struct ManifestError {
-    pub origin: Origin,
-    pub kind: &'static str,
-    pub key: String,
-    pub path: String,
-    /// What is wrong and what would be valid.
-    pub problem: String,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServicePort {

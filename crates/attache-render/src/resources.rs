@@ -11,6 +11,8 @@ use attache_contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
 use attache_core::topology::{BackendTarget, GatewayResolution, ListenerInfo};
 use serde_json::{json, Value};
 
+pub use crate::chains::{Chain, ChainTls, PortListener};
+
 use crate::backends::{AddressBook, Cluster};
 use crate::duration;
 use crate::error::{PortClash, RenderError};
@@ -25,39 +27,6 @@ pub struct ListenerOptions {
     pub listen_address: String,
     /// Listener key (`http`, `team-a/ls-a/http`) to local port; others keep their own port.
     pub listener_ports: BTreeMap<String, u16>,
-}
-
-/// One Envoy listener: the Gateway listeners sharing a local port.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PortListener {
-    /// The listener keys joined with `+` ([`port_listener_name`]).
-    pub name: String,
-    pub port: u16,
-    /// An HTTP port has one chain for all its listeners; an HTTPS port one
-    /// per Gateway listener, chosen by SNI, so each listener serves only
-    /// its own routes with its own certificate.
-    pub chains: Vec<Chain>,
-}
-
-/// One filter chain: an HTTP connection manager and its routes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chain {
-    /// The name of its route configuration and its HTTP stat prefix: the
-    /// port listener's name for HTTP, the Gateway listener's for HTTPS.
-    pub name: String,
-    /// `envoy.config.route.v3.RouteConfiguration` named like the chain.
-    pub route_config: Value,
-    pub tls: Option<ChainTls>,
-}
-
-/// What an HTTPS chain terminates TLS with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChainTls {
-    /// SNI that selects the chain: the listener's hostname; empty for a
-    /// listener without one (then it takes any name the others do not).
-    pub server_names: Vec<String>,
-    /// SDS names of its certificates (`<namespace>/<name>` of each Secret).
-    pub secrets: Vec<String>,
 }
 
 /// Everything Envoy needs for one Gateway, and what was left out, and why.

@@ -8,7 +8,6 @@
 
 use serde_json::{json, Value};
 
-use crate::listener::config_source;
 use crate::secrets::TlsSecret;
 
 pub const SECRET_TYPE_URL: &str =
@@ -56,4 +55,18 @@ pub fn transport_socket(secrets: &[(String, String)]) -> Value {
 /// Reads the SNI a client sends, for `filter_chain_match.server_names`.
 pub fn tls_inspector() -> Value {
     json!({"name": "envoy.filters.listener.tls_inspector", "typed_config": {"@type": TLS_INSPECTOR_TYPE_URL}})
+}
+
+/// `path_config_source` for `path`, watching the file's directory: Envoy
+/// applies a new file when one is renamed into that directory.
+pub fn config_source(path: &str) -> Value {
+    let directory = match path.rsplit_once('/') {
+        Some(("", _)) => "/".to_string(),
+        Some((directory, _)) => directory.to_string(),
+        None => ".".to_string(),
+    };
+    json!({
+        "path_config_source": {"path": path, "watched_directory": {"path": directory}},
+        "resource_api_version": "V3"
+    })
 }

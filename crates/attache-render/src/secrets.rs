@@ -12,7 +12,7 @@ use attache_core::topology::ObjectKey;
 use base64::Engine;
 use serde_json::Value;
 
-use crate::manifests::ManifestError;
+use crate::error::ManifestError;
 
 /// A Secret of type `kubernetes.io/tls`, checked to hold PEM.
 #[derive(Clone, PartialEq, Eq)]

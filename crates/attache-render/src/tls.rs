@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use attache_core::topology::ListenerInfo;
 
 use crate::backends::AddressBook;
-use crate::resources::ChainTls;
+use crate::chains::ChainTls;
 use crate::sds::secret_name;
 use crate::secrets::TlsSecret;
 

@@ -14,7 +14,9 @@ use std::net::IpAddr;
 
 use attache_core::topology::{BackendTarget, ObjectKey};
 
-use crate::manifests::{ManifestError, Manifests, Service};
+pub use crate::error::BackendError;
+use crate::error::ManifestError;
+use crate::manifests::{Manifests, Service};
 
 /// A host (IP or DNS name) and port Envoy can dial.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -72,32 +74,6 @@ impl Cluster {
 
 /// What an HTTP/2 cluster's name adds to the backend's (`shop/cart/50051/h2`).
 pub const HTTP2_SUFFIX: &str = "/h2";
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BackendError {
-    #[error(
-        "backend {backend} (used by route {route}) has no address: {looked}\n  hint: pass --backend {service}=HOST:PORT, or include its Service (type ExternalName with spec.externalName, or spec.clusterIP) or an EndpointSlice labelled kubernetes.io/service-name={name} in the input"
-    )]
-    NoAddress {
-        backend: String,
-        service: String,
-        name: String,
-        route: String,
-        looked: String,
-    },
-    #[error(
-        "backend {backend} (used by route {route}) has no port: a backendRef to a Service needs `port` (Gateway API); add it to the rule's backendRef, or pass --backend {backend}=HOST:PORT"
-    )]
-    NoPort { backend: String, route: String },
-    #[error("backend {backend} (used by route {route}): {source}")]
-    Manifest {
-        backend: String,
-        route: String,
-        source: Box<ManifestError>,
-    },
-    #[error("--backend {given}: {problem}; expected NAMESPACE/NAME=HOST:PORT (or *=HOST:PORT for every backend without its own override)")]
-    BadOverride { given: String, problem: String },
-}
 
 /// The `--backend` overrides, parsed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use crate::resources::{gateway_resources, ListenerOptions};
 use crate::sds;
 
 pub use crate::error::XdsCheckError;
-pub use crate::listener::config_source;
+pub use crate::sds::config_source;
 pub use check::check;
 pub use plan::{transition, Step};
 
