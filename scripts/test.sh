@@ -47,6 +47,10 @@ say "layers point down (scripts/layers.py)"
 python3 "$ROOT/scripts/layers.py" --self-test
 python3 "$ROOT/scripts/layers.py"
 
+say "the map is checked (scripts/docs_map.py)"
+python3 "$ROOT/scripts/docs_map.py" --self-test
+python3 "$ROOT/scripts/docs_map.py"
+
 if cargo clippy --version >/dev/null 2>&1; then
   say "cargo clippy"
   cargo clippy --workspace --all-targets --features attache/e2e -- -D warnings
