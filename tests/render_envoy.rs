@@ -14,9 +14,9 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 mod support;
+use support::envoy::{inline_bootstrap, json_file, validate};
 use support::{attache_ok as attache, envoy_and_wasm, scratch, workspace};
 
 const GATEWAY: &str = "infra/edge";
@@ -114,10 +114,6 @@ fn committed_xds_files_are_what_the_generator_renders() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn json_file(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).expect("read")).expect("JSON")
-}
-
 /// The resources of a committed `DiscoveryResponse` file under envoy/xds.
 fn committed_resources(file: &str) -> Vec<serde_json::Value> {
     json_file(&workspace().join("envoy/xds").join(file))["resources"]
@@ -161,21 +157,6 @@ fn committed_configuration_serves_the_compose_ports_and_dns_backend() {
             (Some("backend"), Some(9000))
         );
     }
-}
-
-fn validate(envoy: &Path, bootstrap: &Path) {
-    let output = Command::new(envoy)
-        .args(["--mode", "validate", "--log-level", "warn", "-c"])
-        .arg(bootstrap)
-        .output()
-        .expect("run envoy");
-    assert!(
-        output.status.success(),
-        "envoy --mode validate rejected {}:\n{}{}",
-        bootstrap.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 /// Renders ECDS and bootstrap for `input` into `dir` with local paths.
@@ -270,50 +251,4 @@ fn envoy_validates_every_rendered_bootstrap() {
     std::fs::write(&inline, inline_bootstrap(&dir).to_string()).expect("write");
     validate(&envoy, &inline);
     let _ = std::fs::remove_dir_all(&root);
-}
-
-/// A static bootstrap holding the resources of the xDS files under `dir`,
-/// each listener's RDS reference replaced by the route configuration its
-/// RDS file holds.
-fn inline_bootstrap(dir: &Path) -> serde_json::Value {
-    let strip = |mut resource: serde_json::Value| {
-        resource.as_object_mut().expect("object").remove("@type");
-        resource
-    };
-    let listeners: Vec<serde_json::Value> = json_file(&dir.join("lds/listeners.json"))["resources"]
-        .as_array()
-        .expect("listeners")
-        .iter()
-        .map(|listener| {
-            let mut listener = strip(listener.clone());
-            let hcm = &mut listener["filter_chains"][0]["filters"][0]["typed_config"];
-            let rds = hcm
-                .as_object_mut()
-                .expect("hcm")
-                .remove("rds")
-                .expect("rds");
-            let path = rds["config_source"]["path_config_source"]["path"]
-                .as_str()
-                .expect("rds path");
-            hcm["route_config"] = strip(json_file(Path::new(path))["resources"][0].clone());
-            listener
-        })
-        .collect();
-    let clusters: Vec<serde_json::Value> = json_file(&dir.join("cds/clusters.json"))["resources"]
-        .as_array()
-        .expect("clusters")
-        .iter()
-        .cloned()
-        .map(strip)
-        .collect();
-    let mut bootstrap: serde_json::Value =
-        serde_yaml_ng::from_slice(&std::fs::read(dir.join("envoy.yaml")).expect("read"))
-            .expect("YAML");
-    let bootstrap_map = bootstrap.as_object_mut().expect("object");
-    bootstrap_map.remove("dynamic_resources");
-    bootstrap_map.insert(
-        "static_resources".into(),
-        serde_json::json!({"listeners": listeners, "clusters": clusters}),
-    );
-    bootstrap
 }

@@ -6,6 +6,8 @@
 // Each test crate uses its own subset.
 #![allow(dead_code)]
 
+pub mod envoy;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
