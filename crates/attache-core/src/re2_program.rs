@@ -36,12 +36,26 @@ use regex_syntax::utf8::Utf8Sequences;
 /// Envoy's default `re2.max_program_size.error_level`.
 pub const ENVOY_MAX_PROGRAM_SIZE: usize = 100;
 
+/// Why a pattern does not parse: regex-syntax's own message, its last line
+/// (the line that says what is wrong).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RegexSyntaxError {
+    pub message: String,
+}
+
+fn syntax_error(error: &impl std::fmt::Display) -> RegexSyntaxError {
+    RegexSyntaxError {
+        message: last_line(&error.to_string()),
+    }
+}
+
 /// The estimated program size of `pattern`, or why it does not parse.
-pub fn program_size(pattern: &str) -> Result<usize, String> {
+pub fn program_size(pattern: &str) -> Result<usize, RegexSyntaxError> {
     let ascii_perl = with_ascii_perl_classes(pattern)?;
     let hir = regex_syntax::Parser::new()
         .parse(&ascii_perl)
-        .map_err(|e| last_line(&e.to_string()))?;
+        .map_err(|e| syntax_error(&e))?;
     let parts: &[Hir] = match hir.kind() {
         HirKind::Concat(parts) => parts,
         _ => std::slice::from_ref(&hir),
@@ -214,10 +228,10 @@ fn covers_all_non_ascii(ranges: &[(u32, u32)]) -> bool {
 /// `pattern` with each Perl class (`\d`, `\s`, `\w` and their negations)
 /// written as the ASCII class RE2 gives it. A nested bracket class is valid
 /// both alone and inside another class.
-fn with_ascii_perl_classes(pattern: &str) -> Result<String, String> {
+fn with_ascii_perl_classes(pattern: &str) -> Result<String, RegexSyntaxError> {
     let ast = ast::parse::Parser::new()
         .parse(pattern)
-        .map_err(|e| last_line(&e.to_string()))?;
+        .map_err(|e| syntax_error(&e))?;
     let spans = visit(&ast, PerlSpans(Vec::new()))?;
     let mut out = pattern.to_string();
     for (start, end, replacement) in spans.into_iter().rev() {
@@ -246,22 +260,22 @@ impl PerlSpans {
 
 impl Visitor for PerlSpans {
     type Output = Vec<(usize, usize, &'static str)>;
-    type Err = String;
+    type Err = RegexSyntaxError;
 
-    fn finish(self) -> Result<Self::Output, String> {
+    fn finish(self) -> Result<Self::Output, RegexSyntaxError> {
         let mut spans = self.0;
         spans.sort_by_key(|s| s.0);
         Ok(spans)
     }
 
-    fn visit_pre(&mut self, ast: &Ast) -> Result<(), String> {
+    fn visit_pre(&mut self, ast: &Ast) -> Result<(), RegexSyntaxError> {
         if let Ast::ClassPerl(class) = ast {
             self.push(class);
         }
         Ok(())
     }
 
-    fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), String> {
+    fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), RegexSyntaxError> {
         if let ClassSetItem::Perl(class) = item {
             self.push(class);
         }

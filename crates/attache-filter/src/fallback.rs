@@ -106,7 +106,7 @@ impl ValueCondition {
             StringMatchType::Exact => Ok(ValueCondition::Exact(value.to_string())),
             StringMatchType::RegularExpression => FullMatch::new(value)
                 .map(ValueCondition::Regex)
-                .map_err(Problem::Regex),
+                .map_err(|e| Problem::Regex(e.to_string())),
         }
     }
 
@@ -161,7 +161,7 @@ impl Conditions {
             route_syntax::check_match(m, |p| {
                 FullMatch::new(p)
                     .map(|_| ())
-                    .map_err(route_syntax::RegexProblem::Syntax)
+                    .map_err(|e| route_syntax::RegexProblem::Syntax(e.to_string()))
             })
             .map_err(|r| err(r.field, Problem::GrpcMethod(r.message)))?;
         }
@@ -170,7 +170,7 @@ impl Conditions {
             Some(p) => match p.kind {
                 PathMatchType::RegularExpression => PathCondition::Regex(Box::new(
                     FullMatch::new(&p.value)
-                        .map_err(|e| err("path.value".into(), Problem::Regex(e)))?,
+                        .map_err(|e| err("path.value".into(), Problem::Regex(e.to_string())))?,
                 )),
                 kind => {
                     if !p.value.starts_with('/') {
@@ -407,7 +407,7 @@ mod tests {
         let regex = |p: &str| {
             FullMatch::new(p)
                 .map(|_| ())
-                .map_err(route_syntax::RegexProblem::Syntax)
+                .map_err(|e| route_syntax::RegexProblem::Syntax(e.to_string()))
         };
         let yaml = [
             r#"{"path": {"type": "PathPrefix", "value": "api"}}"#,

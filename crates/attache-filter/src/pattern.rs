@@ -14,14 +14,13 @@ const SIZE_LIMIT: usize = attache_contract::route_syntax::REGEX_SIZE_LIMIT;
 pub struct FullMatch(Regex);
 
 impl FullMatch {
-    pub fn new(pattern: &str) -> Result<Self, String> {
+    pub fn new(pattern: &str) -> Result<Self, regex_lite::Error> {
         // Anchoring a non-capturing group keeps alternations inside the
         // pattern (`a|b`) from escaping the anchors.
         RegexBuilder::new(&attache_contract::route_syntax::anchored(pattern))
             .size_limit(SIZE_LIMIT)
             .build()
             .map(FullMatch)
-            .map_err(|e| e.to_string())
     }
 
     pub fn is_match(&self, value: &str) -> bool {

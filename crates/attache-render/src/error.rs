@@ -42,6 +42,26 @@ pub struct ManifestError {
     pub problem: String,
 }
 
+/// Why an HTTPS listener is left out (the other listeners are still
+/// rendered; `GatewayResources::errors` carries the message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListenerTlsError {
+    #[error("listener '{listener}' (HTTPS) is not served: it names no certificate (tls.certificateRefs)")]
+    NoCertificate { listener: String },
+    #[error("listener '{listener}' (HTTPS) is not served: {source}")]
+    BadSecret {
+        listener: String,
+        #[source]
+        source: Box<ManifestError>,
+    },
+    #[error("listener '{listener}' (HTTPS) is not served: its tls.certificateRefs[{index}], Secret {secret}, is not in the input; add the kubernetes.io/tls Secret's manifest")]
+    MissingSecret {
+        listener: String,
+        index: usize,
+        secret: String,
+    },
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error(transparent)]

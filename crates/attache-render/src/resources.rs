@@ -80,7 +80,7 @@ pub fn gateway_resources(
                 true => match tls::chain_tls(group[0], book, &mut secrets) {
                     Ok(tls) => Some(tls),
                     Err(error) => {
-                        errors.push(error);
+                        errors.push(error.to_string());
                         continue;
                     }
                 },

@@ -10,6 +10,7 @@ use attache_core::topology::ListenerInfo;
 
 use crate::backends::AddressBook;
 use crate::chains::ChainTls;
+use crate::error::ListenerTlsError;
 use crate::sds::secret_name;
 use crate::secrets::TlsSecret;
 
@@ -19,33 +20,33 @@ pub fn chain_tls(
     listener: &ListenerInfo,
     book: &AddressBook,
     used: &mut BTreeMap<String, TlsSecret>,
-) -> Result<ChainTls, String> {
+) -> Result<ChainTls, ListenerTlsError> {
     let refs = listener
         .tls
         .as_ref()
         .map(|t| t.certificate_refs.as_slice())
         .unwrap_or_default();
     if refs.is_empty() {
-        return Err(format!(
-            "listener '{}' (HTTPS) is not served: it names no certificate (tls.certificateRefs)",
-            listener.name
-        ));
+        return Err(ListenerTlsError::NoCertificate {
+            listener: listener.name.clone(),
+        });
     }
     let mut secrets = Vec::new();
     for (i, key) in refs.iter().enumerate() {
         let secret = match book.manifests.secrets.get(key) {
             Some(Ok(secret)) => secret,
-            Some(Err(err)) => {
-                return Err(format!(
-                    "listener '{}' (HTTPS) is not served: {err}",
-                    listener.name
-                ))
+            Some(Err(source)) => {
+                return Err(ListenerTlsError::BadSecret {
+                    listener: listener.name.clone(),
+                    source: source.clone(),
+                })
             }
             None => {
-                return Err(format!(
-                    "listener '{}' (HTTPS) is not served: its tls.certificateRefs[{i}], Secret {key}, is not in the input; add the kubernetes.io/tls Secret's manifest",
-                    listener.name
-                ))
+                return Err(ListenerTlsError::MissingSecret {
+                    listener: listener.name.clone(),
+                    index: i,
+                    secret: key.to_string(),
+                })
             }
         };
         let name = secret_name(secret);

@@ -396,7 +396,8 @@ pub(crate) fn regex_compiles(pattern: &str) -> Result<(), RegexProblem> {
         .size_limit(route_syntax::REGEX_SIZE_LIMIT)
         .build()
         .map_err(|e| RegexProblem::Syntax(e.to_string()))?;
-    let size = re2_program::program_size(pattern).map_err(RegexProblem::Syntax)?;
+    let size =
+        re2_program::program_size(pattern).map_err(|e| RegexProblem::Syntax(e.to_string()))?;
     let limit = re2_program::ENVOY_MAX_PROGRAM_SIZE;
     if size > limit {
         return Err(RegexProblem::TooLarge { size, limit });
