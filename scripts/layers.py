@@ -55,7 +55,7 @@ LAYERS = {
         ("parse", ["parse"]),
         ("attach", ["attach", "route_parents"]),
         ("fold", ["fold", "retries", "prepare"]),
-        ("entry", ["entry", "data_plane", "explain", "status", "diff"]),
+        ("entry", ["entry", "who_applies", "explain", "status", "diff"]),
         ("resolve", ["resolve", "schema", "reach", ""]),
     ],
     "crates/attache-render/src": [
@@ -68,7 +68,7 @@ LAYERS = {
                 "version",
                 "matching",
                 "virtual_hosts",
-                "data_plane",
+                "plugin_config",
                 "wasm",
                 "manifests",
                 "secrets",

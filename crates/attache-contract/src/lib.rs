@@ -14,18 +14,18 @@
 
 #![forbid(unsafe_code)]
 
-pub mod data_plane;
 pub mod entry_name;
 pub mod envelope;
 pub mod grpc;
 pub mod precedence;
 pub mod route_syntax;
 pub mod safety;
+pub mod schema2;
 pub mod table;
 
-pub use data_plane::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
 pub use entry_name::{listener_key, EntryName, SetName};
 pub use grpc::GrpcMethodMatch;
+pub use schema2::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
 //! The table encoding (schema 3) against the schema-2 document it carries.
 
-use attache_contract::data_plane::DataPlaneDocument;
+use attache_contract::schema2::DataPlaneDocument;
 use attache_contract::table::{self, TableError};
 use attache_contract::{
     Document, GrpcMethodMatch, Header, HeaderChanges, HeaderMatch, HttpRouteMatch, Options,

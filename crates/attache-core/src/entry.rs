@@ -6,12 +6,12 @@
 
 use crate::attach::Attachment;
 use crate::contract::{Retry, RouteEntry, Timeouts};
-use crate::data_plane::DataPlane;
 use crate::field::document::Settings;
 use crate::field::FieldKey;
 use crate::fold::Folded;
 use crate::model::kinds::RouteKind;
 use crate::supplier::Supplier;
+use crate::who_applies::DataPlane;
 
 /// What the steps after the fold changed, for the entry's `sources`.
 #[derive(Debug, Clone, Copy, Default)]

@@ -13,7 +13,6 @@
 pub use attache_contract as contract;
 
 pub(crate) mod attach;
-pub mod data_plane;
 pub mod diagnostic;
 pub mod diff;
 pub mod dns_name;
@@ -42,9 +41,9 @@ pub mod source;
 pub mod status;
 pub mod supplier;
 pub mod topology;
+pub mod who_applies;
 pub mod written;
 
-pub use data_plane::DataPlane;
 pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
 pub use limits::Limits;
@@ -52,3 +51,4 @@ pub use model::Inputs;
 pub use parse::{limit_ancestors_with_foreign, parse, parse_each};
 pub use resolve::{explain_route, resolve, resolve_for, select_gateway, ResolveError, Resolved};
 pub use status::{policy_status, StatusReport};
+pub use who_applies::DataPlane;

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use crate::attach::Attachment;
 use crate::contract::{Document, SCHEMA_VERSION};
-use crate::data_plane::{istio_request_conflicts, DataPlane};
 use crate::diagnostic::Diagnostic;
 use crate::entry::{to_entry, Adjusted};
 pub use crate::error::ResolveError;
@@ -22,6 +21,7 @@ pub use crate::prepare::select_gateway;
 use crate::prepare::{clamp, clamp_warning, fold_full, grpc_timeout_note, prepare, Prepared};
 use crate::retries::{self, add_connection_errors};
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
+use crate::who_applies::{istio_request_conflicts, DataPlane};
 
 // Status counting lives in `status::counting`; these stay reachable here
 // for the tests that compare the shared and the full fold.

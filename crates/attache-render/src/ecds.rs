@@ -56,7 +56,10 @@ mod tests {
         let value = config["configuration"]["value"].as_str().unwrap();
         assert!(!value.contains('\n'), "compact: {value}");
         let carried: attache_contract::DataPlaneDocument = serde_json::from_str(value).unwrap();
-        assert_eq!(carried, crate::data_plane::encode(&one_route_document(500)));
+        assert_eq!(
+            carried,
+            crate::plugin_config::encode(&one_route_document(500))
+        );
     }
 
     #[test]

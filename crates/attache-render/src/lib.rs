@@ -12,7 +12,7 @@
 //! - [`wasmplugin::wasm_plugin`]: an Istio `WasmPlugin` carrying the document.
 //! - [`crds::crds`]: the policy CRDs, and [`oci`]: the filter as an OCI image.
 //!
-//! All of them carry the document through [`data_plane`]: compact and without
+//! All of them carry the document through [`plugin_config`]: compact and without
 //! the `sources` provenance the filter never reads.
 #![forbid(unsafe_code)]
 
@@ -20,7 +20,6 @@ pub mod backends;
 pub mod bootstrap;
 pub mod chains;
 pub mod crds;
-pub mod data_plane;
 pub mod duration;
 pub mod ecds;
 pub mod error;
@@ -28,6 +27,7 @@ pub mod listener;
 pub mod manifests;
 pub mod matching;
 pub mod oci;
+pub mod plugin_config;
 pub mod resources;
 pub mod sds;
 pub mod secrets;

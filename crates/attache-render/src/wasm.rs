@@ -13,9 +13,9 @@ pub const STRING_VALUE_TYPE_URL: &str = "type.googleapis.com/google.protobuf.Str
 
 /// `envoy.extensions.filters.http.wasm.v3.Wasm` with the document as the
 /// plugin configuration (a JSON string the filter parses in `on_configure`),
-/// compact and without provenance: see [`crate::data_plane`].
+/// compact and without provenance: see [`crate::plugin_config`].
 pub fn filter_config(document: &Document, wasm_path: &str) -> Result<Value, serde_json::Error> {
-    let configuration = crate::data_plane::compact_json(document)?;
+    let configuration = crate::plugin_config::compact_json(document)?;
     Ok(json!({
         "@type": WASM_TYPE_URL,
         "config": {

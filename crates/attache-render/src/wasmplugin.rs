@@ -111,7 +111,7 @@ pub fn plugin_config(
     document: &attache_contract::Document,
     form: ConfigForm,
 ) -> Result<Value, serde_json::Error> {
-    let encoded = crate::data_plane::encode(document);
+    let encoded = crate::plugin_config::encode(document);
     let text = serde_json::to_vec(&encoded)?;
     let compress = match form {
         ConfigForm::Inline => false,
@@ -119,7 +119,7 @@ pub fn plugin_config(
         ConfigForm::Auto => text.len() > envelope::INLINE_MAX_BYTES,
     };
     if compress {
-        serde_json::to_value(crate::data_plane::sealed_table(&encoded))
+        serde_json::to_value(crate::plugin_config::sealed_table(&encoded))
     } else {
         serde_json::to_value(encoded)
     }
@@ -245,7 +245,7 @@ mod tests {
         );
         let carried: attache_contract::DataPlaneDocument =
             serde_json::from_value(spec["pluginConfig"].clone()).unwrap();
-        assert_eq!(carried, crate::data_plane::encode(&document));
+        assert_eq!(carried, crate::plugin_config::encode(&document));
         assert_eq!(carried.groups[0].routes[0].name, "http/shop/a/0");
         assert_eq!(WasmPluginOptions::default().url, DEFAULT_URL);
         assert_eq!(size_problem(&plugin), None);
@@ -289,7 +289,7 @@ mod tests {
         // The envelope carries the table encoding (schema 3) of the document.
         assert!(attache_contract::table::is_table(&text));
         let opened = attache_contract::table::decode(&text).unwrap();
-        assert_eq!(opened, crate::data_plane::encode(&document));
+        assert_eq!(opened, crate::plugin_config::encode(&document));
         // A small document stays inline unless compression is asked for.
         let one = Document {
             routes: document.routes[..1].to_vec(),

@@ -1,6 +1,6 @@
 //! The table back to the schema-2 document, for tools and tests.
 
-use crate::data_plane::{DataPlaneDocument, DataPlaneRoute, Profile, RouteGroup};
+use crate::schema2::{DataPlaneDocument, DataPlaneRoute, Profile, RouteGroup};
 use crate::{Header, HeaderChanges, Options};
 
 use super::{read_match, read_profile, Reader, TableError, MAGIC};
@@ -85,7 +85,7 @@ impl Strings {
         })
     }
 
-    fn changes(&mut self, c: &HeaderChanges) -> crate::data_plane::InternedChanges {
+    fn changes(&mut self, c: &HeaderChanges) -> crate::schema2::InternedChanges {
         let mut pairs = |hs: &[Header]| {
             hs.iter()
                 .map(|h| [self.intern(&h.name), self.intern(&h.value)])
@@ -93,7 +93,7 @@ impl Strings {
         };
         let set = pairs(&c.set);
         let add = pairs(&c.add);
-        crate::data_plane::InternedChanges {
+        crate::schema2::InternedChanges {
             set,
             add,
             remove: c.remove.iter().map(|n| self.intern(n)).collect(),

@@ -1,6 +1,6 @@
 //! The table's writer (`attache render`, `attache watch`, the controller).
 
-use crate::data_plane::DataPlaneDocument;
+use crate::schema2::DataPlaneDocument;
 use crate::{
     HeaderChanges, HttpRouteMatch, PathMatchType, Retry, RouteEntry, StringMatchType, Timeouts,
 };

@@ -122,7 +122,7 @@ fn the_filter_comes_from_the_ecds_file_with_the_document_as_default() {
     );
     let carried: attache_contract::DataPlaneDocument =
         serde_json::from_str(default["configuration"]["value"].as_str().unwrap()).unwrap();
-    assert_eq!(carried, crate::data_plane::encode(&res.document));
+    assert_eq!(carried, crate::plugin_config::encode(&res.document));
     assert_eq!(hcm["use_remote_address"], true);
     assert_eq!(hcm["strip_any_host_port"], true);
 }

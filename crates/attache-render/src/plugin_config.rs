@@ -1,5 +1,5 @@
 //! The document as the data plane receives it: the compact data-plane
-//! encoding (schema 2, `attache_contract::data_plane`) as compact JSON.
+//! encoding (schema 2, `attache_contract::schema2`) as compact JSON.
 //! Every data-plane artefact (`render envoy`, `render ecds`, `render
 //! wasmplugin`, `watch`) comes from here. Shared settings are carried once
 //! as profiles, provenance and the name's parts are left out: the filter
