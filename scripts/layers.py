@@ -116,12 +116,12 @@ LAYERS = {
         ("http", ["server"]),
         ("root", ["handle", ""]),
     ],
-    # The CLI: `cmd/mod.rs` holds the flags and the error every command
-    # shares (its dispatch names the commands by relative path, which this
+    # The CLI: `error.rs` the error every command shares, `cmd/mod.rs`
+    # the flags (its dispatch names the commands by relative path, which this
     # check does not follow); `cmd/load.rs` the loading `render` and `watch`
     # share. Commands are siblings: none imports another.
     "src": [
-        ("base", ["output", "input", "cmd", "cmd::load", "cmd::kubectl", "cmd::source", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
+        ("base", ["error", "output", "input", "cmd", "cmd::load", "cmd::kubectl", "cmd::source", "cmd::strict", "cmd::wrap", "cmd::plugin_flags"]),
         (
             "commands",
             [
@@ -150,9 +150,8 @@ ALLOWED: set = set()
 
 # Known import cycles, each with its reason; the check prints them so they
 # are not forgotten. (crate source dir, a file in the cycle) -> reason.
-ALLOWED_CYCLES: dict = {
-    ("src", "output.rs"): "issue 34, to be broken",
-}
+ALLOWED_CYCLES: dict = {}
+
 
 def place(table, path):
     """(rank of the layer, the declared prefix) of a module path."""

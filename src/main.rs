@@ -4,6 +4,7 @@
 //! (`cmd::kubectl`).
 
 mod cmd;
+mod error;
 mod input;
 mod output;
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use attache_core::{Diagnostic, Inputs, Severity};
 
-use crate::cmd::CliError;
+use crate::error::CliError;
 
 /// Prints every diagnostic to stderr; returns how many are errors or warnings.
 pub fn report(inputs: &Inputs, more: &[Diagnostic]) -> usize {
@@ -94,4 +94,40 @@ fn write_atomically_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(err)
+}
+
+/// Writes `text` atomically, creating the file's directory first.
+pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Write {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    write_atomically(path, text.as_bytes())
+}
+
+/// Writes `text` atomically with mode 0600 (a private key is in it), in a
+/// directory only its owner can enter.
+pub fn write_private_file(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let err = |source| CliError::Write {
+            path: dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(err)?;
+        set_mode(dir, 0o700).map_err(err)?;
+    }
+    write_atomically_with_mode(path, text.as_bytes(), 0o600)
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
+    Ok(())
 }

@@ -171,6 +171,29 @@ fn explain_of_an_unknown_route_lists_what_exists() {
 }
 
 #[test]
+fn a_missing_rule_of_a_grpc_route_names_its_kind() {
+    let out = attache(&[
+        "explain",
+        "-f",
+        "examples/grpc",
+        "--gateway",
+        "infra/grpc-edge",
+        "--route",
+        "shop/cart",
+        "--rule",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "no entry for GRPCRoute shop/cart rule nope in the resolved Gateway infra/grpc-edge"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn status_is_a_kubectl_style_list_with_reasons() {
     let bad = fixture("bad-policies.yaml").display().to_string();
     let out = attache(&["status", "-f", &shop(), "-f", &bad]);

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use attache_render::crds::{crds, Crd};
 
-use super::load::write_file;
 use super::CliError;
 use crate::output::print_stdout;
+use crate::output::write_file;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\

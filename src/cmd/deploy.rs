@@ -10,10 +10,10 @@ use attache_controller::reconcile::ISTIO_CONTROLLER;
 use attache_render::wasmplugin::DEFAULT_URL;
 use clap::ValueEnum;
 
-use super::load::write_file;
 use super::plugin_flags::{ConfigFormArg, FailStrategyArg, PluginArgs};
 use super::CliError;
 use crate::output::print_stdout;
+use crate::output::write_file;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\

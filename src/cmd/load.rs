@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::source::SourceArgs;
 use super::{CliError, InputArgs, LimitArgs};
-use crate::output::{pretty_json, report, write_atomically};
+use crate::output::{pretty_json, report};
 
 /// Where the Gateway's listeners bind and where its backends are: what the
 /// static bootstrap, `render xds` and `watch --xds-dir` need to render
@@ -57,42 +57,6 @@ impl ListenerArgs {
             manifests: Manifests::index(docs),
         })
     }
-}
-
-/// Writes `text` atomically, creating the file's directory first.
-pub fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Write {
-            path: dir.display().to_string(),
-            source,
-        })?;
-    }
-    write_atomically(path, text.as_bytes())
-}
-
-/// Writes `text` atomically with mode 0600 (a private key is in it), in a
-/// directory only its owner can enter.
-pub fn write_private_file(path: &Path, text: &str) -> Result<(), CliError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let err = |source| CliError::Write {
-            path: dir.display().to_string(),
-            source,
-        };
-        std::fs::create_dir_all(dir).map_err(err)?;
-        set_mode(dir, 0o700).map_err(err)?;
-    }
-    crate::output::write_atomically_with_mode(path, text.as_bytes(), 0o600)
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
-    Ok(())
 }
 
 /// What was read and resolved, and how many error diagnostics (and errors

@@ -16,10 +16,11 @@ mod wasmplugin;
 pub use wasmplugin::WasmPluginArgs;
 
 pub use super::load::ListenerArgs;
-use super::load::{encode_for, load_and_resolve_for, write_file, write_private_file, Loaded};
+use super::load::{encode_for, load_and_resolve_for, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
 use crate::output::{pretty_json, print_stdout, write_atomically};
+use crate::output::{write_file, write_private_file};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {

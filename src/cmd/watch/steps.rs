@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use super::envoy_admin::Subscription;
 use super::generation::stamp_generation;
-use crate::cmd::load::{encode_for, write_file, write_private_file};
+use crate::cmd::load::encode_for;
 use crate::cmd::CliError;
 use crate::output::pretty_json;
+use crate::output::{write_file, write_private_file};
 
 /// Where a generation goes: the ECDS file (with the .wasm it names) and
 /// the xDS files, each when asked for.
