@@ -187,26 +187,26 @@ impl Known<'_> {
                     Some((_, why)) => Err(Missing::Unusable(format!(
                         "listener {s} of Gateway {key} is Conflicted ({why})"
                     ))),
-                    None => self.check_plain(target).map_err(Missing::Absent),
+                    None => self.check_plain(target),
                 }
             }
-            _ => self.check_plain(target).map_err(Missing::Absent),
+            _ => self.check_plain(target),
         }
     }
 
     /// Whether a target other than a ListenerSet exists; else a hint
     /// listing what does.
-    fn check_plain(&self, target: &Target) -> Result<(), String> {
+    fn check_plain(&self, target: &Target) -> Result<(), Missing> {
         match target {
             Target::GatewayClass(name) => {
                 self.classes
                     .contains_key(name)
                     .then_some(())
                     .ok_or_else(|| {
-                        format!(
+                        Missing::Absent(format!(
                             "known GatewayClasses: {}",
                             list(self.classes.keys().map(String::as_str))
-                        )
+                        ))
                     })
             }
             Target::Namespace(name) => self
@@ -214,15 +214,17 @@ impl Known<'_> {
                 .contains(name.as_str())
                 .then_some(())
                 .ok_or_else(|| {
-                    "no Namespace manifest and no Gateway or HTTPRoute lives there".into()
+                    Missing::Absent(
+                        "no Namespace manifest and no Gateway or HTTPRoute lives there".into(),
+                    )
                 }),
             Target::Gateway(key, section) => {
                 let Some(g) = self.gateways.get(key) else {
-                    return Err(format!(
+                    return Err(Missing::Absent(format!(
                         "Gateways in {}: {}",
                         key.namespace,
                         in_namespace(self.gateways, key)
-                    ));
+                    )));
                 };
                 let own = || g.listeners.iter().filter(|l| l.set.is_none());
                 match section {
@@ -235,17 +237,17 @@ impl Known<'_> {
                             .find(|l| &l.name == s)
                             .and_then(|l| l.set.as_ref())
                         {
-                            return Err(format!(
+                            return Err(Missing::Absent(format!(
                                 "{s} is a listener of {set}; target it as {{group: {}, kind: {}, name: {}, sectionName: {s}}}",
                                 set.kind.group(),
                                 set.kind.name(),
                                 set.key.name
-                            ));
+                            )));
                         }
-                        Err(format!(
+                        Err(Missing::Absent(format!(
                             "listeners of Gateway {key}: {}",
                             list(own().map(|l| l.name.as_str()))
-                        ))
+                        )))
                     }
                     _ => Ok(()),
                 }
@@ -257,20 +259,20 @@ impl Known<'_> {
                     RouteKind::Grpc => self.grpc_routes,
                 };
                 let Some(r) = routes.get(key) else {
-                    return Err(format!(
+                    return Err(Missing::Absent(format!(
                         "{}s in {}: {}",
                         kind.name(),
                         key.namespace,
                         in_namespace(routes, key)
-                    ));
+                    )));
                 };
                 match section {
                     Some(s) if !r.rules.iter().any(|rule| rule.name.as_ref() == Some(s)) => {
-                        Err(format!(
+                        Err(Missing::Absent(format!(
                             "named rules of {}: {}",
                             r.object(),
                             list(r.rules.iter().filter_map(|rule| rule.name.as_deref()))
-                        ))
+                        )))
                     }
                     _ => Ok(()),
                 }

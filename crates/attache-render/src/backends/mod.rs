@@ -195,9 +195,10 @@ impl AddressBook {
             {
                 return Ok(cluster(endpoints, AddressSource::EndpointSlice));
             }
-            match service_address(&key, service.as_ref(), port) {
-                Ok((endpoint, source)) => return Ok(cluster(vec![endpoint], source)),
-                Err(why) => looked.push(why),
+            if let Some((endpoint, source)) =
+                service_address(&key, service.as_ref(), port, &mut looked)
+            {
+                return Ok(cluster(vec![endpoint], source));
             }
         }
         if target.port.is_none() {
@@ -278,39 +279,48 @@ impl AddressBook {
 }
 
 /// The Service's own address when it has no usable EndpointSlice: its
-/// ExternalName, else its clusterIP; otherwise why it has none.
+/// ExternalName, else its clusterIP; otherwise None, with why in `looked`
+/// (the places looked at, for the error that names them all).
 fn service_address(
     key: &ObjectKey,
     service: Option<&Service>,
     port: u16,
-) -> Result<(Endpoint, AddressSource), String> {
-    match service {
+    looked: &mut Vec<String>,
+) -> Option<(Endpoint, AddressSource)> {
+    let found = match service {
         Some(Service {
             external_name: Some(host),
             ..
-        }) => Ok((
+        }) => (
             Endpoint {
                 host: host.clone(),
                 port,
             },
             AddressSource::ExternalName,
-        )),
+        ),
         Some(Service {
             cluster_ip: Some(ip),
             ..
-        }) => Ok((
+        }) => (
             Endpoint {
                 host: ip.to_string(),
                 port,
             },
             AddressSource::ClusterIp,
-        )),
-        Some(service) => Err(format!(
-            "Service {key} ({}) is headless (no clusterIP) and not ExternalName",
-            service.origin
-        )),
-        None => Err(format!("no Service {key} in the input")),
-    }
+        ),
+        Some(service) => {
+            looked.push(format!(
+                "Service {key} ({}) is headless (no clusterIP) and not ExternalName",
+                service.origin
+            ));
+            return None;
+        }
+        None => {
+            looked.push(format!("no Service {key} in the input"));
+            return None;
+        }
+    };
+    Some(found)
 }
 
 #[cfg(test)]
