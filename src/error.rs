@@ -4,6 +4,12 @@
 
 use attache_core::topology::ObjectKey;
 
+/// A flag's value that cannot be used: what it is not, and an example of
+/// what would do. clap prints it after `invalid value '...' for '--flag'`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadFlagValue(pub String);
+
 /// Every error a subcommand can end with; each names what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {

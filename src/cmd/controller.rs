@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let lease = if args.no_leader_election {
         None
     } else {
-        let key = super::parse_key(&args.lease).map_err(CliError::Usage)?;
+        let key = super::parse_key(&args.lease).map_err(|e| CliError::Usage(e.0))?;
         Some((key.namespace, key.name))
     };
     let identity = args

@@ -12,6 +12,7 @@ use clap::ValueEnum;
 
 use super::plugin_flags::{ConfigFormArg, FailStrategyArg, PluginArgs};
 use super::CliError;
+use crate::error::BadFlagValue;
 use crate::output::print_stdout;
 use crate::output::write_file;
 
@@ -56,26 +57,26 @@ pub struct Args {
 
 /// A namespace name is an RFC 1123 label: a subdomain
 /// (`attache_core::dns_name`) of one part, at most 63 characters.
-fn parse_namespace(text: &str) -> Result<String, String> {
+fn parse_namespace(text: &str) -> Result<String, BadFlagValue> {
     let label = text.len() <= 63 && !text.contains('.');
     if label && attache_core::dns_name::subdomain_problem(text).is_none() {
         Ok(text.to_string())
     } else {
-        Err(format!(
+        Err(BadFlagValue(format!(
             "{text:?} is not a namespace name: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
-        ))
+        )))
     }
 }
 
 /// An image reference: not empty, no whitespace or control characters
 /// (a newline would end the YAML scalar it is written into).
-fn parse_image(text: &str) -> Result<String, String> {
+fn parse_image(text: &str) -> Result<String, BadFlagValue> {
     if !text.is_empty() && !text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         Ok(text.to_string())
     } else {
-        Err(format!(
+        Err(BadFlagValue(format!(
             "{text:?} is not an image reference: e.g. registry.example.com/attache/controller@sha256:<hex>"
-        ))
+        )))
     }
 }
 

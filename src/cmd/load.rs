@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::source::SourceArgs;
 use super::{CliError, InputArgs, LimitArgs};
+use crate::error::BadFlagValue;
 use crate::output::{pretty_json, report};
 
 /// Where the Gateway's listeners bind and where its backends are: what the
@@ -143,8 +144,12 @@ pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError
 }
 
 /// `LISTENER=PORT`.
-fn parse_listener_port(text: &str) -> Result<(String, u16), String> {
-    let invalid = || format!("{text:?} is not LISTENER=PORT with a port 1-65535 (e.g. http=8080)");
+fn parse_listener_port(text: &str) -> Result<(String, u16), BadFlagValue> {
+    let invalid = || {
+        BadFlagValue(format!(
+            "{text:?} is not LISTENER=PORT with a port 1-65535 (e.g. http=8080)"
+        ))
+    };
     let (listener, port) = text.split_once('=').ok_or_else(invalid)?;
     let port = port
         .parse::<u16>()
@@ -171,6 +176,7 @@ mod tests {
             assert!(
                 parse_listener_port(bad)
                     .unwrap_err()
+                    .0
                     .contains("LISTENER=PORT"),
                 "{bad}"
             );

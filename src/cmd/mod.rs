@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use attache_core::topology::ObjectKey;
 use clap::{Parser, Subcommand};
 
+use crate::error::BadFlagValue;
 pub use crate::error::CliError;
 
 /// Exit codes: [`strict::EXIT_CODES`], printed under `attache --help`.
@@ -162,7 +163,7 @@ fn gateway_message(err: &attache_core::ResolveError) -> String {
 }
 
 /// `NAMESPACE/NAME`.
-pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
+pub fn parse_key(text: &str) -> Result<ObjectKey, BadFlagValue> {
     match text.split_once('/') {
         Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
             Ok(ObjectKey {
@@ -170,7 +171,9 @@ pub fn parse_key(text: &str) -> Result<ObjectKey, String> {
                 name: name.to_string(),
             })
         }
-        _ => Err(format!("{text:?} is not NAMESPACE/NAME (e.g. infra/edge)")),
+        _ => Err(BadFlagValue(format!(
+            "{text:?} is not NAMESPACE/NAME (e.g. infra/edge)"
+        ))),
     }
 }
 

@@ -4,6 +4,8 @@
 
 use attache_render::wasmplugin::{ConfigForm, FailStrategy, WasmPluginOptions, DEFAULT_URL};
 
+use crate::error::BadFlagValue;
+
 #[derive(Debug, clap::Args)]
 pub struct PluginArgs {
     /// Where Istio fetches the .wasm: oci://, https://, http:// or file://.
@@ -100,7 +102,7 @@ impl From<FailStrategyArg> for FailStrategy {
 
 /// 64 hex digits (Istio's pattern `^[a-f0-9]{64}$`), lower-cased, with an
 /// optional `sha256:` prefix removed.
-fn parse_sha256(text: &str) -> Result<String, String> {
+fn parse_sha256(text: &str) -> Result<String, BadFlagValue> {
     let hex = text
         .strip_prefix("sha256:")
         .unwrap_or(text)
@@ -108,21 +110,21 @@ fn parse_sha256(text: &str) -> Result<String, String> {
     if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(hex)
     } else {
-        Err(format!(
+        Err(BadFlagValue(format!(
             "{text:?} is not a sha256: expected 64 hex digits, e.g. the digest `attache package oci` prints"
-        ))
+        )))
     }
 }
 
 /// A Kubernetes Secret name: an RFC 1123 subdomain
 /// (`attache_core::dns_name`, so `a..b` and `a.-b` are refused).
-fn parse_secret_name(text: &str) -> Result<String, String> {
+fn parse_secret_name(text: &str) -> Result<String, BadFlagValue> {
     if attache_core::dns_name::subdomain_problem(text).is_none() {
         Ok(text.to_string())
     } else {
-        Err(format!(
+        Err(BadFlagValue(format!(
             "{text:?} is not a Secret name: labels of lower-case letters, digits and '-' separated by single dots, each starting and ending with a letter or digit, at most 253 characters"
-        ))
+        )))
     }
 }
 
@@ -135,11 +137,11 @@ const URL_SCHEMES: [&str; 4] = ["oci", "https", "http", "file"];
 /// `--url`: a known scheme, a host (an absolute path for `file://`), and no
 /// whitespace or control characters, which would reach istiod and the
 /// agent's fetcher as part of the address.
-fn parse_url(text: &str) -> Result<String, String> {
+fn parse_url(text: &str) -> Result<String, BadFlagValue> {
     let problem = |why: &str| {
-        Err(format!(
+        Err(BadFlagValue(format!(
             "{text:?} is not a module URL: {why}; e.g. oci://registry.example.com/attache/attache-filter:0.1.0 or file:///etc/attache/attache_filter.wasm"
-        ))
+        )))
     };
     if text.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return problem("it has whitespace or control characters");

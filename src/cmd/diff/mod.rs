@@ -14,6 +14,7 @@ use attache_core::{Severity, StatusReport};
 
 use super::source::ClusterArgs;
 use super::{parse_key, CliError, LimitArgs};
+use crate::error::BadFlagValue;
 use crate::input::ReadLimits;
 use crate::output::{pretty_json, print_stdout, report};
 
@@ -96,7 +97,7 @@ pub enum KindFilter {
     Kind(ChangeKind),
 }
 
-fn parse_kind(word: &str) -> Result<KindFilter, String> {
+fn parse_kind(word: &str) -> Result<KindFilter, BadFlagValue> {
     if word == "any" {
         return Ok(KindFilter::Any);
     }
@@ -104,7 +105,7 @@ fn parse_kind(word: &str) -> Result<KindFilter, String> {
         .map(KindFilter::Kind)
         .ok_or_else(|| {
             let all: Vec<&str> = ChangeKind::ALL.iter().map(|k| k.name()).collect();
-            format!("expected any or one of {}", all.join(", "))
+            BadFlagValue(format!("expected any or one of {}", all.join(", ")))
         })
 }
 

@@ -73,7 +73,7 @@ impl Pending {
                     let label = format!("{} (refused)", file.label);
                     self.written.push(label);
                     self.files.pop_front();
-                    let message = self.say(&why, out);
+                    let message = self.say(&why.to_string(), out);
                     return Err(Failure::Refused(format!(
                         "{message}\n  Envoy keeps its last good configuration; waiting for the input to change"
                     )));
@@ -110,6 +110,16 @@ impl Pending {
     }
 }
 
+/// Envoy's admin says it refused a file it was given: it will never apply
+/// this version.
+#[derive(Debug, thiserror::Error)]
+#[error("Envoy refused {label} ({path}, version {version}); its log says why")]
+pub struct EnvoyRefused {
+    label: String,
+    path: String,
+    version: String,
+}
+
 impl Envoy {
     /// Waits until Envoy applied `file`; `Err` says why it never will.
     fn wait_for(
@@ -117,7 +127,7 @@ impl Envoy {
         file: &FileStep,
         before: Option<Result<Progress, Outcome>>,
         last: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), EnvoyRefused> {
         let settle = |why: Option<String>| {
             if let Some(why) = why {
                 eprintln!(
@@ -149,12 +159,11 @@ impl Envoy {
         }
         match outcome {
             Outcome::Applied | Outcome::EnvoyDown => Ok(()),
-            Outcome::Refused => Err(format!(
-                "Envoy refused {} ({}, version {}); its log says why",
-                file.label,
-                file.path.display(),
-                file.version()
-            )),
+            Outcome::Refused => Err(EnvoyRefused {
+                label: file.label.clone(),
+                path: file.path.display().to_string(),
+                version: file.version().to_string(),
+            }),
             Outcome::NotConfirmed => {
                 eprintln!(
                     "warning: Envoy has not shown version {} of {} yet; going on",
