@@ -1,6 +1,8 @@
-//! The error every subcommand can end with (`CliError`), each variant
-//! naming what to do. Below the commands and `output.rs`, which all return
-//! it, so none of them has to import a command module for it.
+//! The CLI's errors: the one every subcommand can end with (`CliError`),
+//! each variant naming what to do, and those it carries (a flag's value,
+//! an input that cannot be read, a file Envoy refused). Below the commands,
+//! `input.rs` and `output.rs`, which all return them, so none of them has to
+//! import a command module for it.
 
 use attache_core::topology::ObjectKey;
 
@@ -14,7 +16,7 @@ pub struct BadFlagValue(pub String);
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error(transparent)]
-    Input(#[from] crate::input::InputError),
+    Input(#[from] InputError),
     #[error("{0}")]
     Usage(String),
     #[error("the input is empty: no YAML or JSON document in {0}\n  hint: -f takes .yaml, .yml and .json files, directories of them (read recursively), or '-' for standard input")]
@@ -122,4 +124,32 @@ fn gateway_message(err: &attache_core::ResolveError) -> String {
             "{err}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f"
         ),
     }
+}
+
+/// Why a manifest could not be read (`crate::input`).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Yaml(#[from] attache_input::YamlError),
+    #[error("{path}: no such file or directory\n  hint: -f takes files, directories (read recursively) or '-' for standard input")]
+    Missing { path: String },
+    #[error("{path}: is {what}, not a regular file; not read\n  hint: only regular files are read (and directories by -f); reading a FIFO or a device could block or never end")]
+    NotRegular { path: String, what: &'static str },
+    #[error("{path}: is larger than {limit} bytes; not read\n  hint: raise --max-input-bytes, or split manifests into several files")]
+    TooLarge { path: String, limit: u64 },
+}
+
+/// Envoy's admin says it refused a file it was given: it will never apply
+/// this version.
+#[derive(Debug, thiserror::Error)]
+#[error("Envoy refused {label} ({path}, version {version}); its log says why")]
+pub struct EnvoyRefused {
+    pub label: String,
+    pub path: String,
+    pub version: String,
 }

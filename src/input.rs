@@ -10,22 +10,7 @@ use std::path::{Path, PathBuf};
 
 use attache_core::source::SourceDoc;
 
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    #[error("{path}: cannot read: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Yaml(#[from] attache_input::YamlError),
-    #[error("{path}: no such file or directory\n  hint: -f takes files, directories (read recursively) or '-' for standard input")]
-    Missing { path: String },
-    #[error("{path}: is {what}, not a regular file; not read\n  hint: only regular files are read (and directories by -f); reading a FIFO or a device could block or never end")]
-    NotRegular { path: String, what: &'static str },
-    #[error("{path}: is larger than {limit} bytes; not read\n  hint: raise --max-input-bytes, or split manifests into several files")]
-    TooLarge { path: String, limit: u64 },
-}
+pub use crate::error::InputError;
 
 /// How much input may cost (docs/semantics.md, "What a policy may not do").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,3 +22,11 @@ pub enum ResolveError {
         chain: String,
     },
 }
+
+/// Why a pattern does not parse: regex-syntax's own message, its last line
+/// (the line that says what is wrong).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RegexSyntaxError {
+    pub message: String,
+}

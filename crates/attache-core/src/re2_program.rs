@@ -36,13 +36,7 @@ use regex_syntax::utf8::Utf8Sequences;
 /// Envoy's default `re2.max_program_size.error_level`.
 pub const ENVOY_MAX_PROGRAM_SIZE: usize = 100;
 
-/// Why a pattern does not parse: regex-syntax's own message, its last line
-/// (the line that says what is wrong).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct RegexSyntaxError {
-    pub message: String,
-}
+pub use crate::error::RegexSyntaxError;
 
 fn syntax_error(error: &impl std::fmt::Display) -> RegexSyntaxError {
     RegexSyntaxError {

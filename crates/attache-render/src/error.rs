@@ -62,6 +62,19 @@ pub enum ListenerTlsError {
     },
 }
 
+/// Why the filter's OCI image cannot be built (`crate::oci`).
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    #[error("the input is not a WebAssembly binary (it does not start with \\0asm)")]
+    NotWasm,
+    #[error(
+        "tag {0:?} is not an OCI tag: 1-128 of letters, digits, _ . - , not starting with . or -"
+    )]
+    BadTag(String),
+    #[error("cannot build the image layer: {0}")]
+    Layer(#[from] std::io::Error),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error(transparent)]

@@ -30,17 +30,7 @@ const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
 /// The first bytes of every WebAssembly binary (Istio checks them too).
 const WASM_MAGIC: &[u8] = b"\0asm";
 
-#[derive(Debug, thiserror::Error)]
-pub enum OciError {
-    #[error("the input is not a WebAssembly binary (it does not start with \\0asm)")]
-    NotWasm,
-    #[error(
-        "tag {0:?} is not an OCI tag: 1-128 of letters, digits, _ . - , not starting with . or -"
-    )]
-    BadTag(String),
-    #[error("cannot build the image layer: {0}")]
-    Layer(#[from] std::io::Error),
-}
+pub use crate::error::OciError;
 
 /// An OCI image layout (image-spec `image-layout.md`): each file's path
 /// inside the layout directory and its bytes.

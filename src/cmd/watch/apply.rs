@@ -11,6 +11,7 @@ use attache_render::xds::XdsState;
 
 use super::envoy_admin::{Admin, Outcome, Progress};
 use super::steps::FileStep;
+use crate::error::EnvoyRefused;
 use crate::output::write_atomically;
 
 /// What went wrong with a generation.
@@ -108,16 +109,6 @@ impl Pending {
             not_written.join(", ")
         )
     }
-}
-
-/// Envoy's admin says it refused a file it was given: it will never apply
-/// this version.
-#[derive(Debug, thiserror::Error)]
-#[error("Envoy refused {label} ({path}, version {version}); its log says why")]
-pub struct EnvoyRefused {
-    label: String,
-    path: String,
-    version: String,
 }
 
 impl Envoy {
