@@ -151,17 +151,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
 }
 
-/// A Gateway that cannot be resolved, with what to do about it.
-fn gateway_message(err: &attache_core::ResolveError) -> String {
-    match err {
-        // Carries its own hint: the Gateway was found, its routes are the problem.
-        attache_core::ResolveError::TooManyEntries { .. } => err.to_string(),
-        _ => format!(
-            "{err}\n  hint: name the Gateway with --gateway NAMESPACE/NAME, and include its manifest in -f"
-        ),
-    }
-}
-
 /// `NAMESPACE/NAME`.
 pub fn parse_key(text: &str) -> Result<ObjectKey, BadFlagValue> {
     match text.split_once('/') {

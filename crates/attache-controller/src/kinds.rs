@@ -75,7 +75,7 @@ pub const WASM_PLUGIN: WatchedKind = row(
 
 /// Istio 1.30's successor of WasmPlugin, written instead of it where the
 /// API server serves it (`crate::plugin_kind`): applied and deleted, never
-/// watched (not in [`KINDS`]), so its rules are only `patch` and `delete`.
+/// watched (not in [`WATCHED_KINDS`]), so its rules are only `patch` and `delete`.
 pub const TRAFFIC_EXTENSION: WatchedKind = row(
     "extensions.istio.io",
     "v1alpha1",
@@ -87,7 +87,7 @@ pub const TRAFFIC_EXTENSION: WatchedKind = row(
 
 /// Bottom to top of the topology; the order is also the order objects are
 /// handed to the reader (a Gateway before its routes, as a file lists them).
-pub const KINDS: &[WatchedKind] = &[
+pub const WATCHED_KINDS: &[WatchedKind] = &[
     row(
         GATEWAY,
         "v1",
@@ -153,7 +153,7 @@ pub const KINDS: &[WatchedKind] = &[
 
 /// The row of a kind by name.
 pub fn named(kind: &str) -> Option<&'static WatchedKind> {
-    KINDS.iter().find(|k| k.kind == kind)
+    WATCHED_KINDS.iter().find(|k| k.kind == kind)
 }
 
 #[cfg(test)]
@@ -162,17 +162,17 @@ mod tests {
 
     #[test]
     fn every_kind_is_listed_once_and_only_the_wasmplugin_is_written() {
-        let mut names: Vec<&str> = KINDS.iter().map(|k| k.kind).collect();
+        let mut names: Vec<&str> = WATCHED_KINDS.iter().map(|k| k.kind).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), KINDS.len());
-        let written: Vec<&str> = KINDS
+        assert_eq!(names.len(), WATCHED_KINDS.len());
+        let written: Vec<&str> = WATCHED_KINDS
             .iter()
             .filter(|k| k.role == Role::Output)
             .map(|k| k.kind)
             .collect();
         assert_eq!(written, ["WasmPlugin"]);
-        let with_status: Vec<&str> = KINDS
+        let with_status: Vec<&str> = WATCHED_KINDS
             .iter()
             .filter(|k| k.role == Role::InputWithStatus)
             .map(|k| k.kind)

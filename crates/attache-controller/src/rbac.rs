@@ -1,4 +1,4 @@
-//! The controller's RBAC, derived from the kinds table ([`KINDS`]): a new
+//! The controller's RBAC, derived from the kinds table ([`WATCHED_KINDS`]): a new
 //! watched kind gets its rule without anyone writing one. Least privilege:
 //! each verb granted is one the adapter ([`crate::kube`]) uses, and
 //! [`Rbac::allows`] is the check the mock API tests run on every request the
@@ -9,7 +9,7 @@
 //! access-authn-authz/rbac/, "Referring to resources": a subresource is
 //! `resource/subresource`; "resourceNames" cannot restrict `create`).
 
-use crate::kinds::{Role, WatchedKind, KINDS, TRAFFIC_EXTENSION};
+use crate::kinds::{Role, WatchedKind, TRAFFIC_EXTENSION, WATCHED_KINDS};
 
 /// The Lease of leader election, in the controller's namespace (the
 /// `attache controller --lease` default names it too).
@@ -123,19 +123,22 @@ fn events_rule() -> Rule {
 /// rule in the ClusterRole.
 pub fn rules_scoped(namespace: &str, watched: &[String]) -> Rbac {
     let (cluster, watched) = if watched.is_empty() {
-        let mut cluster = kind_rules(KINDS.iter());
+        let mut cluster = kind_rules(WATCHED_KINDS.iter());
         cluster.push(traffic_extension_rule());
         cluster.push(events_rule());
         (cluster, Vec::new())
     } else {
-        let mut per_namespace = kind_rules(KINDS.iter().filter(|k| k.namespaced));
+        let mut per_namespace = kind_rules(WATCHED_KINDS.iter().filter(|k| k.namespaced));
         per_namespace.push(traffic_extension_rule());
         per_namespace.push(events_rule());
         let roles = watched
             .iter()
             .map(|ns| (ns.clone(), per_namespace.clone()))
             .collect();
-        (kind_rules(KINDS.iter().filter(|k| !k.namespaced)), roles)
+        (
+            kind_rules(WATCHED_KINDS.iter().filter(|k| !k.namespaced)),
+            roles,
+        )
     };
     let lease = |verbs, names: Vec<String>| Rule {
         api_groups: vec!["coordination.k8s.io".into()],
@@ -206,7 +209,7 @@ mod tests {
     #[test]
     fn every_kind_is_read_and_only_ours_and_the_wasmplugin_are_written() {
         let rbac = rules("attache-system");
-        for kind in KINDS {
+        for kind in WATCHED_KINDS {
             for verb in ["list", "watch"] {
                 let r = request(verb, kind.group, kind.plural, None);
                 assert!(rbac.allows(&r), "{verb} {}", kind.plural);
@@ -233,7 +236,7 @@ mod tests {
     #[test]
     fn a_scoped_install_is_granted_its_namespaces_only() {
         let rbac = rules_scoped("attache-system", &["shop".into(), "infra".into()]);
-        for kind in KINDS {
+        for kind in WATCHED_KINDS {
             for verb in ["list", "watch"] {
                 let everywhere = request(verb, kind.group, kind.plural, None);
                 assert_eq!(

@@ -16,7 +16,7 @@ use attache_core::{DataPlane, Inputs};
 use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
 use serde_json::{json, Value};
 
-use crate::kinds::{KINDS, MANAGED_BY, WASM_PLUGIN};
+use crate::kinds::{MANAGED_BY, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
 use crate::serving::{serving, NotServed, Serving};
 use crate::snapshot::Snapshot;
@@ -333,7 +333,7 @@ fn owner_gateway(live: &Value) -> Option<String> {
 
 /// The kinds the snapshot lacks, as the log line names them.
 pub fn missing_kinds(snapshot: &Snapshot) -> Vec<String> {
-    KINDS
+    WATCHED_KINDS
         .iter()
         .filter(|k| snapshot.missing.contains(k.kind))
         .map(|k| format!("{} ({})", k.kind, k.api_version()))

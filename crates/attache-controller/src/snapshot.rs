@@ -15,7 +15,7 @@ use crate::kinds::WatchedKind;
 /// The cluster as the watchers last saw it.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Objects of the input kinds, read; in `KINDS` order, then namespace
+    /// Objects of the input kinds, read; in `WATCHED_KINDS` order, then namespace
     /// and name, so that the same cluster gives the same bytes. Shared with
     /// the read cache: a round copies none.
     pub docs: Vec<Arc<SourceDoc>>,
@@ -247,7 +247,7 @@ impl Snapshot {
         let mut rows: Vec<(usize, ObjectKey, &'static WatchedKind, &O)> = objects
             .into_iter()
             .map(|(kind, object)| {
-                let rank = crate::kinds::KINDS
+                let rank = crate::kinds::WATCHED_KINDS
                     .iter()
                     .position(|k| k == kind)
                     .unwrap_or(usize::MAX);

@@ -1,6 +1,6 @@
 //! One read of the live cluster for the CLI's read commands
 //! (docs/semantics.md section 13): the kubeconfig found the way kubectl
-//! finds it, then one paginated list per kind of [`crate::kinds::KINDS`]
+//! finds it, then one paginated list per kind of [`crate::kinds::WATCHED_KINDS`]
 //! the resolver reads. A kind the API server does not serve (404, its CRD
 //! not installed) is skipped and named, as the controller's watchers skip
 //! it; anything else that stops a list is an error, since a read that
@@ -16,7 +16,7 @@ use kube::{Api, Client};
 use serde_json::Value;
 
 use super::watch::api_resource;
-use crate::kinds::{Role, WatchedKind, KINDS};
+use crate::kinds::{Role, WatchedKind, WATCHED_KINDS};
 
 /// Objects per list request: the page size kubectl uses (`--chunk-size`).
 pub const PAGE_SIZE: u32 = 500;
@@ -56,7 +56,7 @@ pub struct Listed {
 /// What one read of the cluster gave.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterObjects {
-    /// Each kind read, in [`KINDS`] order.
+    /// Each kind read, in [`WATCHED_KINDS`] order.
     pub listed: Vec<Listed>,
     /// Kinds the API server does not serve, skipped.
     pub not_served: Vec<&'static WatchedKind>,
@@ -173,7 +173,7 @@ pub async fn connect(target: &Target) -> Result<Connection, ReadError> {
 /// The kinds a read command reads: every input kind (not the WasmPlugin
 /// the controller writes).
 pub fn input_kinds() -> impl Iterator<Item = &'static WatchedKind> {
-    KINDS.iter().filter(|k| k.role != Role::Output)
+    WATCHED_KINDS.iter().filter(|k| k.role != Role::Output)
 }
 
 /// Lists every input kind once, page by page.

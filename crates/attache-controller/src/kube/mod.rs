@@ -15,7 +15,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use tracing::Instrument;
 
-use crate::kinds::KINDS;
+use crate::kinds::WATCHED_KINDS;
 use crate::reconcile::Config;
 
 pub mod api;
@@ -114,7 +114,7 @@ pub fn start_watchers(
     namespaces: &BTreeSet<String>,
     tasks: &mut Tasks,
 ) -> Caches {
-    let scopes: Vec<(&'static crate::kinds::WatchedKind, Option<String>)> = KINDS
+    let scopes: Vec<(&'static crate::kinds::WatchedKind, Option<String>)> = WATCHED_KINDS
         .iter()
         .flat_map(|kind| {
             if kind.namespaced && !namespaces.is_empty() {

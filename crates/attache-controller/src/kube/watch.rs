@@ -1,4 +1,4 @@
-//! One watcher per kind of `crate::kinds::KINDS`, each feeding a reflector
+//! One watcher per kind of `crate::kinds::WATCHED_KINDS`, each feeding a reflector
 //! store (kube-runtime's `Writer`): the list-then-watch protocol, bookmarks,
 //! a watch that ends (resumed from the last resourceVersion) and a 410 Gone
 //! (a fresh list) are kube-runtime's. What is ours: a kind whose CRD is not
