@@ -14,7 +14,7 @@ use crate::error::{LoadError, StartError};
 use crate::faults::Faults;
 use crate::kinds::{self, KindSpec, Kinds};
 use crate::log::RequestLog;
-use crate::server::{self, Shared};
+use crate::server::{self, ServerState};
 use crate::state::State;
 
 /// How the stand-in starts.
@@ -115,7 +115,12 @@ impl StandIn {
             state.seed(object)?;
         }
         let log = RequestLog::new(config.log_capacity);
-        let shared = Arc::new(Shared::new(state, log, config.bookmark_interval, address));
+        let shared = Arc::new(ServerState::new(
+            state,
+            log,
+            config.bookmark_interval,
+            address,
+        ));
         tokio::spawn(server::serve(listener, shared.clone()));
         Ok(Handle { shared, address })
     }
@@ -123,7 +128,7 @@ impl StandIn {
 
 /// A running stand-in; dropping it stops the server.
 pub struct Handle {
-    shared: Arc<Shared>,
+    shared: Arc<ServerState>,
     address: SocketAddr,
 }
 

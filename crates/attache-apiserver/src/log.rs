@@ -62,7 +62,7 @@ pub struct RequestRecord {
 type Key = (Verb, String, Option<String>);
 
 #[derive(Debug, Default)]
-struct Inner {
+struct LogEntries {
     records: Vec<RequestRecord>,
     counts: BTreeMap<Key, u64>,
     ok_counts: BTreeMap<Key, u64>,
@@ -71,7 +71,7 @@ struct Inner {
 /// Every request served; shared by the server and the handle.
 #[derive(Debug)]
 pub struct RequestLog {
-    inner: Mutex<Inner>,
+    inner: Mutex<LogEntries>,
     capacity: usize,
     live: broadcast::Sender<RequestRecord>,
 }
@@ -80,13 +80,13 @@ impl RequestLog {
     /// Keeps the last `capacity` records (the counters are never trimmed).
     pub fn new(capacity: usize) -> Self {
         RequestLog {
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(LogEntries::default()),
             capacity,
             live: broadcast::channel(4096).0,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LogEntries> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -147,6 +147,6 @@ impl RequestLog {
 
     /// Forgets the records and counters.
     pub fn clear(&self) {
-        *self.lock() = Inner::default();
+        *self.lock() = LogEntries::default();
     }
 }

@@ -17,7 +17,7 @@ use attache_controller::kinds::{named, WatchedKind};
 use attache_controller::kube::api::{apply_plugin, delete_plugin, write_status, WriteError};
 use attache_controller::kube::lease::LeaseLock;
 use attache_controller::kube::metrics::{Metrics, Write};
-use attache_controller::kube::watch::{self, Shared};
+use attache_controller::kube::watch::{self, CacheSync};
 use attache_controller::rbac::{self, rules};
 use attache_core::topology::ObjectKey;
 use http::{Method, Request, Response, StatusCode};
@@ -491,7 +491,7 @@ fn respond_events(send: tower_test::mock::SendResponse<Response<Body>>, events: 
 async fn a_watch_that_ends_resumes_and_a_410_gone_lists_again() {
     let (client, mut handle) = mock();
     let kind: &'static WatchedKind = named("GatewayClass").unwrap();
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(CacheSync::default());
     let (reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let path = "/apis/gateway.networking.k8s.io/v1/gatewayclasses";
@@ -566,7 +566,7 @@ async fn a_status_only_change_of_our_policy_wakes_no_round() {
     use futures::FutureExt;
     let (client, mut handle) = mock();
     let kind: &'static WatchedKind = named("RoutePolicy").unwrap();
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(CacheSync::default());
     let (reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let policy = |rv: &str, generation: u64, labels: Value, status: Value| {
@@ -626,7 +626,7 @@ async fn a_transient_watch_error_resumes_from_the_last_version_without_a_relist(
     let (client, mut handle) = mock();
     let kind: &'static WatchedKind = named("GatewayClass").unwrap();
     let metrics = Arc::new(Metrics::default());
-    let shared = Arc::new(Shared::new(metrics.clone(), 1));
+    let shared = Arc::new(CacheSync::new(metrics.clone(), 1));
     let (reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let (_, send) = next(&mut handle, "the first list").await;
@@ -670,7 +670,7 @@ async fn a_transient_watch_error_resumes_from_the_last_version_without_a_relist(
 async fn a_kind_whose_crd_is_not_installed_is_skipped_then_picked_up() {
     let (client, mut handle) = mock();
     let kind: &'static WatchedKind = named("TrafficPolicy").unwrap();
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(CacheSync::default());
     let (reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let path = "/apis/gateway.kgateway.dev/v1alpha1/trafficpolicies";
@@ -732,7 +732,7 @@ async fn a_kind_that_stays_missing_wakes_no_round_and_is_probed_less_often() {
     use futures::FutureExt;
     let (client, mut handle) = mock();
     let kind: &'static WatchedKind = named("TrafficPolicy").unwrap();
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(CacheSync::default());
     let (_reader, writer) = watch::store(kind);
     let task = tokio::spawn(watch::run(client, kind, writer, shared.clone()));
     let not_found = || {

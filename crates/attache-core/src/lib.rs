@@ -13,6 +13,7 @@
 pub use attache_contract as contract;
 
 pub(crate) mod attach;
+pub mod authored_form;
 pub mod diagnostic;
 pub mod diff;
 pub mod dns_name;
@@ -22,6 +23,7 @@ pub(crate) mod error;
 pub mod explain;
 pub mod field;
 pub(crate) mod fold;
+pub(crate) mod gateway_pass;
 pub(crate) mod hostname;
 pub mod limits;
 pub(crate) mod matches;
@@ -29,7 +31,6 @@ pub mod model;
 pub mod near_miss;
 pub mod overlay;
 pub(crate) mod parse;
-pub(crate) mod prepare;
 pub mod re2_program;
 pub mod reach;
 pub mod resolve;
@@ -42,7 +43,6 @@ pub mod status;
 pub mod supplier;
 pub mod topology;
 pub mod who_applies;
-pub mod written;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;

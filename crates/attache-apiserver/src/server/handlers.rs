@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::route::ResourcePath;
 use super::watch::{self, Watch};
-use super::{error, json, not_found, Body, Shared};
+use super::{error, json, not_found, Body, ServerState};
 use crate::error::ApiError;
 use crate::kinds::KindSpec;
 use crate::selector::Selector;
@@ -26,7 +26,7 @@ const MAX_BODY: usize = 3 * 1024 * 1024;
 type Query = BTreeMap<String, String>;
 
 pub async fn resource(
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     path: ResourcePath,
     query: Query,
     req: Request<Incoming>,
@@ -38,7 +38,7 @@ pub async fn resource(
 }
 
 /// The kind at a path, checked against its scope and subresources.
-fn kind_at(shared: &Shared, path: &ResourcePath) -> Result<Arc<KindSpec>, ApiError> {
+fn kind_at(shared: &ServerState, path: &ResourcePath) -> Result<Arc<KindSpec>, ApiError> {
     let kind = shared
         .state()
         .kinds
@@ -60,7 +60,7 @@ fn kind_at(shared: &Shared, path: &ResourcePath) -> Result<Arc<KindSpec>, ApiErr
 }
 
 async fn serve(
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     path: &ResourcePath,
     query: &Query,
     req: Request<Incoming>,
@@ -143,7 +143,7 @@ async fn serve(
 type Outcome = (u16, Result<Arc<Value>, ApiError>);
 
 fn patch(
-    shared: &Shared,
+    shared: &ServerState,
     write: &Write<'_>,
     query: &Query,
     content_type: &str,
@@ -206,7 +206,7 @@ fn served(object: &Value, kind: &KindSpec, version: &str) -> Value {
 }
 
 fn get(
-    shared: &Shared,
+    shared: &ServerState,
     kind: &KindSpec,
     path: &ResourcePath,
     name: &str,
@@ -221,7 +221,7 @@ fn get(
 }
 
 fn list(
-    shared: &Shared,
+    shared: &ServerState,
     kind: &KindSpec,
     path: &ResourcePath,
     query: &Query,
@@ -270,7 +270,7 @@ fn selector(query: &Query) -> Result<Selector, ApiError> {
 }
 
 fn watch(
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     kind: Arc<KindSpec>,
     path: &ResourcePath,
     query: &Query,

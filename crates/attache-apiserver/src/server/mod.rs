@@ -30,7 +30,7 @@ pub type Body = BoxBody<Bytes, Infallible>;
 
 /// What the server and the handle share.
 #[derive(Debug)]
-pub struct Shared {
+pub struct ServerState {
     state: Mutex<State>,
     /// The resourceVersion of the latest change; watches wait on it.
     pub changed: signal::Sender<u64>,
@@ -43,7 +43,7 @@ pub struct Shared {
     pub address: SocketAddr,
 }
 
-impl Shared {
+impl ServerState {
     pub fn new(
         state: State,
         log: RequestLog,
@@ -51,7 +51,7 @@ impl Shared {
         address: SocketAddr,
     ) -> Self {
         let rv = state.store.rv();
-        Shared {
+        ServerState {
             state: Mutex::new(state),
             changed: signal::channel(rv).0,
             epoch: signal::channel(0).0,
@@ -82,7 +82,7 @@ impl Shared {
 }
 
 /// Serves until the shutdown signal.
-pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+pub async fn serve(listener: TcpListener, shared: Arc<ServerState>) {
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         let stream = tokio::select! {
@@ -140,7 +140,10 @@ fn not_found() -> ApiError {
     )
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+async fn handle(
+    shared: Arc<ServerState>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
     let route = route::parse(req.uri().path());
     let query = route::query(req.uri().query());
     let mut record = record_for(&req, &route, &query);
@@ -158,7 +161,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 }
 
 async fn dispatch(
-    shared: &Arc<Shared>,
+    shared: &Arc<ServerState>,
     route: route::Route,
     query: std::collections::BTreeMap<String, String>,
     req: Request<Incoming>,

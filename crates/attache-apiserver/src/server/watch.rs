@@ -20,7 +20,7 @@ use http_body::Frame;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::Shared;
+use super::ServerState;
 use crate::error::ApiError;
 use crate::kinds::KindSpec;
 use crate::selector::Selector;
@@ -117,7 +117,7 @@ fn gone(rv: u64, compacted: u64) -> Bytes {
 }
 
 /// Starts a watch: the body streams what its task sends.
-pub fn start(shared: Arc<Shared>, watch: Watch) -> WatchBody {
+pub fn start(shared: Arc<ServerState>, watch: Watch) -> WatchBody {
     let (tx, rx) = mpsc::channel(1024);
     tokio::spawn(async move {
         // A closed channel only means the client went away.
@@ -128,7 +128,7 @@ pub fn start(shared: Arc<Shared>, watch: Watch) -> WatchBody {
 
 /// Where a watch starts and the `ADDED` lines it starts with, or the 410
 /// `ERROR` line when its resourceVersion is compacted away.
-fn starting_point(shared: &Shared, watch: &Watch) -> Result<(u64, Vec<Bytes>), Bytes> {
+fn starting_point(shared: &ServerState, watch: &Watch) -> Result<(u64, Vec<Bytes>), Bytes> {
     let state = shared.state();
     let compacted = state.store.compacted();
     match watch.from {
@@ -155,7 +155,11 @@ async fn send(tx: &mpsc::Sender<Bytes>, line: Bytes) -> Result<(), Closed> {
     tx.send(line).await.map_err(|_| Closed)
 }
 
-async fn run(shared: Arc<Shared>, watch: Watch, tx: mpsc::Sender<Bytes>) -> Result<(), Closed> {
+async fn run(
+    shared: Arc<ServerState>,
+    watch: Watch,
+    tx: mpsc::Sender<Bytes>,
+) -> Result<(), Closed> {
     let mut changed = shared.changed.subscribe();
     let mut epoch = shared.epoch.subscribe();
     let mut shutdown = shared.shutdown.subscribe();

@@ -98,7 +98,7 @@ pub async fn client(kubeconfig: Option<&PathBuf>) -> Result<Client, RunError> {
     Client::try_from(config).map_err(|source| RunError::Client { source })
 }
 
-impl serve::Probe for watch::Shared {
+impl serve::Probe for watch::CacheSync {
     fn ready(&self) -> bool {
         self.all_ready()
     }
@@ -127,7 +127,7 @@ pub fn start_watchers(
             }
         })
         .collect();
-    let shared = Arc::new(watch::Shared::new(metrics, scopes.len()));
+    let shared = Arc::new(watch::CacheSync::new(metrics, scopes.len()));
     let stores = scopes
         .into_iter()
         .map(|(kind, namespace)| {
@@ -261,7 +261,7 @@ pub async fn run(options: Options) -> Result<(), RunError> {
 async fn elect(
     lock: Arc<lease::LeaseLock>,
     leader: Arc<AtomicBool>,
-    shared: Arc<watch::Shared>,
+    shared: Arc<watch::CacheSync>,
     metrics: Arc<metrics::Metrics>,
 ) {
     let mut last_renewed = Instant::now();

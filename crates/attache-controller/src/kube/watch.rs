@@ -35,12 +35,12 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// The reflector stores, one per kind, and the watchers' shared state.
 pub struct Caches {
     pub stores: Vec<(&'static WatchedKind, Store<DynamicObject>)>,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<CacheSync>,
 }
 
 /// What the watchers share with the reconciler.
 #[derive(Default)]
-pub struct Shared {
+pub struct CacheSync {
     /// Woken on every change of any watched kind.
     pub changed: Notify,
     /// Where watch restarts are counted.
@@ -68,13 +68,13 @@ pub fn watcher_id(kind: &WatchedKind, namespace: Option<&str>) -> String {
     }
 }
 
-impl Shared {
+impl CacheSync {
     /// Watch state for `watchers` watchers.
     pub fn new(metrics: Arc<Metrics>, watchers: usize) -> Self {
-        Shared {
+        CacheSync {
             metrics,
             watchers,
-            ..Shared::default()
+            ..CacheSync::default()
         }
     }
 
@@ -186,7 +186,7 @@ pub async fn run(
     client: Client,
     kind: &'static WatchedKind,
     store: Writer<DynamicObject>,
-    shared: Arc<Shared>,
+    shared: Arc<CacheSync>,
 ) {
     run_in(client, kind, None, store, shared).await;
 }
@@ -198,7 +198,7 @@ pub async fn run_in(
     kind: &'static WatchedKind,
     namespace: Option<String>,
     mut store: Writer<DynamicObject>,
-    shared: Arc<Shared>,
+    shared: Arc<CacheSync>,
 ) {
     let id = watcher_id(kind, namespace.as_deref());
     let api = match &namespace {

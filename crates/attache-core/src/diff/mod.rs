@@ -218,7 +218,7 @@ impl Shown {
                 text: value.to_string(),
                 json: match value {
                     // Durations in the API's format, as a policy writes them.
-                    FieldValue::Millis(ms) => crate::written::duration(*ms).into(),
+                    FieldValue::Millis(ms) => crate::authored_form::duration(*ms).into(),
                     FieldValue::Count(n) => (*n).into(),
                     FieldValue::Codes(codes) => codes.clone().into(),
                     FieldValue::Words(words) => words.clone().into(),

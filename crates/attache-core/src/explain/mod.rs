@@ -6,11 +6,11 @@ use serde::Serialize;
 mod strategy;
 pub(crate) use strategy::strategy_notes;
 
+use crate::authored_form::Written;
 use crate::field::FieldKey;
 use crate::fold::{Folded, LossReason};
 use crate::model::{MergeStrategy, PolicyKind};
 use crate::supplier::{Role, Source, Supplier, SupplierView};
-use crate::written::Written;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -134,7 +134,7 @@ fn at_level(s: &Supplier) -> String {
 /// Why a contribution lost, without repeating what the line already says
 /// (the loser, its role and level are printed before it).
 fn why(reason: LossReason, field: &FieldKey, loser: &Supplier, winner: &Supplier) -> String {
-    let group = crate::written::group_name(field.group());
+    let group = crate::authored_form::group_name(field.group());
     let same_level = winner.level == loser.level;
     let w = winner.who();
     let role = winner.role;

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::authored_form::Written;
 use crate::fold::{Folded, LossReason, Op};
 use crate::model::{MergeStrategy, Policy};
 use crate::supplier::{Role, Source, Supplier};
-use crate::written::Written;
 
 /// The notes of one folded entry; empty unless a policy opted in.
 pub(crate) fn strategy_notes<'p>(

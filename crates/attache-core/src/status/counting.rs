@@ -13,11 +13,11 @@ use crate::fold::levels::RuleFold;
 use crate::fold::peer_gate::Replaced;
 use crate::fold::shared::SharedUpper;
 use crate::fold::{is_conflict, Folded, Loss};
+use crate::gateway_pass::{clamp, clamp_warning, fold_full, prepare};
 use crate::model::levels::upper_targets;
 use crate::model::peers::PEERS;
 use crate::model::Inputs;
 use crate::model::Target;
-use crate::prepare::{clamp, clamp_warning, fold_full, prepare};
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 

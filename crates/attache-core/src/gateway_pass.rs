@@ -4,6 +4,7 @@
 //! status's counting all start here, so it sits below them.
 
 use crate::attach::{attach, Attachment};
+use crate::authored_form::duration;
 use crate::diagnostic::Diagnostic;
 use crate::error::ResolveError;
 use crate::field::{FieldKey, FieldValue};
@@ -12,7 +13,6 @@ use crate::fold::Folded;
 use crate::model::kinds::RouteKind;
 use crate::model::{Gateway, Inputs};
 use crate::topology::ObjectKey;
-use crate::written::duration;
 
 /// Picks the Gateway to resolve: the one asked for, or the only one.
 pub fn select_gateway(
