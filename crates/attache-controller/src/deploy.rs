@@ -161,14 +161,15 @@ fn deployment(options: &DeployOptions) -> Value {
                         // to be missing): kube/serve.rs.
                         "readinessProbe": probe("/readyz", 5),
                         // Requests for a small cluster; the memory limit for
-                        // the largest cluster measured: the controller over a
-                        // 10,000-route Gateway with one distinct policy per
-                        // route (20,003 objects; the `controller_scale`
-                        // example, docs/benchmarks.md) peaks at 1,414 MiB
-                        // RSS, caches included, so 2Gi leaves ~30% headroom.
+                        // the largest cluster measured: 10,000 routes with one
+                        // distinct policy each (the `controller_scale`
+                        // example, docs/benchmarks.md, "The incremental
+                        // reconcile") peak at 749 MiB RSS on one Gateway and
+                        // 976 MiB spread over 100, caches and per-Gateway
+                        // memos included, so 1280Mi leaves ~30% headroom.
                         "resources": {
                             "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"cpu": "1", "memory": "2Gi"}
+                            "limits": {"cpu": "1", "memory": "1280Mi"}
                         },
                         "securityContext": {
                             "allowPrivilegeEscalation": false,
