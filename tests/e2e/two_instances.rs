@@ -46,14 +46,14 @@ fn second_instance(bootstrap: &Path) {
 fn two_instances_on_one_listener_enforce_each_request_once() {
     let stack = Stack::start_patched(&basics(), &second_instance);
     const REQUESTS: u64 = 20;
+    // The client's own `x-added`, and the backend's own `x-resp-added` on
+    // the response: each instance would add the policy's value after them.
+    const SENT: [(&str, &str); 2] = [
+        ("x-added", "client"),
+        ("x-backend-respond-header", "x-resp-added: backend"),
+    ];
     for i in 0..REQUESTS {
-        let reply = stack.get(
-            "/headers",
-            &[
-                ("x-added", "client"),
-                ("x-backend-respond-header", "x-resp-added: backend"),
-            ],
-        );
+        let reply = stack.get("/headers", &SENT);
         assert_eq!(reply.status, 200, "request {i}: {}", reply.body);
         assert_eq!(
             reply.echoed_header("x-added"),

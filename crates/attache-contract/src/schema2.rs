@@ -298,15 +298,14 @@ mod tests {
     use super::*;
 
     fn entry(name: &str, timeout: u64, header: &str) -> RouteEntry {
+        // A route on listener `http` of no ListenerSet (the defaults).
         RouteEntry {
             name: name.into(),
+            hostnames: vec!["shop.example.com".into()],
             listener: "http".into(),
-            listener_set: None,
-            listener_set_kind: None,
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),
-            hostnames: vec!["shop.example.com".into()],
             timeouts: Some(Timeouts {
                 request_ms: Some(timeout),
                 ..Timeouts::default()
