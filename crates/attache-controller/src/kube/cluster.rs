@@ -10,12 +10,12 @@
 
 use std::path::PathBuf;
 
-use kube::api::{DynamicObject, ListParams};
+use kube::api::ListParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client};
+use kube::Client;
 use serde_json::Value;
 
-use super::watch::api_resource;
+use super::watch::api_in;
 use crate::kinds::{Role, WatchedKind, WATCHED_KINDS};
 
 /// Objects per list request: the page size kubectl uses (`--chunk-size`).
@@ -198,42 +198,17 @@ pub async fn read(
     Ok(read)
 }
 
-/// Whether the API server serves `kind`: one list of at most one object,
-/// the probe the watchers make (a 404 is a kind whose CRD is missing).
-pub async fn is_served(
-    connection: &Connection,
-    kind: &'static WatchedKind,
-) -> Result<bool, ReadError> {
-    let api: Api<DynamicObject> = Api::all_with(connection.client.clone(), &api_resource(kind));
-    match api.list_metadata(&ListParams::default().limit(1)).await {
-        Ok(_) => Ok(true),
-        Err(err) => match classify(connection, kind, "all namespaces", err) {
-            None => Ok(false),
-            Some(err) => Err(err),
-        },
-    }
-}
-
 /// One kind, every page; `None` when it is not served.
 async fn list(
     connection: &Connection,
     kind: &'static WatchedKind,
     namespace: Option<&str>,
 ) -> Result<Option<(String, Vec<Value>)>, ReadError> {
-    let resource = api_resource(kind);
-    let (api, scope): (Api<DynamicObject>, String) = match namespace {
-        Some(ns) if kind.namespaced => (
-            Api::namespaced_with(connection.client.clone(), ns, &resource),
-            format!("namespace {ns}"),
-        ),
-        _ if kind.namespaced => (
-            Api::all_with(connection.client.clone(), &resource),
-            "all namespaces".to_string(),
-        ),
-        _ => (
-            Api::all_with(connection.client.clone(), &resource),
-            "the cluster scope".to_string(),
-        ),
+    let api = api_in(&connection.client, kind, namespace);
+    let scope = match namespace {
+        Some(ns) if kind.namespaced => format!("namespace {ns}"),
+        _ if kind.namespaced => "all namespaces".to_string(),
+        _ => "the cluster scope".to_string(),
     };
     let mut objects = Vec::new();
     let mut resource_version = None;

@@ -132,6 +132,17 @@ pub fn api(client: &Client, kind: &WatchedKind) -> Api<DynamicObject> {
     Api::all_with(client.clone(), &api_resource(kind))
 }
 
+/// The API of a kind in one namespace when it is namespaced and one is
+/// given; over the whole cluster otherwise (a watcher's or a list's scope).
+pub fn api_in(client: &Client, kind: &WatchedKind, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) if kind.namespaced => {
+            Api::namespaced_with(client.clone(), ns, &api_resource(kind))
+        }
+        _ => api(client, kind),
+    }
+}
+
 impl Failure {
     /// The metric's `reason` label.
     pub fn reason(&self) -> &'static str {
@@ -201,12 +212,7 @@ pub async fn run_in(
     shared: Arc<CacheSync>,
 ) {
     let id = watcher_id(kind, namespace.as_deref());
-    let api = match &namespace {
-        Some(ns) if kind.namespaced => {
-            Api::namespaced_with(client.clone(), ns, &api_resource(kind))
-        }
-        _ => api(&client, kind),
-    };
+    let api = api_in(&client, kind, namespace.as_deref());
     // Whether this watcher last found its kind missing (its store cleared).
     let mut missing_here = false;
     let mut config = watcher::Config::default();
