@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::harness::stack::Stack;
-use crate::timeouts::basics;
+use crate::timeouts::{assert_about, basics};
 
 /// Inserts, after each listener's Attaché filter, a second one: the first
 /// one's default configuration as a static filter with its own name and VM.
@@ -45,6 +45,15 @@ fn second_instance(bootstrap: &Path) {
 #[test]
 fn two_instances_on_one_listener_enforce_each_request_once() {
     let stack = Stack::start_patched(&basics(), &second_instance);
+    // A route without an `add` (a timeout: a set of a control header) is
+    // applied by both instances, without the mark, to the same effect: the
+    // second re-sets what its strip would remove; nobody counts it as left
+    // alone (asserted at the end).
+    let slow = stack.get("/timeout", &[("x-backend-delay-ms", "2500")]);
+    assert_eq!(slow.status, 504, "{}", slow.body);
+    assert_about(slow.elapsed, std::time::Duration::from_millis(500));
+    let quick = stack.get("/timeout", &[("x-backend-delay-ms", "300")]);
+    assert_eq!(quick.status, 200, "{}", quick.body);
     const REQUESTS: u64 = 20;
     // The client's own `x-added`, and the backend's own `x-resp-added` on
     // the response: each instance would add the policy's value after them.

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 
+use crate::control::CLIENT_CONTROL_HEADERS;
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -72,6 +73,10 @@ pub struct ReadOnce<'h, H> {
     host: &'h mut H,
     headers: Remembered,
     properties: Remembered,
+    /// Whether the client's router control headers read as absent: the
+    /// route is found before the strip removes them, and must be the one
+    /// the stripped request matches.
+    hide_client_control: bool,
 }
 
 impl<'h, H: Host> ReadOnce<'h, H> {
@@ -80,7 +85,16 @@ impl<'h, H: Host> ReadOnce<'h, H> {
             host,
             headers: RefCell::new(Vec::new()),
             properties: RefCell::new(Vec::new()),
+            hide_client_control: false,
         }
+    }
+
+    /// With `hide`, every header of `CLIENT_CONTROL_HEADERS` reads as
+    /// absent, as it is once stripped (Envoy already removed twelve of them
+    /// for an external client; the strip removes the rest), without a read.
+    pub fn hiding_client_control_headers(mut self, hide: bool) -> Self {
+        self.hide_client_control = hide;
+        self
     }
 
     /// The host itself, for a read that happens once anyway (the route name,
@@ -124,6 +138,7 @@ impl<H: Host> Host for ReadOnce<'_, H> {
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
         match map {
+            HeaderMap::Request if self.hide_client_control && is_client_control(name) => None,
             HeaderMap::Request => Self::once(&self.headers, name, || self.host.header(map, name)),
             HeaderMap::Response => self.host.header(map, name),
         }
@@ -168,6 +183,10 @@ impl<H: Host> Host for ReadOnce<'_, H> {
     fn memory_bytes(&self) -> Option<u64> {
         self.host.memory_bytes()
     }
+}
+
+fn is_client_control(name: &str) -> bool {
+    CLIENT_CONTROL_HEADERS.contains(&name)
 }
 
 fn split_path(full: &str) -> (&str, Option<&str>) {

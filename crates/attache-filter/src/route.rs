@@ -17,6 +17,14 @@ pub struct CompiledRoute {
     pub request_ops: Rc<[HeaderOp]>,
     pub response_ops: Rc<[HeaderOp]>,
     pub enforces: Enforcement,
+    /// Whether applying the operations twice differs from applying them
+    /// once: an `add` on either map that no earlier set or remove of the
+    /// same name undoes. Only such a route marks the stream, so that a
+    /// second instance of the filter on it leaves it alone
+    /// (`crate::stream::ENFORCED_PROPERTY`); every other operation (a set, a
+    /// remove, the control headers, which are sets) gives the same headers
+    /// however often it is applied.
+    pub applies_once: bool,
 }
 
 /// Which enforcement kinds a route carries, for the per-kind counters.
@@ -57,10 +65,12 @@ impl CompiledRoute {
         };
         request_ops.extend(timeout_ops);
         request_ops.extend(retry_ops);
+        let response_ops = header_change_ops(entry.response_headers.as_ref());
         CompiledRoute {
             name: entry.name.as_str().into(),
+            applies_once: repeats_differently(&request_ops) || repeats_differently(&response_ops),
             request_ops: request_ops.into(),
-            response_ops: header_change_ops(entry.response_headers.as_ref()).into(),
+            response_ops: response_ops.into(),
             enforces,
         }
     }
@@ -83,8 +93,23 @@ impl CompiledRoute {
             request_ops: Rc::clone(&self.request_ops),
             response_ops: Rc::clone(&self.response_ops),
             enforces: self.enforces,
+            applies_once: self.applies_once,
         }
     }
+}
+
+/// Whether `ops` applied twice in a row leave other headers than applied
+/// once: only an `add` does, and only when no earlier operation of the
+/// list sets or removes the same name (the second pass's set or remove
+/// then drops the first pass's added value before adding it again).
+fn repeats_differently(ops: &[HeaderOp]) -> bool {
+    ops.iter().enumerate().any(|(at, op)| match op {
+        HeaderOp::Add(name, _) => !ops[..at].iter().any(|earlier| match earlier {
+            HeaderOp::Set(reset, _) | HeaderOp::Remove(reset) => reset == name,
+            HeaderOp::Add(..) => false,
+        }),
+        HeaderOp::Set(..) | HeaderOp::Remove(..) => false,
+    })
 }
 
 /// Gateway API's HTTPHeaderFilter, applied as remove, then set, then add:
@@ -163,6 +188,56 @@ mod tests {
                 response_headers: false
             }
         );
+    }
+
+    #[test]
+    fn only_an_add_that_nothing_resets_makes_a_route_apply_once() {
+        let header = |name: &str| Header {
+            name: name.into(),
+            value: "v".into(),
+        };
+        let with = |request: HeaderChanges, response: HeaderChanges| {
+            CompiledRoute::render(&RouteEntry {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(5),
+                    ..Timeouts::default()
+                }),
+                request_headers: Some(request),
+                response_headers: Some(response),
+                ..RouteEntry::default()
+            })
+        };
+        let idempotent = HeaderChanges {
+            set: vec![header("x-a")],
+            remove: vec!["x-b".into()],
+            ..HeaderChanges::default()
+        };
+        assert!(!with(idempotent.clone(), idempotent.clone()).applies_once);
+        let adds = HeaderChanges {
+            add: vec![header("x-c")],
+            ..HeaderChanges::default()
+        };
+        assert!(with(adds.clone(), HeaderChanges::default()).applies_once);
+        assert!(with(HeaderChanges::default(), adds).applies_once);
+        // Set or removed first, the added name is reset on the second pass.
+        let reset_first = HeaderChanges {
+            set: vec![header("x-a")],
+            add: vec![header("X-A"), header("x-b")],
+            remove: vec!["x-b".into()],
+        };
+        let route = with(reset_first, HeaderChanges::default());
+        assert!(!route.applies_once);
+        assert!(!route.named("other").applies_once);
+        let mut twice = crate::testing::FakeHost::request("h", "/", &[("x-b", "client")]);
+        for _ in 0..2 {
+            crate::ops::apply_each(
+                &mut twice,
+                crate::host::HeaderMap::Request,
+                &route.request_ops,
+            );
+        }
+        assert_eq!(twice.request_values("x-a"), ["v", "v"]);
+        assert_eq!(twice.request_values("x-b"), ["v"]);
     }
 
     #[test]

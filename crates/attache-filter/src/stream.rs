@@ -2,20 +2,24 @@
 //!
 //! Request headers, one host call per header read or written and never a
 //! copy of the whole map (docs/filter.md, "The request path"):
-//! 1. strip client-supplied router control headers (unless the document
+//! 1. find the route: the `xds.route_name` property and one hash lookup,
+//!    else fallback matching on `:authority`, `:path`, `:method` and only the
+//!    headers its matches name, each read once (a control header the strip
+//!    will remove reads as absent). `destination.port` only where the
+//!    listener must be told apart: for an Istio route name shared by
+//!    listeners with different settings, and for fallback matching over
+//!    listeners with different ports. Nothing is written before this;
+//! 2. a route with an `add` claims the stream (`ENFORCED_PROPERTY`, a read
+//!    and a write); claimed already by an earlier instance of the filter,
+//!    the request is left alone. Every other route skips this step;
+//! 3. strip client-supplied router control headers (unless the document
 //!    trusts them), on every request, matched or not. Envoy's connection
 //!    manager already removed most of them unless it took the client for
 //!    internal, which it then marks with `x-envoy-internal` (a header no
 //!    client can forge: Envoy removes it first). So: one read of
 //!    `x-envoy-internal`, one read of each header Envoy never strips, and a
 //!    remove only for a header that is there (`crate::control`);
-//! 2. find the route: the `xds.route_name` property and one hash lookup,
-//!    else fallback matching on `:authority`, `:path`, `:method` and only the
-//!    headers its matches name, each read once. `destination.port` only
-//!    where the listener must be told apart: for an Istio route name shared
-//!    by listeners with different settings, and for fallback matching over
-//!    listeners with different ports;
-//! 3. apply the route's header changes, then its control headers, one
+//! 4. apply the route's header changes, then its control headers, one
 //!    replace/add/remove call each. A request with nothing to strip and a
 //!    route without request changes writes nothing, so Envoy keeps its
 //!    cached route (any request-header write clears it).
@@ -35,14 +39,28 @@ use crate::route::CompiledRoute;
 /// The Envoy property holding the name of the route Envoy selected.
 pub const ROUTE_NAME_PROPERTY: [&str; 2] = ["xds", "route_name"];
 
-/// What a configured instance of the filter leaves on the stream before it
-/// enforces anything (filter state `wasm.attache_enforced`, which only a
-/// filter can write). A second instance on the same stream (both objects
-/// live for a moment while the controller switches Istio kinds, or the
-/// filter deployed twice) finds it and leaves the request alone: an `add`
-/// is never applied twice. An instance without a configuration leaves no
-/// mark, so the next one enforces: never none.
+/// What an instance of the filter leaves on the stream before it applies a
+/// route whose operations would differ if applied twice (an `add`:
+/// `CompiledRoute::applies_once`); filter state `wasm.attache_enforced`,
+/// which only a filter can write. A second instance on the same stream
+/// (both objects live for a moment while the controller switches Istio
+/// kinds, or the filter deployed twice) finds it and leaves the request
+/// alone: an `add` is never applied twice. Any other route is applied by
+/// every instance, to the same headers, without the mark's two host calls
+/// (bench/findings.md, "Issue 33"). An instance without a configuration
+/// leaves no mark, so the next one enforces: never none.
 pub const ENFORCED_PROPERTY: [&str; 1] = ["attache_enforced"];
+
+/// Marks the stream as enforced by this instance; false if an earlier
+/// instance already had (proxy-wasm has no test-and-set: a read, then a
+/// write, on the one thread that runs the stream's filters in order).
+fn claim_stream(host: &mut impl Host) -> bool {
+    if host.property(&ENFORCED_PROPERTY).is_some() {
+        return false;
+    }
+    host.set_property(&ENFORCED_PROPERTY, b"1");
+    true
+}
 
 #[derive(Debug, Default)]
 pub struct Stream {
@@ -67,28 +85,31 @@ impl Stream {
     }
 
     pub fn on_request_headers(&mut self, host: &mut impl Host) {
-        let config = self.config.clone();
-        if config.is_some() {
-            if host.property(&ENFORCED_PROPERTY).is_some() {
-                host.increment(Counter::EnforcedByAnotherInstance);
-                return;
-            }
-            host.set_property(&ENFORCED_PROPERTY, b"1");
+        let Some(config) = self.config.clone() else {
+            // No document yet: strip anyway, enforce nothing, leave no mark
+            // (the next instance on the stream enforces: never none).
+            strip_client_control_headers(host);
+            return;
+        };
+        let trusted = config.trust_client_control_headers;
+        // Found before the strip writes anything, so that a second instance
+        // decides before touching what the first one set; fallback matching
+        // sees the control headers as the strip will leave them.
+        let (route, how) = {
+            let reads = ReadOnce::new(&mut *host).hiding_client_control_headers(!trusted);
+            find_route(&reads, &config)
+        };
+        if route.as_ref().is_some_and(|r| r.applies_once) && !claim_stream(host) {
+            host.increment(Counter::EnforcedByAnotherInstance);
+            return;
         }
-        let trusted = config
-            .as_ref()
-            .is_some_and(|c| c.trust_client_control_headers);
         if !trusted {
             strip_client_control_headers(host);
         }
-        let (route, how) = match &config {
-            Some(config) => find_route(&ReadOnce::new(&mut *host), config),
-            None => (None, ""),
-        };
         if let Some(route) = &route {
             ops::apply_each(host, HeaderMap::Request, &route.request_ops);
         }
-        self.finish_match(host, route, config.is_some(), how);
+        self.finish_match(host, route, how);
     }
 
     pub fn on_response_headers(&mut self, host: &mut impl Host) {
@@ -100,16 +121,7 @@ impl Stream {
     }
 
     /// Counts and logs the outcome and remembers the route for the response.
-    fn finish_match(
-        &mut self,
-        host: &mut impl Host,
-        route: Option<Rc<CompiledRoute>>,
-        configured: bool,
-        how: &str,
-    ) {
-        if !configured {
-            return;
-        }
+    fn finish_match(&mut self, host: &mut impl Host, route: Option<Rc<CompiledRoute>>, how: &str) {
         let Some(route) = route else {
             host.increment(Counter::Unmatched);
             if host.log_enabled(LogLevel::Debug) {

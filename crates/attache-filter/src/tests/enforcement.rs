@@ -274,9 +274,9 @@ fn a_header_that_several_candidates_name_is_read_once() {
 }
 
 /// Two instances of the filter on one stream (both Istio objects live for a
-/// moment during a switch of kinds, or the filter deployed twice): the
-/// first enforces and marks the stream, the second leaves the request and
-/// its response alone, so an `add` is applied once. An instance without a
+/// moment during a switch of kinds, or the filter deployed twice): for a
+/// route with an `add`, the first enforces and marks the stream, the second
+/// leaves the request and its response alone, so the `add` is applied once. An instance without a
 /// configuration leaves no mark, so the next one enforces: never none.
 #[test]
 fn a_second_instance_on_the_stream_changes_nothing() {
@@ -309,4 +309,80 @@ fn a_second_instance_on_the_stream_changes_nothing() {
         .with_route_name("http/shop/checkout/0");
     request(&checkout(), &mut host);
     assert_eq!(host.request_values("x-tag"), vec!["policy"]);
+}
+
+#[test]
+fn a_second_instance_leaves_what_the_first_set_for_an_internal_client() {
+    // The second instance decides before its strip: it must not remove the
+    // control headers the first one set and then leave the request alone.
+    let mut host = FakeHost::request("h", "/", &[])
+        .with_route_name("http/shop/checkout/0")
+        .internal();
+    request(&checkout(), &mut host);
+    request(&checkout(), &mut host);
+    assert_eq!(host.request_values("x-envoy-max-retries"), vec!["3"]);
+    assert_eq!(
+        host.request_values("x-envoy-upstream-rq-timeout-ms"),
+        vec!["10000"]
+    );
+    assert_eq!(host.request_values("x-tag"), vec!["policy"]);
+    assert_eq!(host.count(Counter::EnforcedByAnotherInstance), 1);
+}
+
+/// A route without an `add` gives the same headers applied once or twice:
+/// it costs no mark, and each instance applies it (the second re-sets what
+/// its strip removes from an internal client's request).
+#[test]
+fn a_route_without_an_add_is_applied_by_each_instance_without_a_mark() {
+    let c = compile(&doc(json!([entry(
+        "r",
+        json!({
+            "timeouts": {"requestMs": 700},
+            "retry": {"attempts": 2},
+            "requestHeaders": {"set": [{"name": "x-a", "value": "1"}], "remove": ["x-b"]},
+            "responseHeaders": {"set": [{"name": "x-r", "value": "2"}]}
+        })
+    )])));
+    for internal in [false, true] {
+        let mut once = FakeHost::request("h", "/", &[("x-b", "client"), ("x-a", "client")])
+            .with_route_name("r");
+        let mut twice = FakeHost::request("h", "/", &[("x-b", "client"), ("x-a", "client")])
+            .with_route_name("r");
+        if internal {
+            once = once.internal();
+            twice = twice.internal();
+        }
+        request(&c, &mut once).on_response_headers(&mut once);
+        let mut first = request(&c, &mut twice);
+        let mut second = request(&c, &mut twice);
+        first.on_response_headers(&mut twice);
+        second.on_response_headers(&mut twice);
+        assert_eq!(twice.request, once.request, "internal: {internal}");
+        assert_eq!(twice.response, once.response, "internal: {internal}");
+        assert_eq!(once.request_values("x-envoy-max-retries"), vec!["2"]);
+        assert_eq!(*twice.mark_calls.borrow(), 0);
+        assert_eq!(twice.count(Counter::EnforcedByAnotherInstance), 0);
+        assert_eq!(twice.count(Counter::EnforcedTimeout), 2);
+    }
+}
+
+/// The route is found before the strip writes anything; a fallback match
+/// on a control header the strip removes sees it absent, as the router
+/// will once it is removed.
+#[test]
+fn fallback_matching_sees_the_control_headers_as_the_strip_leaves_them() {
+    let matching = |trust: bool| {
+        let mut d = doc(json!([entry(
+            "r",
+            json!({"matches": [{"path": {"type": "Exact", "value": "/a"},
+                                "headers": [{"name": "X-Envoy-Decorator-Operation", "value": "op"}]}]})
+        )]));
+        d["options"] = json!({"trustClientControlHeaders": trust});
+        let mut host = FakeHost::request("h", "/a", &[("x-envoy-decorator-operation", "op")]);
+        let stream = request(&compile(&d), &mut host);
+        let kept = host.request_values("x-envoy-decorator-operation");
+        (stream.route().map(|r| r.name.to_string()), kept)
+    };
+    assert_eq!(matching(false), (None, vec![]));
+    assert_eq!(matching(true), (Some("r".into()), vec!["op".to_owned()]));
 }
