@@ -302,6 +302,11 @@ impl CompiledConfig {
             .get_or_init(|| build_fallback(&self.index, &self.ports))
     }
 
+    #[cfg(test)]
+    pub fn index(&self) -> &RouteIndex {
+        &self.index
+    }
+
     pub fn route_count(&self) -> usize {
         self.index.entries.len()
     }

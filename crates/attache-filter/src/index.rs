@@ -8,8 +8,12 @@
 //! Lookup is one open-addressing probe keyed by the route name Envoy
 //! reports: the entry name, or in documents for Istio the name istiod gives
 //! the rule (`attache_contract::istio_route_name`; crate docs/contract.md).
-//! Entries sharing an istiod name are chained and decided at load, as
-//! before: one profile for all, or by listener port, or none (fallback).
+//! The load proves entry names unique; istiod's names are keyed on the
+//! first lookup instead (a sixth of a 10,000-route load: bench/findings.md,
+//! "Issue 31"), because the VM in which Envoy only checks a configuration
+//! never looks one up. Entries sharing an istiod name are chained and
+//! decided then: one profile for all, or by listener port, or none
+//! (fallback). Keying cannot fail: it reads names the load validated.
 
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
@@ -25,8 +29,6 @@ use crate::syntax;
 #[derive(Debug, Clone, Copy)]
 pub struct Entry {
     name: (u32, u32),
-    /// The lookup key in `keys` (Istio names); the name itself otherwise.
-    key: (u32, u32),
     pub group: u32,
     /// Where the entry's match count is.
     pub matches: u32,
@@ -52,14 +54,17 @@ enum Shared {
 pub struct RouteIndex {
     /// The groups section of the table, from its group count on.
     bytes: Box<[u8]>,
-    keys: String,
     istio: bool,
     pub entries: Vec<Entry>,
     pub groups: Vec<Group>,
-    /// (key hash, entry + 1) per slot, entry 0 when empty; a power of two
-    /// long. The hash spares most key comparisons.
-    slots: Vec<(u32, u32)>,
-    shared: HashMap<u32, Shared>,
+    /// The entries by name: (name hash, entry + 1) per slot, entry 0 when
+    /// empty; a power of two long. The hash spares most name comparisons.
+    /// Empty in a document keyed by istiod's names.
+    by_name: Vec<(u32, u32)>,
+    /// The entries by istiod's names, made on the first lookup.
+    istio_names: OnceCell<IstioNames>,
+    /// The listener ports the istiod names are decided by.
+    ports: BTreeMap<String, u16>,
     /// Fallback candidates the entries make.
     pub candidates: usize,
     /// The fallback table, built on first use (crate::config::fallback).
@@ -90,12 +95,12 @@ impl RouteIndex {
         let groups = r.count().map_err(|e| table("$.groups", e))?;
         let mut index = RouteIndex {
             bytes: bytes.into(),
-            keys: String::new(),
             istio,
             entries: Vec::new(),
             groups: Vec::with_capacity(groups),
-            slots: Vec::new(),
-            shared: HashMap::new(),
+            by_name: Vec::new(),
+            istio_names: OnceCell::new(),
+            ports: ports.clone(),
             candidates: 0,
             fallback: OnceCell::new(),
         };
@@ -105,7 +110,11 @@ impl RouteIndex {
         if !r.is_empty() {
             return Err(table("$", TableError::Length(bytes.len() as u64)));
         }
-        index.link(ports)?;
+        index.by_name = index.unique_names()?;
+        if index.istio {
+            // Proven unique; istiod's names are the lookup keys.
+            index.by_name = Vec::new();
+        }
         Ok(index)
     }
 
@@ -161,7 +170,6 @@ impl RouteIndex {
             self.candidates += hosts_made * count.max(1);
             self.entries.push(Entry {
                 name,
-                key: name,
                 group: g as u32,
                 matches,
             });
@@ -188,11 +196,10 @@ impl RouteIndex {
         name_in(&self.bytes, e)
     }
 
-    fn key(&self, e: &Entry) -> &[u8] {
-        if !self.istio {
-            return span(&self.bytes, e.name);
-        }
-        span(self.keys.as_bytes(), e.key)
+    /// Whether istiod's names have been keyed (by a lookup).
+    #[cfg(test)]
+    pub fn istio_names_keyed(&self) -> bool {
+        self.istio_names.get().is_some()
     }
 
     /// A reader at `offset` of the groups section (hostnames, matches).
@@ -200,73 +207,56 @@ impl RouteIndex {
         Reader::at(&self.bytes, offset as usize)
     }
 
-    /// Fills the slots: entry names must be unique; under Istio names the
-    /// slots hold istiod's names, and entries sharing one are decided.
-    fn link(&mut self, ports: &BTreeMap<String, u16>) -> Result<(), ConfigError> {
-        let size = (self.entries.len() * 2).next_power_of_two().max(16);
-        // Under istiod's names one table does both jobs: entries of one
-        // name share its istiod name, so names are compared only within a
-        // chain of entries sharing one (one hash per entry, not two).
-        let mut by_name = vec![(0u32, 0u32); if self.istio { 0 } else { size }];
+    /// The entries by name, each name once: else the first duplicate,
+    /// naming both places.
+    fn unique_names(&self) -> Result<Vec<(u32, u32)>, ConfigError> {
+        let mut slots = vec![(0u32, 0u32); slot_count(self.entries.len())];
+        let names = |o: u32| {
+            self.entries
+                .get(o as usize)
+                .map_or(&[][..], |x| span(&self.bytes, x.name))
+        };
+        for (e, entry) in (0u32..).zip(&self.entries) {
+            if let Some(first) = probe(&mut slots, span(&self.bytes, entry.name), e, names) {
+                return Err(self.duplicate(first, e));
+            }
+        }
+        Ok(slots)
+    }
+
+    /// Keys the entries by istiod's names; entries sharing one are chained
+    /// and decided. Entry names are unique (the load proved it), so a chain
+    /// holds different rules istiod names alike.
+    fn key_istio_names(&self) -> IstioNames {
+        let mut keys = String::new();
+        let mut spans = Vec::with_capacity(self.entries.len());
+        let mut slots = vec![(0u32, 0u32); slot_count(self.entries.len())];
         let mut chains: HashMap<u32, Vec<u32>> = HashMap::new();
-        let mut slots = vec![(0u32, 0u32); if self.istio { size } else { 0 }];
-        for e in 0..self.entries.len() as u32 {
-            let Some(entry) = self.entries.get(e as usize).copied() else {
-                break;
-            };
-            let start = self.keys.len();
-            let keyed = self.istio
-                && EntryName::split(name_in(&self.bytes, &entry))
-                    .push_istio_route_name(&mut self.keys);
+        for (e, entry) in (0u32..).zip(&self.entries) {
+            let start = keys.len();
+            // An entry istiod gives no name (no rule) is found by fallback.
+            let keyed = EntryName::split(self.name(entry)).push_istio_route_name(&mut keys);
+            spans.push((start as u32, (keys.len() - start) as u32));
             if !keyed {
-                // Plain names; or an entry istiod gives no name (no rule),
-                // which only a name of its own could collide with.
-                if by_name.is_empty() {
-                    by_name = vec![(0u32, 0u32); size];
-                }
-                let names = |o: u32| {
-                    self.entries
-                        .get(o as usize)
-                        .map_or(&[][..], |x| span(&self.bytes, x.name))
-                };
-                let name = span(&self.bytes, entry.name);
-                if let Some(first) = probe(&mut by_name, name, e, names) {
-                    return Err(self.duplicate(first, e));
-                }
                 continue;
             }
-            let len = self.keys.len() - start;
-            if let Some(x) = self.entries.get_mut(e as usize) {
-                x.key = (start as u32, len as u32);
-            }
-            let key = self.keys.as_bytes().get(start..).unwrap_or_default();
-            let entries = &self.entries;
-            let keys = self.keys.as_bytes();
-            let key_of = |o: u32| {
-                entries
-                    .get(o as usize)
-                    .map_or(&[][..], |x| span(keys, x.key))
-            };
+            let bytes = keys.as_bytes();
+            let key_of = |o: u32| spans.get(o as usize).map_or(&[][..], |&at| span(bytes, at));
+            let key = bytes.get(start..).unwrap_or_default();
             if let Some(head) = probe(&mut slots, key, e, key_of) {
-                let chain = chains.entry(head).or_insert_with(|| vec![head]);
-                let name = span(&self.bytes, entry.name);
-                let same = |o: &&u32| {
-                    self.entries
-                        .get(**o as usize)
-                        .is_some_and(|x| span(&self.bytes, x.name) == name)
-                };
-                if let Some(&first) = chain.iter().find(same) {
-                    return Err(self.duplicate(first, e));
-                }
-                chain.push(e);
+                chains.entry(head).or_insert_with(|| vec![head]).push(e);
             }
         }
-        self.slots = if self.istio { slots } else { by_name };
-        for (head, sharers) in chains {
-            let decided = self.decide(&sharers, ports);
-            self.shared.insert(head, decided);
+        let shared = chains
+            .into_iter()
+            .map(|(head, sharers)| (head, self.decide(&sharers, &self.ports)))
+            .collect();
+        IstioNames {
+            keys,
+            spans,
+            slots,
+            shared,
         }
-        Ok(())
     }
 
     /// Entry `e` has the name entry `first` already has.
@@ -331,18 +321,23 @@ impl RouteIndex {
     /// The entry Envoy's route `name` stands for; `destination_port` is
     /// asked only for an istiod name shared across listeners.
     pub fn find(&self, name: &str, destination_port: impl FnOnce() -> Option<u16>) -> Option<u32> {
-        let mask = self.slots.len().checked_sub(1)?;
-        let h = hash(name.as_bytes());
-        let mut s = h as usize & mask;
-        let e = loop {
-            let (slot_hash, e) = self.slots.get(s).copied()?;
-            let e = e.checked_sub(1)?;
-            if slot_hash == h && self.key(self.entries.get(e as usize)?) == name.as_bytes() {
-                break e;
-            }
-            s = (s + 1) & mask;
+        if !self.istio {
+            let names = |e: u32| {
+                self.entries
+                    .get(e as usize)
+                    .map_or(&[][..], |x| span(&self.bytes, x.name))
+            };
+            return look_up(&self.by_name, name.as_bytes(), names);
+        }
+        let istio = self.istio_names.get_or_init(|| self.key_istio_names());
+        let keys = |e: u32| {
+            istio
+                .spans
+                .get(e as usize)
+                .map_or(&[][..], |&at| span(istio.keys.as_bytes(), at))
         };
-        match self.shared.get(&e) {
+        let e = look_up(&istio.slots, name.as_bytes(), keys)?;
+        match istio.shared.get(&e) {
             None => Some(e),
             Some(Shared::One(e)) => Some(*e),
             Some(Shared::ByPort(split)) if split.is_empty() => None,
@@ -351,6 +346,39 @@ impl RouteIndex {
                 split.iter().find(|(p, _)| *p == port).map(|(_, e)| *e)
             }
         }
+    }
+}
+
+/// The entries keyed by istiod's names (`RouteIndex::key_istio_names`).
+#[derive(Debug)]
+struct IstioNames {
+    /// Every entry's istiod name, one after the other.
+    keys: String,
+    /// Entry `e`'s name in `keys` (empty: istiod gives it none).
+    spans: Vec<(u32, u32)>,
+    /// (key hash, entry + 1) per slot, as `RouteIndex::by_name`.
+    slots: Vec<(u32, u32)>,
+    /// The head of each chain of entries sharing a name, decided.
+    shared: HashMap<u32, Shared>,
+}
+
+/// Twice the entries, a power of two, at least 16: probes stay short.
+fn slot_count(entries: usize) -> usize {
+    (entries * 2).next_power_of_two().max(16)
+}
+
+/// The entry under `key` in `slots`, whose entries' keys `key_of` gives.
+fn look_up<'k>(slots: &[(u32, u32)], key: &[u8], key_of: impl Fn(u32) -> &'k [u8]) -> Option<u32> {
+    let mask = slots.len().checked_sub(1)?;
+    let h = hash(key);
+    let mut s = h as usize & mask;
+    loop {
+        let (slot_hash, e) = slots.get(s).copied()?;
+        let e = e.checked_sub(1)?;
+        if slot_hash == h && key_of(e) == key {
+            return Some(e);
+        }
+        s = (s + 1) & mask;
     }
 }
 

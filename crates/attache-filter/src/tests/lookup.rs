@@ -76,6 +76,26 @@ fn at(prefix: &str, header: &str) -> Value {
         "requestHeaders": {"set": [{"name": "x-route", "value": header}]}})
 }
 
+/// The VM in which Envoy only checks a configuration never looks a route
+/// up: istiod's names are keyed by the first lookup, not by the load, and
+/// then kept.
+#[test]
+fn istiod_names_are_keyed_by_the_first_lookup() {
+    let config = istio(vec![entry("http/shop/gifts/0", at("/gifts", "gifts"))]);
+    assert!(!config.index().istio_names_keyed());
+    let mut host = FakeHost::request("h", "/elsewhere", &[]).with_route_name("shop.gifts.0");
+    assert_eq!(
+        routed(&config, &mut host).as_deref(),
+        Some("http/shop/gifts/0")
+    );
+    assert!(config.index().istio_names_keyed());
+    let mut host = FakeHost::request("h", "/elsewhere", &[]).with_route_name("shop.gifts.0");
+    assert_eq!(
+        routed(&config, &mut host).as_deref(),
+        Some("http/shop/gifts/0")
+    );
+}
+
 #[test]
 fn istiod_route_names_find_their_entry_by_name() {
     let config = istio(vec![

@@ -123,8 +123,9 @@ fn the_same_entries_keyed_another_way_are_indexed_again() {
 
 #[test]
 fn a_duplicate_name_is_refused_naming_both_places() {
-    // Under istiod's names too, where names are compared within the chain
-    // of entries sharing an istiod name; and for names istiod has none for.
+    // Under istiod's names too (proven unique at load, before istiod's
+    // names are keyed on the first lookup); and for names istiod has none
+    // for.
     for (istio, name) in [
         (false, "http/shop/a/0"),
         (true, "http/shop/a/0"),
