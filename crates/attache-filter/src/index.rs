@@ -16,7 +16,7 @@
 //! (fallback). Keying cannot fail: it reads names the load validated.
 
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use attache_contract::table::{read_match, Reader, TableError};
 use attache_contract::EntryName;
@@ -104,8 +104,11 @@ impl RouteIndex {
             candidates: 0,
             fallback: OnceCell::new(),
         };
+        // Routes of one hostname make a group each (one per profile): a
+        // hostname is checked once, however many groups name it.
+        let mut hostnames = HashSet::new();
         for g in 0..groups {
-            index.group(&mut r, g, profiles)?;
+            index.group(&mut r, g, profiles, &mut hostnames)?;
         }
         if !r.is_empty() {
             return Err(table("$", TableError::Length(bytes.len() as u64)));
@@ -118,7 +121,13 @@ impl RouteIndex {
         Ok(index)
     }
 
-    fn group(&mut self, r: &mut Reader<'_>, g: usize, profiles: usize) -> Result<(), ConfigError> {
+    fn group<'b>(
+        &mut self,
+        r: &mut Reader<'b>,
+        g: usize,
+        profiles: usize,
+        hostnames: &mut HashSet<&'b str>,
+    ) -> Result<(), ConfigError> {
         let at = |field: &str| format!("$.groups[{g}]{field}");
         let profile = match r.varint().map_err(|e| table(at(".profile"), e))? {
             0 => None,
@@ -141,6 +150,9 @@ impl RouteIndex {
             let host = r
                 .str()
                 .map_err(|e| table(at(&format!(".hostnames[{j}]")), e))?;
+            if hostnames.contains(host) {
+                continue;
+            }
             if !syntax::is_hostname(host) {
                 let problem = Problem::Hostname(host.to_string());
                 return Err(ConfigError::invalid(
@@ -148,6 +160,7 @@ impl RouteIndex {
                     problem,
                 ));
             }
+            hostnames.insert(host);
         }
         let hosts_made = count.max(1);
         let first = self.entries.len() as u32;
