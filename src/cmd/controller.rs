@@ -90,6 +90,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             controller_name: args.controller_name,
             namespaces: args.namespaces.into_iter().collect(),
             plugin: args.plugin.options(),
+            // Decided at start from `plugin_kind` (discovery).
+            ..Config::default()
         },
         kubeconfig: args.kubeconfig,
         probe_address: args.probe_address,

@@ -1,7 +1,8 @@
 //! Every kind the controller watches, one row each: what the resolver reads
-//! (section 1 of docs/semantics.md, the same kinds `-f` takes) and the one
-//! kind it writes. The watchers, the RBAC rules of `deploy/controller` and
-//! the snapshot all read this table, so adding a kind is adding a row.
+//! (section 1 of docs/semantics.md, the same kinds `-f` takes) and the two
+//! kinds it writes (one of them at a time, `crate::plugin_kind`). The
+//! watchers, the RBAC rules of `deploy/controller` and the snapshot all read
+//! this table, so adding a kind is adding a row.
 
 /// What the controller does with a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,9 +12,10 @@ pub enum Role {
     /// Read and resolved; its status subresource is written (our own
     /// policy kinds, and only those: docs/semantics.md section 11).
     InputWithStatus,
-    /// Written by server-side apply (the WasmPlugin); watched (only the
-    /// objects labelled as ours) so that an unchanged object is not
-    /// written again, also after a restart.
+    /// Written by server-side apply (the WasmPlugin or the
+    /// TrafficExtension); watched (only the objects labelled as ours) so
+    /// that an unchanged object is not written again, also after a
+    /// restart, and one deleted by hand is written again at once.
     Output,
 }
 
@@ -61,7 +63,7 @@ const GATEWAY_X: &str = "gateway.networking.x-k8s.io";
 const ATTACHE: &str = "policy.attache.dev";
 
 /// The label every object the controller writes carries, and the selector
-/// of its WasmPlugin watch.
+/// of its WasmPlugin and TrafficExtension watches.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "attache");
 
 pub const WASM_PLUGIN: WatchedKind = row(
@@ -74,8 +76,9 @@ pub const WASM_PLUGIN: WatchedKind = row(
 );
 
 /// Istio 1.30's successor of WasmPlugin, written instead of it where the
-/// API server serves it (`crate::plugin_kind`): applied and deleted, never
-/// watched (not in [`WATCHED_KINDS`]), so its rules are only `patch` and `delete`.
+/// API server serves it (`crate::plugin_kind`). Watched like the WasmPlugin
+/// (only ours, by label), but only where it is served or chosen: the loop
+/// starts its watcher after discovery (`crate::plugin_kind::Delivery::watches`).
 pub const TRAFFIC_EXTENSION: WatchedKind = row(
     "extensions.istio.io",
     "v1alpha1",
@@ -149,6 +152,7 @@ pub const WATCHED_KINDS: &[WatchedKind] = &[
         Role::Input,
     ),
     WASM_PLUGIN,
+    TRAFFIC_EXTENSION,
 ];
 
 /// The row of a kind by name.
@@ -161,7 +165,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_is_listed_once_and_only_the_wasmplugin_is_written() {
+    fn every_kind_is_listed_once_and_only_the_two_plugin_kinds_are_written() {
         let mut names: Vec<&str> = WATCHED_KINDS.iter().map(|k| k.kind).collect();
         names.sort_unstable();
         names.dedup();
@@ -171,7 +175,7 @@ mod tests {
             .filter(|k| k.role == Role::Output)
             .map(|k| k.kind)
             .collect();
-        assert_eq!(written, ["WasmPlugin"]);
+        assert_eq!(written, ["WasmPlugin", "TrafficExtension"]);
         let with_status: Vec<&str> = WATCHED_KINDS
             .iter()
             .filter(|k| k.role == Role::InputWithStatus)

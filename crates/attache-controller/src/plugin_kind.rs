@@ -1,19 +1,22 @@
 //! Which of Istio's two kinds carries the filter (docs/semantics.md, "The
 //! controller"): `TrafficExtension` (Istio 1.30+) where the API server
 //! serves it, else `WasmPlugin`; `--plugin-kind` overrides. The reconcile
-//! decides a WasmPlugin ([`crate::reconcile`]); this module turns it into
-//! the chosen kind and writes it, the new kind first and the other one
-//! deleted only once the new one is applied, so that there is never a
-//! moment in which the Gateway has neither.
+//! decides the object of the chosen kind ([`crate::reconcile`]); this
+//! module writes it, the new kind first and the other one deleted only
+//! once the new one is applied, so that there is never a moment in which
+//! the Gateway has neither. Both kinds are watched where they are served
+//! ([`Delivery::watches`]), so a round compares with the live object of the
+//! kind it writes and finds ours of the other kind to delete.
 
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::kinds::{WatchedKind, TRAFFIC_EXTENSION, WASM_PLUGIN};
+use crate::kinds::{Role, WatchedKind, TRAFFIC_EXTENSION, WASM_PLUGIN};
 use crate::kube::api::{WriteError, FIELD_MANAGER};
 use crate::kube::watch::api_resource;
-use crate::snapshot::Snapshot;
+/// Kept here too, where the switch of kinds is described.
+pub use crate::reconcile::as_traffic_extension;
 
 /// The kind written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,6 +59,18 @@ pub struct Delivery {
     pub other_served: bool,
 }
 
+impl Delivery {
+    /// Whether the loop watches `kind`: every input kind; of the two plugin
+    /// kinds, the one written (so that a kind chosen by the flag but not
+    /// served is seen missing, and seen when it turns up) and the other
+    /// where it is served (ours of it may be left from before a switch).
+    pub fn watches(&self, kind: &WatchedKind) -> bool {
+        kind.role != Role::Output
+            || kind == self.kind.row()
+            || (self.other_served && kind == self.kind.other().row())
+    }
+}
+
 /// The delivery for `choice` given which kinds the API server serves.
 pub fn choose(
     choice: Choice,
@@ -72,38 +87,6 @@ pub fn choose(
         PluginKind::TrafficExtension => wasm_plugin_served,
     };
     Delivery { kind, other_served }
-}
-
-/// `render trafficextension`'s object from `render wasmplugin`'s (the
-/// module fields move under `spec.wasm`; `phase` is left out and
-/// `priority` is the lowest, for the reasons
-/// `attache_render::trafficextension` gives). Metadata (labels,
-/// ownerReferences) is kept.
-pub fn as_traffic_extension(plugin: &Value) -> Value {
-    let mut extension = plugin.clone();
-    extension["kind"] = json!(TRAFFIC_EXTENSION.kind);
-    let mut spec = serde_json::Map::new();
-    let mut wasm = serde_json::Map::new();
-    if let Some(fields) = plugin["spec"].as_object() {
-        for (field, value) in fields {
-            match field.as_str() {
-                "targetRefs" | "selector" => {
-                    spec.insert(field.clone(), value.clone());
-                }
-                "phase" | "priority" => {}
-                _ => {
-                    wasm.insert(field.clone(), value.clone());
-                }
-            }
-        }
-    }
-    spec.insert(
-        "priority".into(),
-        json!(attache_render::trafficextension::LAST_PRIORITY),
-    );
-    spec.insert("wasm".into(), Value::Object(wasm));
-    extension["spec"] = Value::Object(spec);
-    extension
 }
 
 /// Whether the API server serves `kind`, from API discovery
@@ -136,28 +119,18 @@ pub async fn discover(client: &Client, choice: Choice) -> Delivery {
     delivery
 }
 
-/// Leaves in the snapshot only live objects of the delivery's kind, the
-/// ones the reconcile compares the desired object with. The watched
-/// objects are WasmPlugins; written as TrafficExtension, there is none to
-/// compare with, so every round applies each Gateway's (a no-op on the
-/// server when nothing changed: no new resourceVersion, no watch event),
-/// and a WasmPlugin left over is deleted by [`apply`]. Watching
-/// TrafficExtensions would make those rounds quiet again: not done yet.
-pub fn keep_live_of_kind(delivery: Delivery, snapshot: &mut Snapshot) {
-    if delivery.kind == PluginKind::TrafficExtension {
-        snapshot.plugins.clear();
-    }
-}
-
-/// Writes the Gateway's object of the delivery's kind from the WasmPlugin
-/// the reconcile decided, then deletes the other kind's object of the same
-/// name. The delete runs only after the apply succeeded: a failed apply
-/// leaves the old object serving, so a Gateway is never without one.
-pub async fn apply(client: &Client, delivery: Delivery, plugin: &Value) -> Result<(), WriteError> {
-    let object = match delivery.kind {
-        PluginKind::WasmPlugin => plugin.clone(),
-        PluginKind::TrafficExtension => as_traffic_extension(plugin),
-    };
+/// Writes the Gateway's object of the delivery's kind, as the reconcile
+/// decided it, then, when the Gateway is `switching` (ours of the other
+/// kind is live: `crate::reconcile::Plan::switching`), deletes the other
+/// kind's object of the same name. The delete runs only after the apply
+/// succeeded: a failed apply leaves the old object serving, so a Gateway is
+/// never without one.
+pub async fn apply(
+    client: &Client,
+    delivery: Delivery,
+    object: &Value,
+    switching: bool,
+) -> Result<(), WriteError> {
     let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let kind = delivery.kind.row();
@@ -167,11 +140,11 @@ pub async fn apply(client: &Client, delivery: Delivery, plugin: &Value) -> Resul
     api.patch(
         name,
         &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&object),
+        &Patch::Apply(object),
     )
     .await
     .map_err(|e| WriteError::from_kube(what, e))?;
-    if delivery.other_served {
+    if switching {
         let other = delivery.kind.other().row();
         let api: Api<DynamicObject> =
             Api::namespaced_with(client.clone(), namespace, &api_resource(other));
@@ -194,6 +167,19 @@ pub async fn apply(client: &Client, delivery: Delivery, plugin: &Value) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_kind_written_is_watched_and_the_other_only_where_served() {
+        let gateways = crate::kinds::named("Gateway").unwrap();
+        let written = |kind, other_served| Delivery { kind, other_served };
+        let te = written(PluginKind::TrafficExtension, true);
+        assert!(te.watches(&TRAFFIC_EXTENSION) && te.watches(&WASM_PLUGIN) && te.watches(gateways));
+        let te_alone = written(PluginKind::TrafficExtension, false);
+        assert!(te_alone.watches(&TRAFFIC_EXTENSION) && !te_alone.watches(&WASM_PLUGIN));
+        let wp_alone = written(PluginKind::WasmPlugin, false);
+        assert!(wp_alone.watches(&WASM_PLUGIN) && !wp_alone.watches(&TRAFFIC_EXTENSION));
+    }
 
     #[test]
     fn auto_takes_trafficextension_when_served_and_a_flag_overrides() {

@@ -9,7 +9,7 @@
 //! access-authn-authz/rbac/, "Referring to resources": a subresource is
 //! `resource/subresource`; "resourceNames" cannot restrict `create`).
 
-use crate::kinds::{Role, WatchedKind, TRAFFIC_EXTENSION, WATCHED_KINDS};
+use crate::kinds::{Role, WatchedKind, WATCHED_KINDS};
 
 /// The Lease of leader election, in the controller's namespace (the
 /// `attache controller --lease` default names it too).
@@ -64,8 +64,9 @@ pub fn verbs(kind: &WatchedKind) -> Vec<(String, Vec<&'static str>)> {
             out[0].1.insert(0, "get");
             out.push((format!("{}/status", kind.plural), vec!["patch"]));
         }
-        // Server-side apply is a PATCH; a WasmPlugin whose Gateway left our
-        // class is deleted (api.rs).
+        // Server-side apply is a PATCH; a plugin whose Gateway left our
+        // class, or of the kind no longer written, is deleted (api.rs,
+        // plugin_kind.rs).
         Role::Output => out[0].1.extend(["patch", "delete"]),
     }
     out
@@ -91,19 +92,6 @@ fn kind_rules<'a>(kinds: impl Iterator<Item = &'a WatchedKind>) -> Vec<Rule> {
         .collect()
 }
 
-/// The TrafficExtension the controller writes instead of the WasmPlugin
-/// where it is served (plugin_kind.rs): server-side apply (a PATCH), and
-/// the delete of the other kind after a switch. Never listed or watched:
-/// whether it is served is read from API discovery.
-fn traffic_extension_rule() -> Rule {
-    Rule {
-        api_groups: vec![TRAFFIC_EXTENSION.group.into()],
-        resources: vec![TRAFFIC_EXTENSION.plural.into()],
-        verbs: vec!["patch", "delete"],
-        resource_names: Vec::new(),
-    }
-}
-
 /// kube-runtime's Recorder creates an events.k8s.io/v1 Event on the
 /// Gateway (in its namespace), and patches it when the same event repeats
 /// (an event series).
@@ -124,12 +112,10 @@ fn events_rule() -> Rule {
 pub fn rules_scoped(namespace: &str, watched: &[String]) -> Rbac {
     let (cluster, watched) = if watched.is_empty() {
         let mut cluster = kind_rules(WATCHED_KINDS.iter());
-        cluster.push(traffic_extension_rule());
         cluster.push(events_rule());
         (cluster, Vec::new())
     } else {
         let mut per_namespace = kind_rules(WATCHED_KINDS.iter().filter(|k| k.namespaced));
-        per_namespace.push(traffic_extension_rule());
         per_namespace.push(events_rule());
         let roles = watched
             .iter()
@@ -207,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_is_read_and_only_ours_and_the_wasmplugin_are_written() {
+    fn every_kind_is_read_and_only_ours_and_the_plugin_kinds_are_written() {
         let rbac = rules("attache-system");
         for kind in WATCHED_KINDS {
             for verb in ["list", "watch"] {

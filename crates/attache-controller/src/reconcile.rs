@@ -1,5 +1,6 @@
 //! The pure reconcile: a snapshot of the cluster in, per Gateway the
-//! WasmPlugin it should have out (docs/controller.md). No I/O and no clock:
+//! plugin (WasmPlugin or TrafficExtension) it should have out
+//! (docs/controller.md). No I/O and no clock:
 //! the adapter (`crate::kube`) applies what this decides.
 //!
 //! The resolver is the one `attache resolve` runs, on the objects the one
@@ -16,7 +17,7 @@ use attache_core::{DataPlane, Inputs};
 use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
 use serde_json::{json, Value};
 
-use crate::kinds::{MANAGED_BY, WASM_PLUGIN, WATCHED_KINDS};
+use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
 use crate::serving::{serving, NotServed, Serving};
 use crate::snapshot::Snapshot;
@@ -34,6 +35,10 @@ pub struct Config {
     /// means every namespace.
     pub namespaces: BTreeSet<String>,
     pub plugin: WasmPluginOptions,
+    /// The kind each Gateway's plugin is written as: WasmPlugin or
+    /// TrafficExtension. `crate::kube::run` sets it from `--plugin-kind`
+    /// and discovery (`crate::plugin_kind`).
+    pub written: &'static WatchedKind,
 }
 
 impl Default for Config {
@@ -42,6 +47,7 @@ impl Default for Config {
             controller_name: ISTIO_CONTROLLER.to_string(),
             namespaces: BTreeSet::new(),
             plugin: WasmPluginOptions::default(),
+            written: &WASM_PLUGIN,
         }
     }
 }
@@ -61,8 +67,9 @@ pub enum Outcome {
 /// Why a Gateway keeps its last applied configuration this round.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Kept {
-    #[error("the WasmPlugin CRD (extensions.istio.io) is not installed: is Istio installed?")]
-    PluginKindMissing,
+    /// The kind written is not served (its name).
+    #[error("the {0} CRD (extensions.istio.io) is not installed: is Istio installed?")]
+    PluginKindMissing(&'static str),
     #[error("Gateway {gateway} cannot be resolved: {source}")]
     Unresolvable {
         gateway: ObjectKey,
@@ -84,7 +91,7 @@ impl Kept {
     /// A few fixed words for the metric's `reason` label.
     pub fn reason(&self) -> &'static str {
         match self {
-            Kept::PluginKindMissing => "PluginKindMissing",
+            Kept::PluginKindMissing(_) => "PluginKindMissing",
             Kept::Unresolvable { .. } => "Unresolvable",
             Kept::Encode { .. } => "Encode",
             Kept::TooLarge(_) => "TooLarge",
@@ -115,11 +122,18 @@ pub struct Plan {
     pub fingerprints: BTreeMap<ObjectKey, Fingerprint>,
     /// Every Gateway in scope that is not served, with the reason.
     pub not_served: BTreeMap<ObjectKey, NotServed>,
-    /// Our WasmPlugins whose Gateway still exists but is no longer ours
-    /// (its class changed): they must go, or they would keep configuring a
-    /// Gateway we no longer serve. A deleted Gateway's WasmPlugin goes with
-    /// it (ownerReference), so it is not listed here.
-    pub orphans: Vec<ObjectKey>,
+    /// Our plugins to delete, of either kind: those whose Gateway still
+    /// exists but is no longer ours (its class changed), which would keep
+    /// configuring a Gateway we no longer serve; and those of the kind no
+    /// longer written whose Gateway's plugin of the written kind is live
+    /// and current (a switch of kinds an earlier round left half done). A
+    /// deleted Gateway's plugin goes with it (ownerReference), so it is not
+    /// listed here.
+    pub orphans: Vec<LivePlugin>,
+    /// Gateways to apply whose live plugin is of the kind no longer
+    /// written: the old one is deleted once the new one is applied, and
+    /// only then (`crate::plugin_kind::apply`).
+    pub switching: BTreeSet<ObjectKey>,
     /// What the reader and the resolver reported, one line each, for the log.
     pub diagnostics: Vec<String>,
 }
@@ -134,7 +148,14 @@ pub fn our_gateways(config: &Config, snapshot: &Snapshot) -> Serving {
     serving(&config.controller_name, snapshot, |ns| in_scope(config, ns))
 }
 
-/// What a Gateway resolved to: its WasmPlugin and the resolver's notes on
+/// One of our live plugins: its kind and its namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LivePlugin {
+    pub kind: &'static WatchedKind,
+    pub key: ObjectKey,
+}
+
+/// What a Gateway resolved to: its plugin and the resolver's notes on
 /// it, or why its last configuration is kept.
 type Desired = Result<(Value, Vec<String>), Kept>;
 
@@ -188,8 +209,8 @@ pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> 
     let mut gateways = BTreeMap::new();
     let mut resolved = BTreeSet::new();
     for (key, uid) in &served {
-        let outcome = if snapshot.missing.contains(WASM_PLUGIN.kind) {
-            Outcome::Keep(Kept::PluginKindMissing)
+        let outcome = if snapshot.missing.contains(config.written.kind) {
+            Outcome::Keep(Kept::PluginKindMissing(config.written.kind))
         } else {
             let fingerprint = fingerprints.get(key).copied();
             let current = memo
@@ -217,7 +238,7 @@ pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> 
                 None => continue,
                 Some(Ok((plugin, found))) => {
                     diagnostics.extend(found.iter().cloned());
-                    match snapshot.plugins.get(&plugin_key(key)) {
+                    match snapshot.live_plugin(config.written, &plugin_key(key)) {
                         Some(live) if same(live, plugin) => Outcome::Unchanged,
                         _ => Outcome::Apply(plugin.clone()),
                     }
@@ -227,20 +248,7 @@ pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> 
         };
         gateways.insert(key.clone(), outcome);
     }
-    let orphans = snapshot
-        .plugins
-        .iter()
-        .filter(|(_, live)| managed_by_us(live))
-        .filter_map(|(key, live)| {
-            let gateway = owner_gateway(live)?;
-            let gateway = ObjectKey {
-                namespace: key.namespace.clone(),
-                name: gateway,
-            };
-            let exists = inputs.gateways.contains_key(&gateway);
-            (exists && !served.contains_key(&gateway)).then(|| key.clone())
-        })
-        .collect();
+    let (orphans, switching) = plugins_to_delete(config, snapshot, &inputs, &served, &gateways);
     diagnostics.dedup();
     Plan {
         inputs,
@@ -249,8 +257,54 @@ pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> 
         fingerprints,
         not_served,
         orphans,
+        switching,
         diagnostics,
     }
+}
+
+/// Our live plugins of either kind that go now ([`Plan::orphans`]), and
+/// the Gateways whose plugin of the other kind goes after their apply
+/// ([`Plan::switching`]). A Gateway whose configuration is kept keeps
+/// whichever plugin it has: that is its last good configuration.
+fn plugins_to_delete(
+    config: &Config,
+    snapshot: &Snapshot,
+    inputs: &Inputs,
+    served: &BTreeMap<ObjectKey, String>,
+    outcomes: &BTreeMap<ObjectKey, Outcome>,
+) -> (Vec<LivePlugin>, BTreeSet<ObjectKey>) {
+    let mut orphans = Vec::new();
+    let mut switching = BTreeSet::new();
+    for kind in [&WASM_PLUGIN, &TRAFFIC_EXTENSION] {
+        let live = snapshot.plugins.get(kind.kind).into_iter().flatten();
+        for (key, live) in live.filter(|(_, live)| managed_by_us(live)) {
+            let Some(gateway) = owner_gateway(live) else {
+                continue;
+            };
+            let gateway = ObjectKey {
+                namespace: key.namespace.clone(),
+                name: gateway,
+            };
+            let orphan = LivePlugin {
+                kind,
+                key: key.clone(),
+            };
+            if !served.contains_key(&gateway) {
+                if inputs.gateways.contains_key(&gateway) {
+                    orphans.push(orphan);
+                }
+            } else if kind != config.written {
+                match outcomes.get(&gateway) {
+                    Some(Outcome::Unchanged) => orphans.push(orphan),
+                    Some(Outcome::Apply(_)) => {
+                        switching.insert(gateway);
+                    }
+                    Some(Outcome::Keep(_)) | None => {}
+                }
+            }
+        }
+    }
+    (orphans, switching)
 }
 
 /// Entries of other controllers in each object's live `status.ancestors`,
@@ -279,8 +333,9 @@ pub fn plugin_key(gateway: &ObjectKey) -> ObjectKey {
     }
 }
 
-/// The WasmPlugin a Gateway should have: `render wasmplugin`'s object with
-/// an ownerReference to the Gateway, so that it goes when the Gateway goes.
+/// The plugin a Gateway should have, of the kind written: `render
+/// wasmplugin`'s (or `render trafficextension`'s) object with an
+/// ownerReference to the Gateway, so that it goes when the Gateway goes.
 fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desired {
     let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio).map_err(|e| {
         Kept::Unresolvable {
@@ -302,6 +357,9 @@ fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desi
     if let Some(problem) = attache_render::wasmplugin::size_problem(&plugin) {
         return Err(Kept::TooLarge(problem));
     }
+    if config.written == &TRAFFIC_EXTENSION {
+        plugin = as_traffic_extension(&plugin);
+    }
     let found = resolved
         .diagnostics
         .iter()
@@ -321,7 +379,39 @@ fn managed_by_us(live: &Value) -> bool {
     live["metadata"]["labels"][MANAGED_BY.0] == MANAGED_BY.1
 }
 
-/// The Gateway named by a WasmPlugin's ownerReference.
+/// `render trafficextension`'s object from `render wasmplugin`'s (the
+/// module fields move under `spec.wasm`; `phase` is left out and
+/// `priority` is the lowest, for the reasons
+/// `attache_render::trafficextension` gives). Metadata (labels,
+/// ownerReferences) is kept.
+pub fn as_traffic_extension(plugin: &Value) -> Value {
+    let mut extension = plugin.clone();
+    extension["kind"] = json!(TRAFFIC_EXTENSION.kind);
+    let mut spec = serde_json::Map::new();
+    let mut wasm = serde_json::Map::new();
+    if let Some(fields) = plugin["spec"].as_object() {
+        for (field, value) in fields {
+            match field.as_str() {
+                "targetRefs" | "selector" => {
+                    spec.insert(field.clone(), value.clone());
+                }
+                "phase" | "priority" => {}
+                _ => {
+                    wasm.insert(field.clone(), value.clone());
+                }
+            }
+        }
+    }
+    spec.insert(
+        "priority".into(),
+        json!(attache_render::trafficextension::LAST_PRIORITY),
+    );
+    spec.insert("wasm".into(), Value::Object(wasm));
+    extension["spec"] = Value::Object(spec);
+    extension
+}
+
+/// The Gateway named by a plugin's ownerReference.
 fn owner_gateway(live: &Value) -> Option<String> {
     live["metadata"]["ownerReferences"]
         .as_array()?

@@ -1,6 +1,7 @@
 //! What the watchers hold, as the pure reconcile sees it: every object read
-//! through the one reader (`attache_input::api_object`), the WasmPlugins the
-//! controller wrote before, and the kinds whose CRD is not installed.
+//! through the one reader (`attache_input::api_object`), the plugins
+//! (WasmPlugins, TrafficExtensions) the controller wrote before, and the
+//! kinds whose CRD is not installed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -24,8 +25,10 @@ pub struct Snapshot {
     pub versions: crate::scope::Versions,
     /// Objects the reader refused, with why (each one alone is skipped).
     pub unreadable: Vec<String>,
-    /// Our WasmPlugins as the API has them, by namespace and name.
-    pub plugins: BTreeMap<ObjectKey, Value>,
+    /// Our plugins as the API has them, by kind (`WasmPlugin`,
+    /// `TrafficExtension`), then namespace and name: the reconcile compares
+    /// with the kind it writes and deletes ours of either kind that must go.
+    pub plugins: BTreeMap<&'static str, BTreeMap<ObjectKey, Value>>,
     /// Kinds not served by the API server (their CRD is not installed).
     pub missing: BTreeSet<&'static str>,
 }
@@ -228,6 +231,11 @@ fn hash_value(value: &Value, hasher: &mut impl Hasher) {
 }
 
 impl Snapshot {
+    /// Our live plugin of `kind` named `key`, if the watcher holds one.
+    pub fn live_plugin(&self, kind: &WatchedKind, key: &ObjectKey) -> Option<&Value> {
+        self.plugins.get(kind.kind)?.get(key)
+    }
+
     /// Builds a snapshot from raw objects (what the tests and the adapter
     /// hand in), reading each; the order of `objects` does not matter.
     pub fn from_objects<'a, O: ApiObject + 'a>(
@@ -264,7 +272,11 @@ impl Snapshot {
             if kind.role == crate::kinds::Role::Output {
                 match encode(kind, object) {
                     Ok(value) => {
-                        snapshot.plugins.insert(key, value);
+                        snapshot
+                            .plugins
+                            .entry(kind.kind)
+                            .or_default()
+                            .insert(key, value);
                     }
                     Err(why) => snapshot.unreadable.push(why.to_string()),
                 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use attache_controller::deploy::DEFAULT_NAMESPACE;
-use attache_controller::kinds::{named, WatchedKind};
+use attache_controller::kinds::{named, WatchedKind, WASM_PLUGIN};
 use attache_controller::kube::api::{apply_plugin, delete_plugin, write_status, WriteError};
 use attache_controller::kube::lease::LeaseLock;
 use attache_controller::kube::metrics::{Metrics, Write};
@@ -336,8 +336,12 @@ async fn a_wasmplugin_whose_gateway_left_our_class_is_deleted_and_a_404_is_done(
         );
         ((), handle)
     });
-    let first = within("delete_plugin", delete_plugin(&client, &key)).await;
-    let second = within("delete_plugin again", delete_plugin(&client, &key)).await;
+    let first = within("delete_plugin", delete_plugin(&client, &WASM_PLUGIN, &key)).await;
+    let second = within(
+        "delete_plugin again",
+        delete_plugin(&client, &WASM_PLUGIN, &key),
+    )
+    .await;
     server.finish().await;
     first.unwrap();
     second.unwrap();

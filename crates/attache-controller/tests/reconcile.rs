@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use attache_controller::kinds::{named, WatchedKind, WASM_PLUGIN};
 use attache_controller::prune::{prune, status_schema};
-use attache_controller::reconcile::{reconcile, Config, Outcome};
+use attache_controller::reconcile::{reconcile, Config, LivePlugin, Outcome};
 use attache_controller::snapshot::Snapshot;
 use attache_controller::status::{self, Applied, MAX_ANCESTORS};
 use attache_core::topology::ObjectKey;
@@ -369,9 +369,12 @@ fn a_gateway_that_changes_class_loses_its_wasmplugin() {
     assert!(plan.gateways.is_empty());
     assert_eq!(
         plan.orphans,
-        [ObjectKey {
-            namespace: "infra".into(),
-            name: "attache-edge".into()
+        [LivePlugin {
+            kind: &WASM_PLUGIN,
+            key: ObjectKey {
+                namespace: "infra".into(),
+                name: "attache-edge".into()
+            }
         }]
     );
 }

@@ -75,8 +75,8 @@ impl WriteError {
     }
 }
 
-fn plugins(client: &Client, namespace: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(client.clone(), namespace, &api_resource(&WASM_PLUGIN))
+fn plugins(client: &Client, kind: &WatchedKind, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, &api_resource(kind))
 }
 
 /// Server-side apply of the Gateway's WasmPlugin: field manager `attache`,
@@ -88,17 +88,23 @@ pub async fn apply_plugin(client: &Client, plugin: &Value) -> Result<(), WriteEr
     let name = plugin["metadata"]["name"].as_str().unwrap_or_default();
     let what = format!("WasmPlugin {namespace}/{name}");
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    plugins(client, namespace)
+    plugins(client, &WASM_PLUGIN, namespace)
         .patch(name, &params, &Patch::Apply(plugin))
         .await
         .map_err(|e| WriteError::from_kube(what, e))?;
     Ok(())
 }
 
-/// Deletes our WasmPlugin of a Gateway that is no longer ours.
-pub async fn delete_plugin(client: &Client, key: &ObjectKey) -> Result<(), WriteError> {
-    let what = format!("WasmPlugin {key}");
-    match plugins(client, &key.namespace)
+/// Deletes our plugin (a WasmPlugin or a TrafficExtension) of a Gateway
+/// that is no longer ours, or of the kind no longer written. Already gone
+/// (404) is done.
+pub async fn delete_plugin(
+    client: &Client,
+    kind: &WatchedKind,
+    key: &ObjectKey,
+) -> Result<(), WriteError> {
+    let what = format!("{} {key}", kind.kind);
+    match plugins(client, kind, &key.namespace)
         .delete(&key.name, &DeleteParams::default())
         .await
     {

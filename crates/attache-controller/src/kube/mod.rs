@@ -32,6 +32,8 @@ pub use watch::Caches;
 /// How the controller runs (the `attache controller` flags).
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// What is served and how; its `written` kind is replaced by what
+    /// `plugin_kind` (the flag, then discovery) decides.
     pub config: Config,
     /// A kubeconfig file; else as kubectl: `KUBECONFIG`, `~/.kube/config`,
     /// then the in-cluster service account.
@@ -112,10 +114,12 @@ pub fn start_watchers(
     client: &Client,
     metrics: Arc<metrics::Metrics>,
     namespaces: &BTreeSet<String>,
+    delivery: crate::plugin_kind::Delivery,
     tasks: &mut Tasks,
 ) -> Caches {
     let scopes: Vec<(&'static crate::kinds::WatchedKind, Option<String>)> = WATCHED_KINDS
         .iter()
+        .filter(|kind| delivery.watches(kind))
         .flat_map(|kind| {
             if kind.namespaced && !namespaces.is_empty() {
                 namespaces
@@ -169,10 +173,13 @@ pub async fn run(options: Options) -> Result<(), RunError> {
     let client = client(options.kubeconfig.as_ref()).await?;
     let metrics = Arc::new(metrics::Metrics::default());
     let mut tasks = Tasks::default();
+    // Which plugin kinds are served decides which are watched.
+    let delivery = crate::plugin_kind::discover(&client, options.plugin_kind).await;
     let caches = start_watchers(
         &client,
         metrics.clone(),
         &options.config.namespaces,
+        delivery,
         &mut tasks,
     );
     let listener = tokio::net::TcpListener::bind(options.probe_address)
@@ -204,9 +211,11 @@ pub async fn run(options: Options) -> Result<(), RunError> {
             metrics.clone(),
         )));
     }
-    let delivery = crate::plugin_kind::discover(&client, options.plugin_kind).await;
-    let mut reconciler =
-        Reconciler::new(client, options.config.clone(), metrics, &options.identity);
+    let config = Config {
+        written: delivery.kind.row(),
+        ..options.config.clone()
+    };
+    let mut reconciler = Reconciler::new(client, config, metrics, &options.identity);
     reconciler.delivery = delivery;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);

@@ -162,13 +162,12 @@ impl Reconciler {
         for (kind, count) in counts {
             self.metrics.watched(kind, count);
         }
-        let mut snapshot = Snapshot::read(
+        let snapshot = Snapshot::read(
             objects.iter().map(|(kind, object)| (*kind, &**object)),
             caches.shared.missing(),
             &mut self.cache,
         );
         drop(objects);
-        crate::plugin_kind::keep_live_of_kind(self.delivery, &mut snapshot);
         let read = started.elapsed();
         let round = self.apply(&snapshot, now).await;
         // Where a round's time goes, for the operator and the benchmark.
@@ -230,14 +229,15 @@ impl Reconciler {
                         });
                         applied.insert(key.clone(), Err(why));
                     }
-                    _ => queue.push((key.clone(), plugin)),
+                    _ => queue.push((key.clone(), plugin, plan.switching.contains(key))),
                 },
             }
         }
         for (key, result) in self.apply_all(queue).await {
             match result {
                 Ok(took) => {
-                    tracing::info!(gateway = %key, seconds = took, "WasmPlugin applied");
+                    let kind = self.config.written.kind;
+                    tracing::info!(gateway = %key, seconds = took, kind, "plugin applied");
                     self.metrics.applied(&key, unix, took);
                     self.retries.remove(&key);
                     round.applied += 1;
@@ -275,14 +275,14 @@ impl Reconciler {
     /// its Gateway's span; the time each took, or its error.
     async fn apply_all(
         &self,
-        queue: Vec<(ObjectKey, &Value)>,
+        queue: Vec<(ObjectKey, &Value, bool)>,
     ) -> Vec<(ObjectKey, Result<f64, WriteError>)> {
         // Each future owns what it needs: a stream of futures borrowing
         // `self` through a closure is not `Send` (rust-lang/rust#102211),
         // and the loop runs on a spawned task.
         let applies: Vec<_> = queue
             .into_iter()
-            .map(|(key, plugin)| {
+            .map(|(key, plugin, switching)| {
                 let span = tracing::info_span!("gateway", gateway = %key);
                 let (client, counters, plugin, delivery) = (
                     self.client.clone(),
@@ -293,7 +293,7 @@ impl Reconciler {
                 async move {
                     let started = Instant::now();
                     counters.wrote(metrics::Write::PluginApply);
-                    let result = crate::plugin_kind::apply(&client, delivery, &plugin)
+                    let result = crate::plugin_kind::apply(&client, delivery, &plugin, switching)
                         .await
                         .map(|()| started.elapsed().as_secs_f64());
                     (key, result)
@@ -354,13 +354,13 @@ impl Reconciler {
     async fn delete_orphans(&self, plan: &Plan, round: &mut Round) {
         for orphan in &plan.orphans {
             self.metrics.wrote(metrics::Write::PluginDelete);
-            match api::delete_plugin(&self.client, orphan).await {
+            match api::delete_plugin(&self.client, orphan.kind, &orphan.key).await {
                 Ok(()) => round.deleted += 1,
                 Err(e) => {
                     round.errors += 1;
                     round.retry_round = true;
                     self.metrics.error(e.reason());
-                    tracing::error!(error = %e, "cannot delete a WasmPlugin whose Gateway left our class");
+                    tracing::error!(error = %e, "cannot delete a plugin whose Gateway left our class or whose kind is no longer written");
                 }
             }
         }
