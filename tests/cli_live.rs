@@ -272,6 +272,33 @@ fn what_cannot_be_read_is_one_clear_error() {
     );
 }
 
+/// `--max-input-bytes` bounds each kind's list as it bounds a file: past
+/// it the read stops with one error naming the kind; within it the answer
+/// is the unbounded one.
+#[test]
+fn live_reads_are_bounded_by_max_input_bytes() {
+    let dir = scratch("live-bounded");
+    let cluster = Cluster::shop(&dir);
+    let out = live(&cluster, &["resolve", "--max-input-bytes", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        cluster.redact(&text(&out.stderr)),
+        "error: GatewayClass (gateway.networking.k8s.io/v1) in the cluster scope: the list from SERVER/ is larger than 1 bytes; not read\n  hint: raise --max-input-bytes\n"
+    );
+    // Namespaced kinds are bounded alike, named with their scope.
+    let out = live(&cluster, &["resolve", "--max-input-bytes", "4000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        cluster.redact(&text(&out.stderr)),
+        "error: HTTPRoute (gateway.networking.k8s.io/v1) in all namespaces: the list from SERVER/ is larger than 4000 bytes; not read\n  hint: raise --max-input-bytes, or read one namespace with -n NAMESPACE\n"
+    );
+    // examples/shop's largest list is under 8000 bytes.
+    let bounded = live(&cluster, &["resolve", "--max-input-bytes", "8000"]);
+    let unbounded = live(&cluster, &["resolve"]);
+    assert_eq!(bounded.status.code(), Some(0), "{}", text(&bounded.stderr));
+    assert_eq!(bounded.stdout, unbounded.stdout);
+}
+
 /// `diff --cluster -f CHANGE` says what `diff` of the same objects as files
 /// says, and exits as `diff` does.
 #[test]

@@ -38,7 +38,8 @@ pub struct InputArgs {
 /// policy may not do").
 #[derive(Debug, clap::Args, Clone)]
 pub struct LimitArgs {
-    /// The most bytes one input file (or standard input) may have.
+    /// The most bytes one input file (or standard input) may have; with no
+    /// -f, the most bytes of one kind's list from the cluster.
     #[arg(long, value_name = "BYTES", default_value_t = crate::input::DEFAULT_MAX_INPUT_BYTES)]
     pub max_input_bytes: u64,
     /// The most entries (listener, route, rule paths) one Gateway may expand

@@ -32,11 +32,14 @@ pub struct ClusterArgs {
 }
 
 impl ClusterArgs {
-    pub fn target(&self) -> Target {
+    /// The cluster to read, each kind's list bounded as a file is
+    /// (`--max-input-bytes`).
+    pub fn target(&self, limits: &LimitArgs) -> Target {
         Target {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             namespace: self.namespace.clone(),
+            max_list_bytes: limits.max_input_bytes,
         }
     }
 
@@ -79,7 +82,7 @@ impl SourceArgs {
     /// (it filters what `status` shows); elsewhere it is refused there.
     pub fn read(&self, namespace_filters_files: bool) -> Result<Read, CliError> {
         if self.files.is_empty() {
-            let (docs, live) = read_cluster(&self.cluster)?;
+            let (docs, live) = read_cluster(&self.cluster, &self.limits)?;
             return Ok(Read {
                 docs,
                 live: Some(live),
@@ -102,8 +105,11 @@ impl SourceArgs {
 
 /// Lists the cluster, prints the header line and the note on kinds not
 /// served, and reads every object through the controller's reader.
-pub fn read_cluster(args: &ClusterArgs) -> Result<(Vec<SourceDoc>, LiveRead), CliError> {
-    let target = args.target();
+pub fn read_cluster(
+    args: &ClusterArgs,
+    limits: &LimitArgs,
+) -> Result<(Vec<SourceDoc>, LiveRead), CliError> {
+    let target = args.target(limits);
     let (connection, objects) = cluster::read_blocking(&target)?;
     eprintln!(
         "{}",

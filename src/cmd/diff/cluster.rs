@@ -20,7 +20,7 @@ pub fn load(
     if changed.is_empty() {
         return Err(CliError::EmptyInput(shown_paths(change)));
     }
-    let (live, _) = read_cluster(cluster)?;
+    let (live, _) = read_cluster(cluster, limits)?;
     let old = limits.parse(&live);
     let laid = overlay(live, changed);
     for note in &laid.notes {

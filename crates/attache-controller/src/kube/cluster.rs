@@ -6,23 +6,27 @@
 //! it; anything else that stops a list is an error, since a read that
 //! silently lacks a kind would resolve to a different answer.
 //!
-//! Nothing here writes: the only requests are GETs (lists).
+//! Nothing here writes: the only requests are GETs (lists). The bytes read
+//! are bounded as a file's are (`--max-input-bytes`): one kind's list, all
+//! its pages together, may have at most [`Target::max_list_bytes`]; the
+//! bodies are read as they stream in and the read stops past the bound.
 
 use std::path::PathBuf;
 
-use kube::api::ListParams;
+use futures::AsyncReadExt;
+use kube::api::{DynamicObject, ListParams, ObjectList};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::Client;
+use kube::{Client, Resource};
 use serde_json::Value;
 
-use super::watch::api_in;
+use super::watch::api_resource;
 use crate::kinds::{Role, WatchedKind, WATCHED_KINDS};
 
 /// Objects per list request: the page size kubectl uses (`--chunk-size`).
 pub const PAGE_SIZE: u32 = 500;
 
 /// Which cluster to read, as kubectl's flags name it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Target {
     /// A kubeconfig file; else `KUBECONFIG`, `~/.kube/config`, then the
     /// in-cluster service account.
@@ -31,6 +35,9 @@ pub struct Target {
     pub context: Option<String>,
     /// Only this namespace for namespaced kinds; else all of them.
     pub namespace: Option<String>,
+    /// The most bytes of list responses one kind may take, all its pages
+    /// together (the CLI's `--max-input-bytes`).
+    pub max_list_bytes: u64,
 }
 
 /// A client and what the header line says about it.
@@ -106,6 +113,16 @@ pub enum ReadError {
         #[source]
         source: Box<kube::Error>,
     },
+    #[error("{kind} ({api_version}) in {scope}: the list from {server} is larger than {limit} bytes; not read\n  hint: raise --max-input-bytes{}", if *namespaced { ", or read one namespace with -n NAMESPACE" } else { "" })]
+    TooLarge {
+        kind: &'static str,
+        api_version: String,
+        scope: String,
+        server: String,
+        limit: u64,
+        /// Whether reading one namespace would read less of it.
+        namespaced: bool,
+    },
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
 }
@@ -176,14 +193,12 @@ pub fn input_kinds() -> impl Iterator<Item = &'static WatchedKind> {
     WATCHED_KINDS.iter().filter(|k| k.role != Role::Output)
 }
 
-/// Lists every input kind once, page by page.
-pub async fn read(
-    connection: &Connection,
-    namespace: Option<&str>,
-) -> Result<ClusterObjects, ReadError> {
+/// Lists every input kind once, page by page, in `target`'s namespace
+/// when it names one.
+pub async fn read(connection: &Connection, target: &Target) -> Result<ClusterObjects, ReadError> {
     let mut read = ClusterObjects::default();
     for kind in input_kinds() {
-        match list(connection, kind, namespace).await? {
+        match list(connection, kind, target).await? {
             Some((resource_version, objects)) => {
                 read.listed.push(Listed {
                     kind,
@@ -202,20 +217,33 @@ pub async fn read(
 async fn list(
     connection: &Connection,
     kind: &'static WatchedKind,
-    namespace: Option<&str>,
+    target: &Target,
 ) -> Result<Option<(String, Vec<Value>)>, ReadError> {
-    let api = api_in(&connection.client, kind, namespace);
+    let namespace = target.namespace.as_deref().filter(|_| kind.namespaced);
+    let path = DynamicObject::url_path(&api_resource(kind), namespace);
     let scope = match namespace {
-        Some(ns) if kind.namespaced => format!("namespace {ns}"),
-        _ if kind.namespaced => "all namespaces".to_string(),
-        _ => "the cluster scope".to_string(),
+        Some(ns) => format!("namespace {ns}"),
+        None if kind.namespaced => "all namespaces".to_string(),
+        None => "the cluster scope".to_string(),
     };
     let mut objects = Vec::new();
     let mut resource_version = None;
     let mut params = ListParams::default().limit(PAGE_SIZE);
+    // What this kind's pages may still take.
+    let mut budget = target.max_list_bytes;
     loop {
-        let page = match api.list(&params).await {
-            Ok(page) => page,
+        let page = match list_page(connection, &path, &params, &mut budget).await {
+            Ok(Some(page)) => page,
+            Ok(None) => {
+                return Err(ReadError::TooLarge {
+                    kind: kind.kind,
+                    api_version: kind.api_version(),
+                    scope,
+                    server: connection.server.clone(),
+                    limit: target.max_list_bytes,
+                    namespaced: kind.namespaced,
+                })
+            }
             Err(err) => {
                 return match classify(connection, kind, &scope, err) {
                     None => Ok(None),
@@ -236,6 +264,37 @@ async fn list(
         }
     }
     Ok(Some((resource_version.unwrap_or_default(), objects)))
+}
+
+/// One page of a list, its body read as it streams in and never past
+/// `budget` bytes (what is left of the kind's bound, lessened by this
+/// page): `None` when the body is longer than that.
+async fn list_page(
+    connection: &Connection,
+    path: &str,
+    params: &ListParams,
+    budget: &mut u64,
+) -> Result<Option<ObjectList<DynamicObject>>, kube::Error> {
+    let request = kube::core::Request::new(path)
+        .list(params)
+        .map_err(kube::Error::BuildRequest)?;
+    // API errors (a 404, a 403) come back as kube's own, as `Api::list`'s.
+    let body = connection.client.request_stream(request).await?;
+    let mut bytes = Vec::new();
+    // One byte past the budget tells a body of exactly the budget from a
+    // longer one.
+    body.take(budget.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(kube::Error::ReadEvents)?;
+    let read = bytes.len() as u64;
+    if read > *budget {
+        return Ok(None);
+    }
+    *budget -= read;
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(kube::Error::SerdeError)
 }
 
 /// `None` for a 404 (the kind is not served); the error otherwise.
@@ -274,7 +333,7 @@ pub fn read_blocking(target: &Target) -> Result<(Connection, ClusterObjects), Re
         .map_err(ReadError::Runtime)?;
     runtime.block_on(async {
         let connection = connect(target).await?;
-        let objects = read(&connection, target.namespace.as_deref()).await?;
+        let objects = read(&connection, target).await?;
         Ok((connection, objects))
     })
 }
