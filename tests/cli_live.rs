@@ -204,6 +204,13 @@ fn namespace_limits_the_lists_of_namespaced_kinds() {
         "{}",
         text(&resolve.stderr)
     );
+    // A route whose Gateway the namespace hid: the hint says what to do
+    // under a live read too.
+    let status = text(&out.stderr);
+    assert!(
+        status.contains("\nnote: api:httproutes/shop/storefront HTTPRoute shop/storefront: spec.parentRefs[0]: names Gateway infra/edge, which the input does not have; not attached through it here; add that Gateway to what is read (its manifest to -f, or the Gateway to the cluster; a live read with -n sees one namespace), or check the parentRef's name and namespace\n"),
+        "{status}"
+    );
 }
 
 /// Cluster flags with files are refused; a server nobody answers, and a

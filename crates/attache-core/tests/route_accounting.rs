@@ -185,7 +185,7 @@ fn a_gateway_the_input_lacks_is_a_note_that_says_so() {
             Severity::Note,
             "names Gateway infra/edg, which the input does not have; not attached through it here"
                 .to_string(),
-            "add that Gateway's manifest to the input, or check the parentRef's name and namespace"
+            "add that Gateway to what is read (its manifest to -f, or the Gateway to the cluster; a live read with -n sees one namespace), or check the parentRef's name and namespace"
                 .to_string()
         )]
     );

@@ -214,7 +214,7 @@ fn gate(inputs: &mut Inputs) {
         let hint = if inputs.gateways.contains_key(&set.parent) {
             "the Gateway's owner sets spec.allowedListeners.namespaces.from (Same, All or Selector) to take it"
         } else {
-            "add the Gateway's manifest to the input, or fix spec.parentRef"
+            "add the Gateway to what is read (its manifest to -f, or the Gateway to the cluster; a live read with -n sees one namespace), or fix spec.parentRef"
         };
         inputs.diagnostics.push(
             Diagnostic::warning(format!(
@@ -391,7 +391,7 @@ pub(super) fn check_set_parents(inputs: &mut Inputs) {
                     found.push(at(Diagnostic::warning(format!(
                         "names {set}, which the input does not have; not attached through it"
                     ))
-                    .hint("add that ListenerSet's manifest to the input, or check the parentRef's kind, name and namespace")));
+                    .hint("add that ListenerSet to what is read (its manifest to -f, or the ListenerSet to the cluster; a live read with -n sees one namespace), or check the parentRef's kind, name and namespace")));
                 }
             } else if let Some(kind) = SetKind::named(&parent.kind) {
                 found.push(at(Diagnostic::warning(format!(

@@ -90,7 +90,8 @@ fn note_absent_parents(inputs: &mut Inputs) {
                 .at(&route.meta.origin)
                 .on(route.object())
                 .field(format!("spec.parentRefs[{index}]"))
-                .hint("add that Gateway's manifest to the input, or check the parentRef's name and namespace"),
+                // Reads right for -f and for a live read alike.
+                .hint("add that Gateway to what is read (its manifest to -f, or the Gateway to the cluster; a live read with -n sees one namespace), or check the parentRef's name and namespace"),
             );
         }
     }
