@@ -92,6 +92,16 @@ async fn quiet(server: &Handle) {
     .await;
 }
 
+/// Runs a controller writing as `choice` until our object of `plural`
+/// exists, stops it, and returns that object: the cluster as a controller
+/// of before a switch left it.
+async fn written_before(server: &Handle, choice: Choice, label: &str, plural: &str) -> Value {
+    let controller = start(server, choice, label);
+    eventually(plural, || object(server, plural).is_some()).await;
+    controller.abort();
+    object(server, plural).unwrap()
+}
+
 /// (verb, resource) of every write to our plugin objects, in order.
 fn plugin_writes(server: &Handle) -> Vec<(Verb, String)> {
     server
@@ -108,13 +118,8 @@ async fn a_switch_to_trafficextension_applies_it_before_deleting_the_wasmplugin(
     let server = shop_server().await;
     serve_traffic_extension(&server);
     // First the WasmPlugin, as a controller of before the switch wrote it.
-    let before = start(&server, Choice::Fixed(PluginKind::WasmPlugin), "before");
-    eventually("the WasmPlugin", || {
-        object(&server, "wasmplugins").is_some()
-    })
-    .await;
-    before.abort();
-    let plugin = object(&server, "wasmplugins").unwrap();
+    let wasm_plugin = Choice::Fixed(PluginKind::WasmPlugin);
+    let plugin = written_before(&server, wasm_plugin, "before", "wasmplugins").await;
     assert!(object(&server, "trafficextensions").is_none());
 
     // Then auto: TrafficExtension is served, so it is written.
@@ -131,14 +136,8 @@ async fn a_switch_to_trafficextension_applies_it_before_deleting_the_wasmplugin(
         plugin["metadata"]["ownerReferences"]
     );
     let writes = plugin_writes(&server);
-    let applied = writes
-        .iter()
-        .position(|w| *w == (Verb::Apply, "trafficextensions".to_string()))
-        .unwrap();
-    let deleted = writes
-        .iter()
-        .position(|w| *w == (Verb::Delete, "wasmplugins".to_string()))
-        .unwrap();
+    let applied = first(&writes, Verb::Apply, "trafficextensions");
+    let deleted = first(&writes, Verb::Delete, "wasmplugins");
     assert!(applied < deleted, "{writes:?}");
 }
 
@@ -146,16 +145,8 @@ async fn a_switch_to_trafficextension_applies_it_before_deleting_the_wasmplugin(
 async fn while_the_new_kind_cannot_be_applied_the_old_one_stays() {
     let server = shop_server().await;
     serve_traffic_extension(&server);
-    let before = start(
-        &server,
-        Choice::Fixed(PluginKind::WasmPlugin),
-        "stays-before",
-    );
-    eventually("the WasmPlugin", || {
-        object(&server, "wasmplugins").is_some()
-    })
-    .await;
-    before.abort();
+    let wasm_plugin = Choice::Fixed(PluginKind::WasmPlugin);
+    written_before(&server, wasm_plugin, "stays-before", "wasmplugins").await;
     // Every write refused (the TrafficExtension's list and watch must
     // answer: the loop reconciles only over a whole cache).
     server
@@ -206,12 +197,7 @@ fn first(writes: &[(Verb, String)], verb: Verb, resource: &str) -> usize {
 async fn a_switch_back_to_wasmplugin_applies_it_before_deleting_the_trafficextension() {
     let server = shop_server().await;
     serve_traffic_extension(&server);
-    let before = start(&server, Choice::Auto, "back-before");
-    eventually("the TrafficExtension", || {
-        object(&server, "trafficextensions").is_some()
-    })
-    .await;
-    before.abort();
+    written_before(&server, Choice::Auto, "back-before", "trafficextensions").await;
     let after = start(&server, Choice::Fixed(PluginKind::WasmPlugin), "back-after");
     eventually("the TrafficExtension to go", || {
         object(&server, "trafficextensions").is_none()
@@ -291,13 +277,8 @@ async fn a_trafficextension_deleted_by_hand_comes_back() {
 async fn ours_of_either_kind_is_deleted_when_it_must_go() {
     let server = shop_server().await;
     serve_traffic_extension(&server);
-    let before = start(&server, Choice::Fixed(PluginKind::WasmPlugin), "either-wp");
-    eventually("the WasmPlugin", || {
-        object(&server, "wasmplugins").is_some()
-    })
-    .await;
-    before.abort();
-    let leftover = object(&server, "wasmplugins").unwrap();
+    let wasm_plugin = Choice::Fixed(PluginKind::WasmPlugin);
+    let leftover = written_before(&server, wasm_plugin, "either-wp", "wasmplugins").await;
     let controller = start(&server, Choice::Auto, "either-te");
     eventually("the switch", || object(&server, "wasmplugins").is_none()).await;
     quiet(&server).await;
