@@ -123,22 +123,20 @@ async fn a_switch_to_trafficextension_applies_it_before_deleting_the_wasmplugin(
     assert!(object(&server, "trafficextensions").is_none());
 
     // Then auto: TrafficExtension is served, so it is written.
-    let after = start(&server, Choice::Auto, "after");
-    eventually("the WasmPlugin to go", || {
-        object(&server, "wasmplugins").is_none()
-    })
+    switch(
+        &server,
+        Choice::Auto,
+        "after",
+        "trafficextensions",
+        "wasmplugins",
+    )
     .await;
-    after.abort();
     let extension = object(&server, "trafficextensions").unwrap();
     assert_eq!(extension["spec"], as_traffic_extension(&plugin)["spec"]);
     assert_eq!(
         extension["metadata"]["ownerReferences"],
         plugin["metadata"]["ownerReferences"]
     );
-    let writes = plugin_writes(&server);
-    let applied = first(&writes, Verb::Apply, "trafficextensions");
-    let deleted = first(&writes, Verb::Delete, "wasmplugins");
-    assert!(applied < deleted, "{writes:?}");
 }
 
 #[tokio::test]
@@ -185,6 +183,20 @@ async fn where_trafficextension_is_not_served_auto_writes_the_wasmplugin_alone()
     assert_eq!(server.log().count(Verb::Delete, "wasmplugins", None), 0);
 }
 
+/// Runs a controller writing as `choice` until our object of `old` is
+/// gone, and checks that the object of `new` is there and was applied
+/// before the old one was deleted.
+async fn switch(server: &Handle, choice: Choice, label: &str, new: &str, old: &str) {
+    let controller = start(server, choice, label);
+    eventually(old, || object(server, old).is_none()).await;
+    controller.abort();
+    assert!(object(server, new).is_some());
+    let writes = plugin_writes(server);
+    let applied = first(&writes, Verb::Apply, new);
+    let deleted = first(&writes, Verb::Delete, old);
+    assert!(applied < deleted, "{writes:?}");
+}
+
 /// The position of the first `(verb, resource)` write in `writes`.
 fn first(writes: &[(Verb, String)], verb: Verb, resource: &str) -> usize {
     writes
@@ -198,17 +210,15 @@ async fn a_switch_back_to_wasmplugin_applies_it_before_deleting_the_trafficexten
     let server = shop_server().await;
     serve_traffic_extension(&server);
     written_before(&server, Choice::Auto, "back-before", "trafficextensions").await;
-    let after = start(&server, Choice::Fixed(PluginKind::WasmPlugin), "back-after");
-    eventually("the TrafficExtension to go", || {
-        object(&server, "trafficextensions").is_none()
-    })
+    let wasm_plugin = Choice::Fixed(PluginKind::WasmPlugin);
+    switch(
+        &server,
+        wasm_plugin,
+        "back-after",
+        "wasmplugins",
+        "trafficextensions",
+    )
     .await;
-    after.abort();
-    assert!(object(&server, "wasmplugins").is_some());
-    let writes = plugin_writes(&server);
-    let applied = first(&writes, Verb::Apply, "wasmplugins");
-    let deleted = first(&writes, Verb::Delete, "trafficextensions");
-    assert!(applied < deleted, "{writes:?}");
 }
 
 #[tokio::test]
