@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use std::sync::Arc;
 
+use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::ResolveError;
 use attache_core::{DataPlane, Inputs};
@@ -163,32 +164,50 @@ type Desired = Result<(Value, Vec<String>), Kept>;
 /// scope each was resolved from: a Gateway whose fingerprint is the same
 /// resolves to the same plugin, so it is not resolved again. A memo serves
 /// one [`Config`] (the loop keeps one for its life).
+/// It also keeps each document as read alone, so that a round reads only
+/// the documents that changed (`attache_core::parse_cached`).
 #[derive(Debug, Default)]
 pub struct Memo {
     gateways: HashMap<ObjectKey, (Fingerprint, Desired)>,
+    parsed: attache_core::ParseCache,
 }
 
-/// Resolves every Gateway we serve and compares with what is live: a round
-/// from scratch.
-pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
-    reconcile_with(config, snapshot, &mut Memo::default())
-}
-
-/// [`reconcile`], resolving only the Gateways whose scope changed since
-/// `memo` saw them (docs/controller.md, "Incremental reconcile"). The plan
-/// is the one [`reconcile`] gives for the same snapshot.
-pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> Plan {
-    // Every namespace (the usual case) parses the snapshot as it is; a
-    // namespaced install only what is in its namespaces.
-    let docs = snapshot
+/// The documents a round reads: every one (the usual case), or for a
+/// namespaced install only those in its namespaces.
+fn docs_in_scope<'a>(
+    config: &'a Config,
+    snapshot: &'a Snapshot,
+) -> impl Iterator<Item = &'a Arc<SourceDoc>> {
+    snapshot
         .docs
         .iter()
         .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
-        .map(|d| &**d);
-    let mut inputs = attache_core::parse_each(docs);
+}
+
+/// Resolves every Gateway we serve and compares with what is live: a round
+/// from scratch, every document read.
+pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
+    let inputs = attache_core::parse_each(docs_in_scope(config, snapshot).map(|d| &**d));
+    plan(config, snapshot, inputs, &mut Memo::default())
+}
+
+/// [`reconcile`], reading only the documents and resolving only the
+/// Gateways whose scope changed since `memo` saw them (docs/controller.md,
+/// "Incremental reconcile"). The plan is the one [`reconcile`] gives for
+/// the same snapshot.
+pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> Plan {
+    // Spans name the phases a round spends its time in (the
+    // `round_profile` example prints them).
+    let inputs = tracing::info_span!("parse")
+        .in_scope(|| attache_core::parse_cached(docs_in_scope(config, snapshot), &mut memo.parsed));
+    plan(config, snapshot, inputs, memo)
+}
+
+fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Memo) -> Plan {
     // GEP-713: at most 16 ancestors, other controllers' entries kept and
     // counted; the policy applies under the first of its own that fit and
     // nowhere else (docs/semantics.md, "The 16-ancestor rule").
+    let limiting = tracing::info_span!("ancestors").entered();
     let foreign = foreign_ancestors(snapshot);
     attache_core::limit_ancestors_with_foreign(&mut inputs, &|policy| {
         let key = ObjectKey {
@@ -200,7 +219,9 @@ pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> 
             .copied()
             .unwrap_or(0)
     });
-    let fingerprints = crate::scope::fingerprints(&inputs, &snapshot.versions);
+    drop(limiting);
+    let fingerprints = tracing::info_span!("fingerprints")
+        .in_scope(|| crate::scope::fingerprints(&inputs, &snapshot.versions));
     let mut diagnostics: Vec<String> = snapshot.unreadable.clone();
     diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
     let Serving { served, not_served } = our_gateways(config, snapshot);
@@ -222,7 +243,8 @@ pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> 
             let mut unremembered: Option<Desired> = None;
             if !current {
                 resolved.insert(key.clone());
-                let fresh = desired(config, &inputs, key, uid);
+                let fresh = tracing::info_span!("resolve", gateway = %key)
+                    .in_scope(|| desired(config, &inputs, key, uid));
                 match fingerprint {
                     Some(fingerprint) => {
                         memo.gateways.insert(key.clone(), (fingerprint, fresh));
@@ -343,6 +365,7 @@ fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desi
             source: Arc::new(e),
         }
     })?;
+    let encoding = tracing::info_span!("encode").entered();
     let mut plugin =
         wasm_plugin(&resolved.resolution, &config.plugin).map_err(|e| Kept::Encode {
             gateway: key.clone(),
@@ -360,6 +383,7 @@ fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desi
     if config.written == &TRAFFIC_EXTENSION {
         plugin = as_traffic_extension(&plugin);
     }
+    drop(encoding);
     let found = resolved
         .diagnostics
         .iter()

@@ -127,7 +127,8 @@ pub fn round_patches_with(
     for (key, fingerprint) in &plan.fingerprints {
         let current = memo.shares.get(key).is_some_and(|(f, _)| f == fingerprint);
         if !current {
-            let share = attache_core::status::gateway_share(inputs, key);
+            let share = tracing::info_span!("share", gateway = %key)
+                .in_scope(|| attache_core::status::gateway_share(inputs, key));
             memo.shares.insert(key.clone(), (*fingerprint, share));
         }
     }
@@ -135,8 +136,10 @@ pub fn round_patches_with(
         .fingerprints
         .keys()
         .filter_map(|key| Some((key, &memo.shares.get(key)?.1)));
-    let (report, reaching) = attache_core::status::policy_status_of_shares(inputs, shares);
-    patches_reaching(&report, &reaching, inputs, snapshot, applied, now)
+    let (report, reaching) = tracing::info_span!("fold")
+        .in_scope(|| attache_core::status::policy_status_of_shares(inputs, shares));
+    tracing::info_span!("patches")
+        .in_scope(|| patches_reaching(&report, &reaching, inputs, snapshot, applied, now))
 }
 
 fn patches_reaching(

@@ -30,6 +30,7 @@ use crate::topology::{BackendTarget, ObjectKey};
 pub use crate::model::Inputs;
 
 mod ancestors;
+mod cached;
 mod gateway;
 mod listener_sets;
 mod peers;
@@ -39,6 +40,7 @@ mod strategy;
 mod targets;
 
 pub use ancestors::limit_ancestors_with_foreign;
+pub use cached::{parse_cached, ParseCache};
 use gateway::{read_class, read_gateway, read_namespace};
 use peers::read_peer;
 use policy::read_policy;
@@ -57,6 +59,12 @@ pub fn parse_each<'a>(docs: impl IntoIterator<Item = &'a SourceDoc>) -> Inputs {
     for doc in docs {
         read_doc(doc, &mut inputs);
     }
+    relate(inputs)
+}
+
+/// The passes that relate the objects read to each other, once every
+/// document is in.
+fn relate(mut inputs: Inputs) -> Inputs {
     note_skipped(&mut inputs);
     listener_sets::link_listener_sets(&mut inputs);
     note_absent_parents(&mut inputs);

@@ -1,0 +1,164 @@
+//! Where an incremental round's time and memory go (issue 30), in-process
+//! and without an API server: the pure pieces of the controller's round
+//! (read cache, plan, status) over `scripts/gen_distinct.py N [G]`'s
+//! objects. Settles as the controller would (statuses written back into
+//! the objects with a new resourceVersion), then makes EDITS one-policy
+//! edits, each followed by a timed round. Each phase's span prints its busy
+//! time when it closes (parse, ancestors, fingerprints, resolve/encode per
+//! Gateway, share per Gateway, fold, patches); RSS is printed after each
+//! stage.
+//!
+//! cargo run --release -p attache-controller --example round_profile -- IN.json [EDITS]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+use attache_controller::kinds::named;
+use attache_controller::reconcile::{reconcile_with, Config, Memo};
+use attache_controller::snapshot::{ReadCache, Snapshot};
+use attache_controller::status::{round_patches_with, Applied, StatusMemo};
+use serde_json::{json, Value};
+use tracing_subscriber::fmt::format::FmtSpan;
+
+/// VmRSS of this process, in MiB.
+fn rss() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+/// What the loop keeps between rounds.
+#[derive(Default)]
+struct Loop {
+    cache: ReadCache,
+    memo: Memo,
+    statuses: StatusMemo,
+}
+
+/// One round: read, plan, status. Returns the status writes, applied to
+/// `objects` as the API server would (a new resourceVersion each), and the
+/// time the round took.
+fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, Duration) {
+    let started = Instant::now();
+    let snapshot = tracing::info_span!("read").in_scope(|| {
+        let rows = objects
+            .iter()
+            .filter_map(|o| Some((named(o["kind"].as_str()?)?, o)));
+        Snapshot::read(rows, BTreeSet::new(), &mut state.cache)
+    });
+    let config = Config::default();
+    let plan = tracing::info_span!("plan")
+        .in_scope(|| reconcile_with(&config, &snapshot, &mut state.memo));
+    let applied: Applied = plan.gateways.keys().map(|k| (k.clone(), Ok(()))).collect();
+    let patches = tracing::info_span!("status").in_scope(|| {
+        round_patches_with(
+            &plan,
+            &snapshot,
+            &applied,
+            "2026-11-26T00:00:00Z",
+            &mut state.statuses,
+        )
+    });
+    let took = started.elapsed();
+    drop(plan);
+    drop(snapshot);
+    let index: HashMap<(String, String), usize> = objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o["kind"] == "RoutePolicy")
+        .map(|(i, o)| {
+            let meta = &o["metadata"];
+            let key = (
+                meta["namespace"].as_str().unwrap_or_default().to_string(),
+                meta["name"].as_str().unwrap_or_default().to_string(),
+            );
+            (key, i)
+        })
+        .collect();
+    let writes = patches.len();
+    for patch in patches {
+        let i = index[&(patch.key.namespace.clone(), patch.key.name.clone())];
+        *version += 1;
+        objects[i]["status"] = patch.status;
+        objects[i]["metadata"]["resourceVersion"] = json!(version.to_string());
+    }
+    (writes, took)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let input = args.next().expect("usage: round_profile IN.json [EDITS]");
+    let edits: usize = args.next().map_or(10, |a| a.parse().unwrap());
+    tracing_subscriber::fmt()
+        .with_span_events(FmtSpan::CLOSE)
+        .with_target(false)
+        .with_env_filter("info")
+        .with_writer(std::io::stderr)
+        .init();
+    let before = rss();
+    let text = std::fs::read_to_string(&input).unwrap();
+    let mut objects: Vec<Value> = text
+        .split("\n---\n")
+        .enumerate()
+        .map(|(i, doc)| {
+            let mut o: Value = serde_json::from_str(doc).unwrap();
+            o["metadata"]["uid"] = format!("uid-{i}").into();
+            o["metadata"]["resourceVersion"] = "1".into();
+            o
+        })
+        .collect();
+    drop(text);
+    let mut version = 1;
+    let loaded = rss();
+    println!(
+        "{} objects as JSON values: RSS {before:.0} -> {loaded:.0} MiB",
+        objects.len()
+    );
+    let mut state = Loop::default();
+    let (writes, took) = round(&mut state, &mut objects, &mut version);
+    println!(
+        "cold round: {took:?}, {writes} status writes; RSS {:.0} MiB",
+        rss()
+    );
+    let (writes, took) = round(&mut state, &mut objects, &mut version);
+    println!(
+        "round after the statuses came back: {took:?}, {writes} status writes; RSS {:.0} MiB",
+        rss()
+    );
+    let (writes, took) = round(&mut state, &mut objects, &mut version);
+    println!("settled round: {took:?}, {writes} status writes");
+    let policies: BTreeMap<String, usize> = objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o["kind"] == "RoutePolicy")
+        .map(|(i, o)| (o["metadata"]["name"].as_str().unwrap().to_string(), i))
+        .collect();
+    let mut times = Vec::new();
+    for i in 0..edits {
+        let name = format!("p{}", (i * 7919) % policies.len());
+        let at = policies[&name];
+        version += 1;
+        objects[at]["spec"]["defaults"]["timeouts"]["request"] = json!(format!("{}ms", 20_000 + i));
+        objects[at]["metadata"]["resourceVersion"] = json!(version.to_string());
+        eprintln!("--- edit {i}: {name}");
+        let (writes, took) = round(&mut state, &mut objects, &mut version);
+        println!("edit {i} ({name}): round {took:?}, {writes} status writes");
+        times.push(took.as_secs_f64() * 1000.0);
+        // The status write coming back, as the watch would deliver it.
+        round(&mut state, &mut objects, &mut version);
+    }
+    times.sort_by(f64::total_cmp);
+    if !times.is_empty() {
+        println!(
+            "{edits} one-policy edit rounds: median {:.0} ms, max {:.0} ms; RSS {:.0} MiB",
+            times[times.len() / 2],
+            times[times.len() - 1],
+            rss()
+        );
+    }
+}
