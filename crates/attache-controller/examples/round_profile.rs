@@ -45,15 +45,18 @@ struct Loop {
 /// time the round took.
 fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, Duration) {
     let started = Instant::now();
+    let rss_before = rss();
     let snapshot = tracing::info_span!("read").in_scope(|| {
         let rows = objects
             .iter()
             .filter_map(|o| Some((named(o["kind"].as_str()?)?, o)));
         Snapshot::read(rows, BTreeSet::new(), &mut state.cache)
     });
+    let rss_read = rss();
     let config = Config::default();
     let plan = tracing::info_span!("plan")
         .in_scope(|| reconcile_with(&config, &snapshot, &mut state.memo));
+    let rss_planned = rss();
     let applied: Applied = plan.gateways.keys().map(|k| (k.clone(), Ok(()))).collect();
     let patches = tracing::info_span!("status").in_scope(|| {
         round_patches_with(
@@ -65,8 +68,19 @@ fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, 
         )
     });
     let took = started.elapsed();
+    let rss_status = rss();
     drop(plan);
     drop(snapshot);
+    // What each stage added (the read cache and its documents, the plan with
+    // its parse cache and memo, the status memo) and what the round's own
+    // copies (the assembled input, the snapshot) held.
+    println!(
+        "  RSS MiB: before {rss_before:.0}, read +{:.0}, plan +{:.0}, status +{:.0}, round's copies dropped -{:.0}",
+        rss_read - rss_before,
+        rss_planned - rss_read,
+        rss_status - rss_planned,
+        rss_status - rss(),
+    );
     let index: HashMap<(String, String), usize> = objects
         .iter()
         .enumerate()
