@@ -3,7 +3,7 @@
 //! (WasmPlugins, TrafficExtensions) the controller wrote before, and the
 //! kinds whose CRD is not installed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -119,7 +119,19 @@ type Read = Result<Option<(Arc<SourceDoc>, u64)>, Unreadable>;
 /// reflector stores hold the typed objects, this holds them read.
 #[derive(Debug, Default)]
 pub struct ReadCache {
-    read: HashMap<(&'static str, String), (String, Read)>,
+    read: HashMap<(&'static str, String), Entry>,
+    /// The number of the snapshot being read: an entry it does not stamp
+    /// is of an object gone since, and is forgotten when it ends.
+    round: u64,
+}
+
+/// One object read: the resourceVersion it was read at, what reading it
+/// gave, and the last snapshot that saw it.
+#[derive(Debug)]
+struct Entry {
+    version: String,
+    read: Read,
+    seen: u64,
 }
 
 /// An object as JSON, or why it cannot be (named as the log names it).
@@ -151,25 +163,36 @@ fn cache_id(kind: &WatchedKind, object: &impl ApiObject) -> String {
 
 impl ReadCache {
     fn read(&mut self, kind: &'static WatchedKind, object: &impl ApiObject) -> Read {
-        let id = cache_id(kind, object);
+        let id = (kind.kind, cache_id(kind, object));
         let version = object.resource_version().unwrap_or_default();
-        if let Some((v, read)) = self.read.get(&(kind.kind, id.clone())) {
-            if v == version && !version.is_empty() {
-                return read.clone();
+        if let Some(entry) = self.read.get_mut(&id) {
+            if entry.version == version && !version.is_empty() {
+                entry.seen = self.round;
+                return entry.read.clone();
             }
         }
         let read = encode(kind, object).and_then(|value| {
             let version_of_content = content_version(&value);
             read_object(kind, value).map(|doc| doc.map(|doc| (Arc::new(doc), version_of_content)))
         });
-        self.read
-            .insert((kind.kind, id), (version.to_string(), read.clone()));
+        let entry = Entry {
+            version: version.to_string(),
+            read: read.clone(),
+            seen: self.round,
+        };
+        self.read.insert(id, entry);
         read
     }
 
-    /// Forgets objects not seen in the last snapshot.
-    fn keep_only(&mut self, seen: &HashSet<(&'static str, String)>) {
-        self.read.retain(|k, _| seen.contains(k));
+    /// Starts reading a snapshot.
+    fn start(&mut self) {
+        self.round += 1;
+    }
+
+    /// Forgets objects the snapshot just read did not have.
+    fn forget_unseen(&mut self) {
+        let round = self.round;
+        self.read.retain(|_, entry| entry.seen == round);
     }
 }
 
@@ -210,7 +233,7 @@ pub fn content_version(value: &Value) -> u64 {
 }
 
 /// `serde_json::Value` has no `Hash`: each variant tagged, then its content.
-fn hash_value(value: &Value, hasher: &mut impl Hasher) {
+pub(crate) fn hash_value(value: &Value, hasher: &mut impl Hasher) {
     match value {
         Value::Null => 0u8.hash(hasher),
         Value::Bool(b) => (1u8, b).hash(hasher),
@@ -267,7 +290,7 @@ impl Snapshot {
             missing,
             ..Snapshot::default()
         };
-        let mut seen = HashSet::new();
+        cache.start();
         for (_, key, kind, object) in rows {
             if kind.role == crate::kinds::Role::Output {
                 match encode(kind, object) {
@@ -282,7 +305,6 @@ impl Snapshot {
                 }
                 continue;
             }
-            seen.insert((kind.kind, cache_id(kind, object)));
             match cache.read(kind, object) {
                 Ok(Some((doc, version))) => {
                     snapshot.versions.insert(doc.origin.clone(), version);
@@ -292,7 +314,7 @@ impl Snapshot {
                 Err(why) => snapshot.unreadable.push(why.to_string()),
             }
         }
-        cache.keep_only(&seen);
+        cache.forget_unseen();
         snapshot
     }
 }
