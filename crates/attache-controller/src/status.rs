@@ -100,7 +100,7 @@ pub fn round_patches(
     now: &str,
 ) -> Vec<StatusPatch> {
     let (report, reaching) = attache_core::status::policy_status_reaching(inputs);
-    patches_reaching(&report, &reaching, inputs, snapshot, applied, now)
+    patches_reaching(&report, &reaching, inputs, snapshot, applied, now, None)
 }
 
 /// Each Gateway's share of the status fold, kept while the fingerprint of
@@ -109,7 +109,16 @@ pub fn round_patches(
 #[derive(Debug, Default)]
 pub struct StatusMemo {
     shares: HashMap<ObjectKey, (Fingerprint, GatewayShare)>,
+    settled: Settled,
 }
+
+/// The policies whose computed status needed no write last round, by kind
+/// and key, with a digest of what that was decided from: the computed
+/// status, its `Programmed` conditions and the stored object's
+/// resourceVersion. The same digest decides the same (the merge keeps the
+/// stored times while each condition holds), so the merge with the stored
+/// status, the pruning and the comparison are skipped for it.
+type Settled = HashMap<(&'static str, ObjectKey), u64>;
 
 /// [`round_patches`] for a round's plan, folding again only the Gateways
 /// whose fingerprint changed since `memo` saw them; the writes are the
@@ -138,8 +147,9 @@ pub fn round_patches_with(
         .filter_map(|key| Some((key, &memo.shares.get(key)?.1)));
     let (report, reaching) = tracing::info_span!("fold")
         .in_scope(|| attache_core::status::policy_status_of_shares(inputs, shares));
+    let settled = Some(&mut memo.settled);
     tracing::info_span!("patches")
-        .in_scope(|| patches_reaching(&report, &reaching, inputs, snapshot, applied, now))
+        .in_scope(|| patches_reaching(&report, &reaching, inputs, snapshot, applied, now, settled))
 }
 
 fn patches_reaching(
@@ -149,6 +159,7 @@ fn patches_reaching(
     snapshot: &Snapshot,
     applied: &Applied,
     now: &str,
+    settled: Option<&mut Settled>,
 ) -> Vec<StatusPatch> {
     let reach: Reach = applied
         .keys()
@@ -160,7 +171,7 @@ fn patches_reaching(
             (key.clone(), found)
         })
         .collect();
-    patches_for(report, inputs, snapshot, &reach, applied, now)
+    patches_for(report, inputs, snapshot, &reach, applied, now, settled)
 }
 
 /// The status writes this round needs: only policies of our own kinds, and
@@ -173,7 +184,7 @@ pub fn patches(
     now: &str,
 ) -> Vec<StatusPatch> {
     let report = attache_core::policy_status(inputs);
-    patches_for(&report, inputs, snapshot, reach, applied, now)
+    patches_for(&report, inputs, snapshot, reach, applied, now, None)
 }
 
 fn patches_for(
@@ -183,7 +194,9 @@ fn patches_for(
     reach: &Reach,
     applied: &Applied,
     now: &str,
+    settled: Option<&mut Settled>,
 ) -> Vec<StatusPatch> {
+    let mut still_settled = Settled::new();
     let live: BTreeMap<(String, ObjectKey), &Value> = snapshot
         .docs
         .iter()
@@ -229,6 +242,20 @@ fn patches_for(
             })
             .collect();
         let computed = serde_json::to_value(&policy.status).unwrap_or(Value::Null);
+        let resource_version = object["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default();
+        let id = (kind.kind, key.clone());
+        let digest = settled
+            .is_some()
+            .then(|| digest(&computed, &programmed, resource_version));
+        let before = settled.as_deref().and_then(|s| s.get(&id));
+        if let (Some(before), Some(digest)) = (before, digest) {
+            if *before == digest {
+                still_settled.insert(id, digest);
+                continue;
+            }
+        }
         let mut status = merge(&computed, &object["status"], &programmed, now);
         // Compared as the API server would store it: a field its schema
         // lacks would otherwise differ on every round (docs/controller.md,
@@ -237,19 +264,36 @@ fn patches_for(
             prune::prune(&mut status, schema);
         }
         if status != object["status"] {
-            let resource_version = object["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
             out.push(StatusPatch {
                 kind,
                 key,
-                resource_version,
+                resource_version: resource_version.to_string(),
                 status,
             });
+        } else if let Some(digest) = digest {
+            still_settled.insert(id, digest);
         }
     }
+    if let Some(settled) = settled {
+        *settled = still_settled;
+    }
     out
+}
+
+/// A hash of what a policy's status write is decided from (see
+/// [`Settled`]).
+fn digest(computed: &Value, programmed: &[Option<Value>], resource_version: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    crate::snapshot::hash_value(computed, &mut hasher);
+    for condition in programmed {
+        match condition {
+            Some(condition) => crate::snapshot::hash_value(condition, &mut hasher),
+            None => 6u8.hash(&mut hasher),
+        }
+    }
+    resource_version.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Whether the configuration of every Gateway an ancestor's targetRef

@@ -5,7 +5,9 @@
 //! the plan the controller's memo gives is the one a fresh reconcile gives,
 //! and so are the status writes. The memo's documents are parsed through
 //! its parse cache (`attache_core::parse_cached`), the fresh round's by
-//! `parse_each`: a stale parsed piece would show as a different plan. The controller's own writes coming back
+//! `parse_each`: a stale parsed piece would show as a different plan. The
+//! status memo's settled policies (their merge skipped while the digest
+//! holds) are checked alike against `round_patches`, which has no memo. The controller's own writes coming back
 //! (its WasmPlugins, its policy status) make no Gateway resolve again.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test helpers fail by panicking
 
