@@ -37,11 +37,12 @@ pub type Versions = HashMap<Origin, u64>;
 /// A hash of the objects in a Gateway's scope and of their versions.
 pub type Fingerprint = u64;
 
-/// The Gateways an object can reach.
+/// The Gateways an object can reach (borrowed from the input: a round
+/// over 10,000 routes copies no key).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Reach {
+enum Reach<'a> {
     Everywhere,
-    Gateways(BTreeSet<ObjectKey>),
+    Gateways(BTreeSet<&'a ObjectKey>),
 }
 
 /// The fingerprint of every Gateway of `inputs`.
@@ -54,7 +55,7 @@ pub fn fingerprints(inputs: &Inputs, versions: &Versions) -> BTreeMap<ObjectKey,
             Reach::Everywhere => everywhere.push(origin),
             Reach::Gateways(gateways) => {
                 for gateway in gateways {
-                    if let Some(scope) = scopes.get_mut(&gateway) {
+                    if let Some(scope) = scopes.get_mut(gateway) {
                         scope.push(origin);
                     }
                 }
@@ -69,7 +70,7 @@ pub fn fingerprints(inputs: &Inputs, versions: &Versions) -> BTreeMap<ObjectKey,
 }
 
 /// Every object of `inputs` with where it reaches.
-fn reaches(inputs: &Inputs) -> Vec<(&Origin, Reach)> {
+fn reaches(inputs: &Inputs) -> Vec<(&Origin, Reach<'_>)> {
     let routes = RouteGraph::new(inputs);
     let mut out: Vec<(&Origin, Reach)> = Vec::new();
     for class in inputs.classes.values() {
@@ -80,11 +81,11 @@ fn reaches(inputs: &Inputs) -> Vec<(&Origin, Reach)> {
         out.push((&namespace.meta.origin, Reach::Everywhere));
     }
     for gateway in inputs.gateways.values() {
-        let only = BTreeSet::from([gateway.key.clone()]);
+        let only = BTreeSet::from([&gateway.key]);
         out.push((&gateway.meta.origin, Reach::Gateways(only)));
     }
     for set in inputs.listener_sets.values() {
-        let parent = BTreeSet::from([set.parent.clone()]);
+        let parent = BTreeSet::from([&set.parent]);
         out.push((&set.meta.origin, Reach::Gateways(parent)));
     }
     for route in inputs.all_routes() {
@@ -101,13 +102,21 @@ fn reaches(inputs: &Inputs) -> Vec<(&Origin, Reach)> {
             let found = match target {
                 Target::Namespace(_) => None,
                 Target::GatewayClass(name) => Some(of_class(inputs, name)),
-                Target::Gateway(key, _) => Some(BTreeSet::from([key.clone()])),
+                // A Gateway the input lacks has no scope to join.
+                Target::Gateway(key, _) => Some(
+                    inputs
+                        .gateways
+                        .get_key_value(key)
+                        .map(|(key, _)| key)
+                        .into_iter()
+                        .collect(),
+                ),
                 Target::Route(kind, key, _) => Some(routes.reach(*kind, key)),
                 Target::ListenerSet(set, _) => Some(
                     inputs
                         .listener_sets
                         .get(set)
-                        .map(|s| s.parent.clone())
+                        .map(|s| &s.parent)
                         .into_iter()
                         .collect(),
                 ),
@@ -125,49 +134,56 @@ fn reaches(inputs: &Inputs) -> Vec<(&Origin, Reach)> {
     out
 }
 
-fn of_class(inputs: &Inputs, class: &str) -> BTreeSet<ObjectKey> {
+fn of_class<'a>(inputs: &'a Inputs, class: &str) -> BTreeSet<&'a ObjectKey> {
     inputs
         .gateways
         .values()
         .filter(|g| g.class == class)
-        .map(|g| g.key.clone())
+        .map(|g| &g.key)
         .collect()
 }
 
 /// Routes and how they lead to Gateways: each route's own Gateways (by
 /// parentRef, directly or through a ListenerSet) and the routes above it
-/// (those that delegate to it, and HTTPRoutes it names as parents).
-struct RouteGraph {
-    direct: HashMap<(RouteKind, ObjectKey), BTreeSet<ObjectKey>>,
-    above: HashMap<(RouteKind, ObjectKey), BTreeSet<ObjectKey>>,
+/// (those that delegate to it, and HTTPRoutes it names as parents). Keys
+/// are borrowed from the input; a parentRef naming a Gateway or route the
+/// input lacks leads nowhere, so it is left out.
+struct RouteGraph<'a> {
+    direct: HashMap<RouteId<'a>, BTreeSet<&'a ObjectKey>>,
+    above: HashMap<RouteId<'a>, BTreeSet<&'a ObjectKey>>,
 }
 
-impl RouteGraph {
-    fn new(inputs: &Inputs) -> Self {
-        let mut direct: HashMap<(RouteKind, ObjectKey), BTreeSet<ObjectKey>> = HashMap::new();
-        let mut above: HashMap<(RouteKind, ObjectKey), BTreeSet<ObjectKey>> = HashMap::new();
+type RouteId<'a> = (RouteKind, &'a ObjectKey);
+
+impl<'a> RouteGraph<'a> {
+    fn new(inputs: &'a Inputs) -> Self {
+        let mut direct: HashMap<RouteId<'a>, BTreeSet<&'a ObjectKey>> = HashMap::new();
+        let mut above: HashMap<RouteId<'a>, BTreeSet<&'a ObjectKey>> = HashMap::new();
         for route in inputs.all_routes() {
-            let id = (route.kind, route.key.clone());
+            let id = (route.kind, &route.key);
             for parent in &route.parent_refs {
-                let named = ObjectKey {
+                let named = || ObjectKey {
                     namespace: parent.namespace.clone(),
                     name: parent.name.clone(),
                 };
                 if parent.is_gateway() {
-                    direct.entry(id.clone()).or_default().insert(named);
+                    if let Some((gateway, _)) = inputs.gateways.get_key_value(&named()) {
+                        direct.entry(id).or_default().insert(gateway);
+                    }
                 } else if let Some(set) = parent.set() {
                     if let Some(set) = inputs.listener_sets.get(&set) {
-                        let gateway = set.parent.clone();
-                        direct.entry(id.clone()).or_default().insert(gateway);
+                        direct.entry(id).or_default().insert(&set.parent);
                     }
                 } else if HTTP_ROUTE.is(&parent.group, &parent.kind) {
-                    above.entry(id.clone()).or_default().insert(named);
+                    if let Some((up, _)) = inputs.routes.get_key_value(&named()) {
+                        above.entry(id).or_default().insert(up);
+                    }
                 }
             }
             for rule in &route.rules {
                 for child in &rule.delegates {
-                    let child = (RouteKind::Http, child.clone());
-                    above.entry(child).or_default().insert(route.key.clone());
+                    let child = (RouteKind::Http, child);
+                    above.entry(child).or_default().insert(&route.key);
                 }
             }
         }
@@ -175,17 +191,17 @@ impl RouteGraph {
     }
 
     /// The Gateways of the route and of every route above it.
-    fn reach(&self, kind: RouteKind, key: &ObjectKey) -> BTreeSet<ObjectKey> {
+    fn reach(&self, kind: RouteKind, key: &'a ObjectKey) -> BTreeSet<&'a ObjectKey> {
         let mut found = BTreeSet::new();
-        let mut seen = BTreeSet::from([(kind, key.clone())]);
-        let mut todo = vec![(kind, key.clone())];
+        let mut seen = BTreeSet::from([(kind, key)]);
+        let mut todo = vec![(kind, key)];
         while let Some(id) = todo.pop() {
-            found.extend(self.direct.get(&id).into_iter().flatten().cloned());
+            found.extend(self.direct.get(&id).into_iter().flatten().copied());
             for up in self.above.get(&id).into_iter().flatten() {
                 // Only HTTPRoutes delegate, and only HTTPRoutes are named
                 // as a route's parent.
-                let up = (RouteKind::Http, up.clone());
-                if seen.insert(up.clone()) {
+                let up = (RouteKind::Http, *up);
+                if seen.insert(up) {
                     todo.push(up);
                 }
             }
