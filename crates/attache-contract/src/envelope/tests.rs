@@ -81,6 +81,9 @@ fn the_reader_decodes_what_the_writer_encodes_and_nothing_else() {
     }
     let e = decode_base64(b"abcd ab=").unwrap_err().to_string();
     assert_eq!(e, "not standard base64: invalid character ' ' at offset 4");
+    // Found after the loop, in the body as in the last quad: the first one.
+    let e = decode_base64(b"abcdab-d!bcdabc=").unwrap_err().to_string();
+    assert_eq!(e, "not standard base64: invalid character '-' at offset 6");
 }
 
 #[test]
