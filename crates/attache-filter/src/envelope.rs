@@ -9,17 +9,12 @@
 //! budget, and the slice parse is the faster one. The text is held once,
 //! as an inline configuration's bytes are (docs/plugin-delivery.md).
 
-use std::io::Read;
-
-use attache_contract::envelope::{self, Envelope, EnvelopeError, Opened, ZLIB_BASE64_CHUNKS};
+use attache_contract::envelope::{
+    self, Envelope, EnvelopeError, Opened, MAX_RATIO, ZLIB_BASE64_CHUNKS,
+};
 
 use crate::config::CompiledConfig;
 use crate::error::{ConfigError, Problem};
-
-/// Deflate cannot expand more than about 1,032 to 1: a declared length
-/// beyond that many times the compressed size is not trusted for the
-/// first allocation (the stream still stops at the declared length).
-const MAX_RATIO: usize = 1032;
 
 /// One piece of a chunked envelope as the configuration keeps it: its text
 /// (base64, what the next update's piece is compared with) and where its
@@ -50,6 +45,8 @@ pub fn inflate_reusing(
     let upto = tail.unwrap_or(envelope.chunks.len());
     let length: u64 = envelope.chunks.iter().take(upto).map(|c| c.length).sum();
     let length = usize::try_from(length).unwrap_or(usize::MAX);
+    // A declared length beyond what the data can inflate to is not trusted
+    // for the allocation (each chunk still stops at its declared length).
     let compressed: usize = envelope.chunks.iter().map(|c| c.data.len()).sum();
     let mut text = Vec::with_capacity(length.min(compressed.saturating_mul(MAX_RATIO)));
     let mut kept = Vec::with_capacity(envelope.chunks.len());
@@ -65,12 +62,9 @@ pub fn inflate_reusing(
             }
             None => {
                 let data = chunk.data.clone().into_boxed_str();
-                let mut opened = Opened::new(chunk).map_err(|e| refused_chunk(i, e))?;
-                if let Err(e) = opened.read_to_end(&mut text) {
-                    let failure = opened.failure().cloned();
-                    let e = failure.unwrap_or(EnvelopeError::Corrupt(e.to_string()));
-                    return Err(refused_chunk(i, e));
-                }
+                Opened::new(chunk)
+                    .and_then(|opened| opened.inflate_onto(&mut text))
+                    .map_err(|e| refused_chunk(i, e))?;
                 data
             }
         };
@@ -102,17 +96,10 @@ fn refused_chunk(i: usize, e: EnvelopeError) -> ConfigError {
 
 /// The envelope's inflated document, the envelope's text freed first.
 pub fn inflate(envelope: Envelope) -> Result<Vec<u8>, ConfigError> {
-    let mut opened = Opened::new(envelope).map_err(refused)?;
-    let length = usize::try_from(opened.length()).unwrap_or(usize::MAX);
-    let mut text =
-        Vec::with_capacity(length.min(opened.compressed_len().saturating_mul(MAX_RATIO)));
-    match opened.read_to_end(&mut text) {
-        Ok(_) => Ok(text),
-        Err(e) => Err(match opened.failure() {
-            Some(failure) => refused(failure.clone()),
-            None => refused(EnvelopeError::Corrupt(e.to_string())),
-        }),
-    }
+    let opened = Opened::new(envelope).map_err(refused)?;
+    let mut text = Vec::with_capacity(opened.room());
+    opened.inflate_onto(&mut text).map_err(refused)?;
+    Ok(text)
 }
 
 fn refused(e: EnvelopeError) -> ConfigError {

@@ -16,11 +16,7 @@
 //! it, so a small blob that inflates to gigabytes (a "zip bomb") costs at
 //! most [`MAX_DOCUMENT_BYTES`] of work and no memory beyond a buffer.
 
-use std::io;
-
 use base64::Engine;
-use miniz_oxide::inflate::stream::{inflate, InflateState};
-use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
 use serde::{Deserialize, Serialize};
 
 /// The envelope's field naming how `data` is encoded.
@@ -109,7 +105,6 @@ pub fn seal_chunks(document: &[u8], cuts: &[usize]) -> Envelope {
 /// The whole document of either form, for tools and tests (the filter
 /// inflates its own way, reusing unchanged chunks).
 pub fn open_all(envelope: Envelope) -> Result<Vec<u8>, EnvelopeError> {
-    use std::io::Read;
     let pieces = if envelope.encoding == ZLIB_BASE64_CHUNKS {
         check_chunks(&envelope)?;
         envelope.chunks
@@ -118,13 +113,7 @@ pub fn open_all(envelope: Envelope) -> Result<Vec<u8>, EnvelopeError> {
     };
     let mut out = Vec::new();
     for piece in pieces {
-        let mut opened = Opened::new(piece)?;
-        if let Err(e) = opened.read_to_end(&mut out) {
-            return Err(opened
-                .failure()
-                .cloned()
-                .unwrap_or(EnvelopeError::Corrupt(e.to_string())));
-        }
+        Opened::new(piece)?.inflate_onto(&mut out)?;
     }
     Ok(out)
 }
@@ -319,25 +308,29 @@ const INVALID: u8 = 0xff;
 /// The bit only [`INVALID`] has among the values (a valid one is < 64).
 const INVALID_BIT: u8 = 0x80;
 
-/// Size of the buffer [`Opened`] inflates into: small, so that the inflated
-/// document is never held whole by the reader.
-const CHUNK: usize = 16 * 1024;
+/// Deflate cannot expand more than about 1,032 to 1 (258 bytes from one
+/// 2-bit code): a declared length beyond that many times the compressed size
+/// cannot be met, so no more room than that is set aside for it.
+pub const MAX_RATIO: usize = 1032;
 
-/// An opened envelope: reads the inflated document, at most `length` bytes,
-/// so a parser can stream it without the whole text ever being in memory.
-/// After a read error, [`Opened::failure`] says which envelope field is at
-/// fault (the parser wraps the error in its own).
+/// Appends `n` zero bytes: a copy of a zeroed block at a time, because
+/// `Vec::resize` at the contract's opt-level ("z") writes one byte per loop
+/// turn (5.5M instructions for the 1.4 MB document at 10,000 routes).
+fn extend_with_zeros(out: &mut Vec<u8>, mut n: usize) {
+    const ZEROS: [u8; 1024] = [0; 1024];
+    out.reserve(n);
+    while n > 0 {
+        let step = n.min(ZEROS.len());
+        out.extend_from_slice(&ZEROS[..step]);
+        n -= step;
+    }
+}
+
+/// An opened envelope: the decoded (still deflated) data and the declared
+/// inflated length, checked; [`Opened::inflate_onto`] inflates it.
 pub struct Opened {
     deflated: Vec<u8>,
-    consumed: usize,
-    state: Box<InflateState>,
-    buffer: Vec<u8>,
-    start: usize,
-    end: usize,
-    inflated: u64,
     length: u64,
-    finished: bool,
-    failure: Option<EnvelopeError>,
 }
 
 impl Opened {
@@ -358,15 +351,7 @@ impl Opened {
         let deflated = decode_base64(envelope.data.as_bytes())?;
         Ok(Opened {
             deflated,
-            consumed: 0,
-            state: InflateState::new_boxed(DataFormat::Zlib),
-            buffer: Vec::new(),
-            start: 0,
-            end: 0,
-            inflated: 0,
             length: envelope.length,
-            finished: false,
-            failure: None,
         })
     }
 
@@ -380,80 +365,64 @@ impl Opened {
         self.deflated.len()
     }
 
-    /// Why the last read failed, if it did.
-    pub fn failure(&self) -> Option<&EnvelopeError> {
-        self.failure.as_ref()
+    /// The most bytes this envelope can inflate to: its declared length, or
+    /// less when the data is too small to inflate that far.
+    pub fn room(&self) -> usize {
+        let length = usize::try_from(self.length).unwrap_or(usize::MAX);
+        length.min(self.deflated.len().saturating_mul(MAX_RATIO))
     }
 
-    fn fail(&mut self, e: EnvelopeError) -> io::Error {
-        self.failure = Some(e.clone());
-        io::Error::new(io::ErrorKind::InvalidData, e)
-    }
+    /// Inflates the document onto the end of `out`, in one pass straight
+    /// into place: at most [`Opened::room`] bytes are ever written, so a
+    /// small blob that inflates to gigabytes (a "zip bomb") is stopped at
+    /// the declared length. On an error `out` is as it was.
+    ///
+    /// One pass into the final buffer, rather than a stream through a
+    /// 32 KiB window copied out in 16 KiB pieces: the window's set-up per
+    /// piece of a chunked envelope and the copy were a fifth of a fresh
+    /// VM's load (bench/findings.md, issue 31).
+    pub fn inflate_onto(self, out: &mut Vec<u8>) -> Result<(), EnvelopeError> {
+        use miniz_oxide::inflate::core::inflate_flags::{
+            TINFL_FLAG_COMPUTE_ADLER32, TINFL_FLAG_PARSE_ZLIB_HEADER,
+            TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+        };
+        use miniz_oxide::inflate::core::{decompress, DecompressorOxide};
+        use miniz_oxide::inflate::TINFLStatus;
 
-    /// Inflates the next chunk into the buffer; false at the end.
-    fn refill(&mut self) -> Result<bool, io::Error> {
-        if self.finished {
-            return Ok(false);
-        }
-        if self.buffer.is_empty() {
-            self.buffer = vec![0; CHUNK];
-        }
-        loop {
-            let input = self.deflated.get(self.consumed..).unwrap_or_default();
-            let result = inflate(&mut self.state, input, &mut self.buffer, MZFlush::None);
-            self.consumed += result.bytes_consumed;
-            self.inflated += result.bytes_written as u64;
-            if self.inflated > self.length {
-                let length = self.length;
-                return Err(self.fail(EnvelopeError::Overflow { length }));
+        let start = out.len();
+        let room = self.room();
+        extend_with_zeros(out, room);
+        let flags = TINFL_FLAG_PARSE_ZLIB_HEADER
+            | TINFL_FLAG_COMPUTE_ADLER32
+            | TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+        // Boxed: about 11 KB, too much for a Wasm stack frame.
+        let mut decompressor = Box::<DecompressorOxide>::default();
+        let into = out.get_mut(start..).unwrap_or_default();
+        let (status, consumed, written) =
+            decompress(&mut decompressor, &self.deflated, into, 0, flags);
+        out.truncate(start + written);
+        let inflated = written as u64;
+        let length = self.length;
+        let failure = match status {
+            TINFLStatus::Done if consumed < self.deflated.len() => {
+                EnvelopeError::Trailing(self.deflated.len() - consumed)
             }
-            self.start = 0;
-            self.end = result.bytes_written;
-            match result.status {
-                Ok(MZStatus::StreamEnd) => {
-                    self.finished = true;
-                    let rest = self.deflated.len() - self.consumed;
-                    if rest > 0 {
-                        return Err(self.fail(EnvelopeError::Trailing(rest)));
-                    }
-                    if self.inflated != self.length {
-                        let (inflated, length) = (self.inflated, self.length);
-                        return Err(self.fail(EnvelopeError::Short { inflated, length }));
-                    }
-                    return Ok(self.end > 0);
-                }
-                Ok(_) if self.end > 0 => return Ok(true),
-                // No output and no error: more input is needed, and there
-                // is none left.
-                Ok(_) | Err(MZError::Buf) if self.consumed >= self.deflated.len() => {
-                    let inflated = self.inflated;
-                    return Err(self.fail(EnvelopeError::Truncated { inflated }));
-                }
-                Ok(_) | Err(MZError::Buf) => {}
-                Err(e) => {
-                    let why = match e {
-                        MZError::Data => "corrupt data or checksum mismatch",
-                        _ => "bad stream",
-                    };
-                    return Err(self.fail(EnvelopeError::Corrupt(why.into())));
-                }
+            TINFLStatus::Done if inflated != length => EnvelopeError::Short { inflated, length },
+            TINFLStatus::Done => return Ok(()),
+            TINFLStatus::HasMoreOutput if inflated == length => EnvelopeError::Overflow { length },
+            // Data left to inflate past the deflate bound: not a real stream.
+            TINFLStatus::HasMoreOutput => EnvelopeError::Corrupt("bad stream".into()),
+            // All the input given and the stream not at its end.
+            TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {
+                EnvelopeError::Truncated { inflated }
             }
-        }
-    }
-}
-
-impl io::Read for Opened {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if out.is_empty() {
-            return Ok(0);
-        }
-        if self.start == self.end && !self.refill()? {
-            return Ok(0);
-        }
-        let n = out.len().min(self.end - self.start);
-        out[..n].copy_from_slice(&self.buffer[self.start..self.start + n]);
-        self.start += n;
-        Ok(n)
+            TINFLStatus::Adler32Mismatch | TINFLStatus::Failed => {
+                EnvelopeError::Corrupt("corrupt data or checksum mismatch".into())
+            }
+            _ => EnvelopeError::Corrupt("bad stream".into()),
+        };
+        out.truncate(start);
+        Err(failure)
     }
 }
 
