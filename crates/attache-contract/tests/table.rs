@@ -141,3 +141,53 @@ fn known_retry_triggers_are_numbered_and_others_spelled() {
         Some(vec!["unavailable".to_string()])
     );
 }
+
+#[test]
+fn numbers_of_one_to_ten_bytes_read_back_and_longer_ones_are_refused() {
+    // LEB128 as the writer spells it: 7 bits a byte, the high bit "more".
+    fn spell(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+        out
+    }
+    for v in [
+        0,
+        1,
+        0x7f,
+        0x80,
+        0x3fff,
+        0x4000,
+        u64::from(u32::MAX),
+        u64::MAX,
+    ] {
+        let bytes = spell(v);
+        let mut r = table::Reader::new(&bytes);
+        assert_eq!(r.varint(), Ok(v), "{v}");
+        assert!(r.is_empty(), "{v}: every byte read");
+    }
+    // An eleventh byte, or a tenth one carrying more than the 64th bit.
+    let eleven = [0xff; 10]
+        .iter()
+        .chain([&0x00])
+        .copied()
+        .collect::<Vec<_>>();
+    assert_eq!(
+        table::Reader::new(&eleven).varint(),
+        Err(TableError::Number)
+    );
+    let mut past_64 = vec![0xff; 9];
+    past_64.push(0x02);
+    assert_eq!(
+        table::Reader::new(&past_64).varint(),
+        Err(TableError::Number)
+    );
+    // Cut short after a continuation byte.
+    assert_eq!(
+        table::Reader::new(&[0x80]).varint(),
+        Err(TableError::Truncated)
+    );
+}
