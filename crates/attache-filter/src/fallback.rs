@@ -69,11 +69,13 @@ impl HostPattern {
     }
 }
 
+/// The path text is shared (`Rc<str>`) with the index, which files the
+/// candidate under it (crate::fallback_index).
 #[derive(Debug, Clone)]
 enum PathCondition {
-    Exact(String),
+    Exact(Rc<str>),
     /// Without trailing slashes: `/` becomes "" and matches every path.
-    Prefix(String),
+    Prefix(Rc<str>),
     /// Boxed: a compiled pattern is several times the size of the other
     /// variants, and every candidate holds a path condition.
     Regex(Box<FullMatch>),
@@ -83,11 +85,11 @@ impl PathCondition {
     fn matches(&self, path: Option<&str>) -> bool {
         let Some(path) = path else { return false };
         match self {
-            PathCondition::Exact(value) => path == value,
+            PathCondition::Exact(value) => path == &**value,
             // Path-element boundaries: `/foo` matches `/foo`, `/foo/` and
             // `/foo/bar`, never `/foobar`.
             PathCondition::Prefix(prefix) => path
-                .strip_prefix(prefix.as_str())
+                .strip_prefix(&**prefix)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
             PathCondition::Regex(re) => re.is_match(path),
         }
@@ -148,7 +150,7 @@ impl Conditions {
     /// means in Gateway API.
     pub fn match_all() -> Self {
         Conditions {
-            path: PathCondition::Prefix(String::new()),
+            path: PathCondition::Prefix("".into()),
             more: None,
         }
     }
@@ -166,7 +168,7 @@ impl Conditions {
             .map_err(|r| err(r.field, Problem::GrpcMethod(r.message)))?;
         }
         let path = match m.path_match().as_deref() {
-            None => PathCondition::Prefix(String::new()),
+            None => PathCondition::Prefix("".into()),
             Some(p) => match p.kind {
                 PathMatchType::RegularExpression => PathCondition::Regex(Box::new(
                     FullMatch::new(&p.value)
@@ -177,9 +179,9 @@ impl Conditions {
                         return Err(err("path.value".into(), Problem::Path(p.value.clone())));
                     }
                     if kind == PathMatchType::Exact {
-                        PathCondition::Exact(p.value.clone())
+                        PathCondition::Exact(p.value.as_str().into())
                     } else {
-                        PathCondition::Prefix(p.value.trim_end_matches('/').to_string())
+                        PathCondition::Prefix(p.value.trim_end_matches('/').into())
                     }
                 }
             },

@@ -21,29 +21,64 @@
 //! those lists, whatever the table's size.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-/// Where a candidate's path condition files it.
+/// Where a candidate's path condition files it. The keys are the
+/// candidates' own strings, shared, not copies: at 10,000 routes a copy per
+/// candidate was 30,000 allocations of the fallback VM's memory.
 #[derive(Debug, Clone, Copy)]
 pub enum PathKey<'a> {
-    Exact(&'a str),
+    Exact(&'a Rc<str>),
     /// Trimmed of trailing slashes; "" matches every path.
-    Prefix(&'a str),
+    Prefix(&'a Rc<str>),
     Regex,
 }
 
 /// Where a candidate's hostname files it.
 #[derive(Debug, Clone, Copy)]
 pub enum HostKey<'a> {
-    Exact(&'a str),
+    Exact(&'a Rc<str>),
     /// `.example.com` for `*.example.com`.
-    Suffix(&'a str),
+    Suffix(&'a Rc<str>),
     Any,
+}
+
+/// The positions filed under one key, ascending. Most keys hold one (a
+/// route's own path under its own hostname): kept inline, with no
+/// allocation; a list only from the second.
+#[derive(Debug, Clone)]
+enum Positions {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Positions {
+    fn push(&mut self, position: u32) {
+        match self {
+            Positions::One(first) => *self = Positions::Many(vec![*first, position]),
+            Positions::Many(list) => list.push(position),
+        }
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Positions::One(first) => std::slice::from_ref(first),
+            Positions::Many(list) => list,
+        }
+    }
+}
+
+/// Files `position` under `key`.
+fn file(map: &mut HashMap<Rc<str>, Positions>, key: &Rc<str>, position: u32) {
+    map.entry(Rc::clone(key))
+        .and_modify(|positions| positions.push(position))
+        .or_insert(Positions::One(position));
 }
 
 #[derive(Debug, Clone, Default)]
 struct PathIndex {
-    exact: HashMap<String, Vec<u32>>,
-    prefix: HashMap<String, Vec<u32>>,
+    exact: HashMap<Rc<str>, Positions>,
+    prefix: HashMap<Rc<str>, Positions>,
     /// The longest prefix's length: no prefix can match a path's prefix
     /// longer than this, so a client's path of thousands of `/` costs a
     /// look at its first bytes, not a hash of each of its prefixes.
@@ -54,17 +89,10 @@ struct PathIndex {
 impl PathIndex {
     fn add(&mut self, key: PathKey<'_>, position: u32) {
         match key {
-            PathKey::Exact(path) => self
-                .exact
-                .entry(path.to_string())
-                .or_default()
-                .push(position),
+            PathKey::Exact(path) => file(&mut self.exact, path, position),
             PathKey::Prefix(path) => {
                 self.longest_prefix = self.longest_prefix.max(path.len());
-                self.prefix
-                    .entry(path.to_string())
-                    .or_default()
-                    .push(position)
+                file(&mut self.prefix, path, position);
             }
             PathKey::Regex => self.regex.push(position),
         }
@@ -72,7 +100,8 @@ impl PathIndex {
 
     /// The first position, in precedence order, whose candidate `accept`s.
     fn first(&self, path: Option<&str>, accept: &mut impl FnMut(u32) -> bool) -> Option<u32> {
-        let mut try_list = |list: Option<&Vec<u32>>| list?.iter().copied().find(|p| accept(*p));
+        let mut try_list =
+            |list: Option<&Positions>| list?.as_slice().iter().copied().find(|p| accept(*p));
         if let Some(path) = path {
             if let Some(found) = try_list(self.exact.get(path)) {
                 return Some(found);
@@ -91,8 +120,8 @@ impl PathIndex {
 
 #[derive(Debug, Clone, Default)]
 pub struct CandidateIndex {
-    exact_hosts: HashMap<String, PathIndex>,
-    suffix_hosts: HashMap<String, PathIndex>,
+    exact_hosts: HashMap<Rc<str>, PathIndex>,
+    suffix_hosts: HashMap<Rc<str>, PathIndex>,
     /// The longest wildcard suffix's length: a client's host of thousands
     /// of labels costs a look at its last bytes, not a hash of each of its
     /// suffixes (which would be quadratic in the host's length).
@@ -104,10 +133,10 @@ impl CandidateIndex {
     /// Files the candidate at `position` (positions added in ascending order).
     pub fn add(&mut self, host: HostKey<'_>, path: PathKey<'_>, position: u32) {
         let bucket = match host {
-            HostKey::Exact(name) => self.exact_hosts.entry(name.to_string()).or_default(),
+            HostKey::Exact(name) => self.exact_hosts.entry(Rc::clone(name)).or_default(),
             HostKey::Suffix(suffix) => {
                 self.longest_suffix = self.longest_suffix.max(suffix.len());
-                self.suffix_hosts.entry(suffix.to_string()).or_default()
+                self.suffix_hosts.entry(Rc::clone(suffix)).or_default()
             }
             HostKey::Any => &mut self.any_host,
         };
