@@ -328,11 +328,11 @@ fn build_fallback(index: &RouteIndex, ports: &BTreeMap<String, u16>) -> Fallback
         let hosts: Vec<HostPattern> = (0..r.count().unwrap_or(0))
             .filter_map(|_| r.str().ok().and_then(|h| HostPattern::parse(h).ok()))
             .collect();
-        let hosts = if hosts.is_empty() {
+        let hosts = table.add_hosts(if hosts.is_empty() {
             vec![HostPattern::Any]
         } else {
             hosts
-        };
+        });
         let last = index
             .groups
             .get(g + 1)
@@ -346,7 +346,7 @@ fn build_fallback(index: &RouteIndex, ports: &BTreeMap<String, u16>) -> Fallback
                 .filter_map(|_| read_match(&mut r).ok())
                 .collect();
             let port = index.port_of(entry, ports);
-            let _ = add_candidates(&mut table, port, &hosts, &matches, e);
+            let _ = add_candidates(&mut table, port, hosts.clone(), &matches, e);
         }
     }
     table.finish();
@@ -374,11 +374,11 @@ fn tabled(path: impl Into<String>, e: TableError) -> ConfigError {
 }
 
 /// Files one candidate per (hostname, match); `hosts` is never empty (no
-/// hostnames is `HostPattern::Any`).
+/// hostnames is `HostPattern::Any`), as ids from `FallbackTable::add_hosts`.
 fn add_candidates(
     table: &mut FallbackTable,
     port: Option<u16>,
-    hosts: &[HostPattern],
+    hosts: std::ops::Range<u32>,
     matches: &[HttpRouteMatch],
     entry: u32,
 ) -> Result<(), EntryError> {
@@ -396,15 +396,15 @@ fn add_candidates(
             .collect::<Result<Vec<_>, EntryError>>()?
     };
     // The last host takes the compiled match itself; the others a copy.
-    let Some((last, others)) = hosts.split_last() else {
+    let Some(last) = hosts.end.checked_sub(1).filter(|_| !hosts.is_empty()) else {
         return Ok(());
     };
     for (precedence, cond) in conditions {
-        for host in others {
+        for host in hosts.start..last {
             let (p, c) = (precedence.clone(), cond.clone());
-            table.push(port, host.clone(), p, c, entry);
+            table.push(port, host, p, c, entry);
         }
-        table.push(port, last.clone(), precedence, cond, entry);
+        table.push(port, last, precedence, cond, entry);
     }
     Ok(())
 }

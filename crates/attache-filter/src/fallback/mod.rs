@@ -253,7 +253,10 @@ struct Candidate {
     order: u32,
     /// The port of the entry's listener, when the document gives it.
     port: Option<u16>,
-    host: HostPattern,
+    /// The hostname's place in `FallbackTable::hosts`: a route files one
+    /// candidate per hostname and match, so a group's hostnames are held
+    /// once, not once per candidate.
+    host: u32,
     /// Gateway API match precedence (the one definition in the contract).
     precedence: MatchPrecedence,
     conditions: Conditions,
@@ -273,6 +276,7 @@ impl Candidate {
 #[derive(Debug, Clone, Default)]
 pub struct FallbackTable {
     candidates: Vec<Candidate>,
+    hosts: Vec<HostPattern>,
     index: CandidateIndex,
     /// The candidates' distinct listener ports; the request's port matters
     /// only when there are two or more.
@@ -290,12 +294,24 @@ impl FallbackTable {
         }
     }
 
-    /// Adds candidates in document order; call [`FallbackTable::finish`] once
-    /// all are in.
+    /// Keeps a group's hostnames; candidates name them by the returned ids.
+    pub fn add_hosts(&mut self, hosts: Vec<HostPattern>) -> std::ops::Range<u32> {
+        let first = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
+        self.hosts.extend(hosts);
+        first..u32::try_from(self.hosts.len()).unwrap_or(u32::MAX)
+    }
+
+    fn host(&self, id: u32) -> &HostPattern {
+        self.hosts.get(id as usize).unwrap_or(&HostPattern::Any)
+    }
+
+    /// Adds candidates in document order, `host` an id from
+    /// [`FallbackTable::add_hosts`]; call [`FallbackTable::finish`] once all
+    /// are in.
     pub fn push(
         &mut self,
         port: Option<u16>,
-        host: HostPattern,
+        host: u32,
         precedence: MatchPrecedence,
         conditions: Conditions,
         entry: u32,
@@ -314,14 +330,16 @@ impl FallbackTable {
     pub fn finish(&mut self) {
         // Document order breaks ties, so an in-place sort gives what a
         // stable one would, without a stable sort's scratch copy of the list.
+        let hosts = &self.hosts;
+        let rank = |id: u32| hosts.get(id as usize).map_or((0, 0), HostPattern::rank);
         self.candidates.sort_unstable_by(|a, b| {
-            (b.host.rank().cmp(&a.host.rank()))
+            (rank(b.host).cmp(&rank(a.host)))
                 .then_with(|| a.precedence.cmp(&b.precedence))
                 .then_with(|| a.order.cmp(&b.order))
         });
         let mut index = CandidateIndex::default();
         for (position, c) in (0u32..).zip(&self.candidates) {
-            let host = match &c.host {
+            let host = match self.host(c.host) {
                 HostPattern::Any => HostKey::Any,
                 HostPattern::Exact(name) => HostKey::Exact(name),
                 HostPattern::Suffix(suffix) => HostKey::Suffix(suffix),
@@ -392,110 +410,13 @@ impl FallbackTable {
         self.candidates
             .iter()
             .find(|c| {
-                c.serves(port) && c.host.matches(request_host) && c.conditions.matches(facts, host)
+                c.serves(port)
+                    && self.host(c.host).matches(request_host)
+                    && c.conditions.matches(facts, host)
             })
             .map(|c| c.entry)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_filter_refuses_what_the_resolvers_route_check_refuses_at_the_same_field() {
-        // attache-core refuses these routes (tests/route_syntax.rs) with the
-        // contract's check_match; the filter would have refused them here.
-        let regex = |p: &str| {
-            FullMatch::new(p)
-                .map(|_| ())
-                .map_err(|e| route_syntax::RegexProblem::Syntax(e.to_string()))
-        };
-        let yaml = [
-            r#"{"path": {"type": "PathPrefix", "value": "api"}}"#,
-            r#"{"path": {"type": "RegularExpression", "value": "/a("}}"#,
-            r#"{"path": {"type": "PathPrefix", "value": "/a"}, "method": "GET POST"}"#,
-            r#"{"headers": [{"name": "x a", "value": "v"}]}"#,
-            r#"{"headers": [{"name": "x-a", "type": "RegularExpression", "value": "\\p{Greek}"}]}"#,
-            r#"{"queryParams": [{"name": "q", "type": "RegularExpression", "value": "["}]}"#,
-            r#"{"path": {"type": "RegularExpression", "value": "/v[0-9]+"}}"#,
-            r#"{"grpcMethod": {"type": "Exact"}}"#,
-            r#"{"grpcMethod": {"type": "Exact", "service": "a/b"}}"#,
-            r#"{"grpcMethod": {"type": "Exact", "method": "Get.It"}}"#,
-            r#"{"grpcMethod": {"type": "RegularExpression", "service": "("}}"#,
-            r#"{"grpcMethod": {"type": "Exact", "service": "a.B"}, "path": {"value": "/"}}"#,
-            r#"{"grpcMethod": {"type": "Exact", "service": "a.B", "method": "C"}}"#,
-        ];
-        for text in yaml {
-            let m: HttpRouteMatch = serde_json::from_str(text).unwrap();
-            let ours = route_syntax::check_match(&m, regex).map_err(|r| r.field);
-            let filters = Conditions::compile(&m).map(|_| ()).map_err(|e| e.field);
-            assert_eq!(ours, filters, "{text}");
-        }
-        assert!(HostPattern::parse("shop.example.com:8080").is_err());
-        assert!(!route_syntax::is_hostname("shop.example.com:8080"));
-    }
-
-    #[test]
-    fn a_grpc_method_match_matches_the_path_the_contract_gives() {
-        let compile = |text: &str| {
-            let m: HttpRouteMatch = serde_json::from_str(text).unwrap();
-            Conditions::compile(&m).unwrap().path
-        };
-        let exact = compile(r#"{"grpcMethod": {"service": "shop.v1.Cart", "method": "Add"}}"#);
-        assert!(exact.matches(Some("/shop.v1.Cart/Add")));
-        assert!(!exact.matches(Some("/shop.v1.Cart/Remove")));
-        let service = compile(r#"{"grpcMethod": {"service": "shop.v1.Cart"}}"#);
-        assert!(service.matches(Some("/shop.v1.Cart/Remove")));
-        assert!(!service.matches(Some("/shop.v1.CartX/Remove")));
-        let method = compile(r#"{"grpcMethod": {"method": "Add"}}"#);
-        assert!(method.matches(Some("/any.Service/Add")));
-        assert!(!method.matches(Some("/a/b/Add")));
-        let regex = compile(r#"{"grpcMethod": {"type": "RegularExpression", "service": "a|b"}}"#);
-        assert!(regex.matches(Some("/b/Get")));
-        assert!(!regex.matches(Some("/ab/Get")));
-    }
-
-    #[test]
-    fn wildcard_needs_at_least_one_label() {
-        let p = HostPattern::parse("*.Example.com").unwrap();
-        assert!(p.matches(Some("a.example.com")));
-        assert!(p.matches(Some("a.b.example.com")));
-        assert!(!p.matches(Some("example.com")));
-        assert!(!p.matches(Some("aexample.com")));
-        assert!(!p.matches(None));
-        assert!(HostPattern::Any.matches(None));
-    }
-
-    #[test]
-    fn prefix_respects_path_elements_and_ignores_trailing_slash() {
-        for value in ["/foo", "/foo/"] {
-            let m: HttpRouteMatch = serde_json::from_value(serde_json::json!({
-                "path": {"type": "PathPrefix", "value": value}
-            }))
-            .unwrap();
-            let c = Conditions::compile(&m).unwrap();
-            for (path, expected) in [
-                ("/foo", true),
-                ("/foo/", true),
-                ("/foo/bar", true),
-                ("/foobar", false),
-                ("/", false),
-            ] {
-                assert_eq!(c.path.matches(Some(path)), expected, "{value} vs {path}");
-            }
-        }
-        assert!(Conditions::match_all().path.matches(Some("/anything")));
-    }
-
-    #[test]
-    fn bad_conditions_name_their_field() {
-        let m: HttpRouteMatch = serde_json::from_value(serde_json::json!({
-            "headers": [{"name": "ok", "value": "x"}, {"name": "x", "type": "RegularExpression", "value": "("}]
-        }))
-        .unwrap();
-        let e = Conditions::compile(&m).unwrap_err();
-        assert_eq!(e.field, "headers[1].value");
-        assert!(matches!(e.problem, Problem::Regex(_)));
-    }
-}
+mod tests;
