@@ -325,14 +325,13 @@ fn build_fallback(index: &RouteIndex, ports: &BTreeMap<String, u16>) -> Fallback
     let mut table = FallbackTable::with_capacity(index.candidates);
     for (g, group) in index.groups.iter().enumerate() {
         let mut r = index.reader_at(group.hosts);
-        let hosts: Vec<HostPattern> = (0..r.count().unwrap_or(0))
+        let mut hosts: Vec<u32> = (0..r.count().unwrap_or(0))
             .filter_map(|_| r.str().ok().and_then(|h| HostPattern::parse(h).ok()))
+            .map(|h| table.add_host(h))
             .collect();
-        let hosts = table.add_hosts(if hosts.is_empty() {
-            vec![HostPattern::Any]
-        } else {
-            hosts
-        });
+        if hosts.is_empty() {
+            hosts.push(table.add_host(HostPattern::Any));
+        }
         let last = index
             .groups
             .get(g + 1)
@@ -346,7 +345,7 @@ fn build_fallback(index: &RouteIndex, ports: &BTreeMap<String, u16>) -> Fallback
                 .filter_map(|_| read_match(&mut r).ok())
                 .collect();
             let port = index.port_of(entry, ports);
-            let _ = add_candidates(&mut table, port, hosts.clone(), &matches, e);
+            let _ = add_candidates(&mut table, port, &hosts, &matches, e);
         }
     }
     table.finish();
@@ -374,11 +373,11 @@ fn tabled(path: impl Into<String>, e: TableError) -> ConfigError {
 }
 
 /// Files one candidate per (hostname, match); `hosts` is never empty (no
-/// hostnames is `HostPattern::Any`), as ids from `FallbackTable::add_hosts`.
+/// hostnames is `HostPattern::Any`), as ids from `FallbackTable::add_host`.
 fn add_candidates(
     table: &mut FallbackTable,
     port: Option<u16>,
-    hosts: std::ops::Range<u32>,
+    hosts: &[u32],
     matches: &[HttpRouteMatch],
     entry: u32,
 ) -> Result<(), EntryError> {
@@ -396,11 +395,11 @@ fn add_candidates(
             .collect::<Result<Vec<_>, EntryError>>()?
     };
     // The last host takes the compiled match itself; the others a copy.
-    let Some(last) = hosts.end.checked_sub(1).filter(|_| !hosts.is_empty()) else {
+    let Some((&last, others)) = hosts.split_last() else {
         return Ok(());
     };
     for (precedence, cond) in conditions {
-        for host in hosts.start..last {
+        for &host in others {
             let (p, c) = (precedence.clone(), cond.clone());
             table.push(port, host, p, c, entry);
         }

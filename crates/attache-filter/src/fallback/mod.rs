@@ -15,6 +15,7 @@
 //! 6. document order (the generator writes entries oldest route first, then
 //!    by namespace/name, then by rule index).
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use attache_contract::precedence::MatchPrecedence;
@@ -29,7 +30,7 @@ use crate::syntax;
 
 /// Shared text (`Rc<str>`): every route of a group, and every match of a
 /// route, files a candidate under the same hostnames.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HostPattern {
     Any,
     Exact(Rc<str>),
@@ -276,7 +277,11 @@ impl Candidate {
 #[derive(Debug, Clone, Default)]
 pub struct FallbackTable {
     candidates: Vec<Candidate>,
+    /// Each distinct hostname once: a Gateway's routes of one hostname make
+    /// a group each (10,000 groups, 1,000 hostnames at 10,000 routes).
     hosts: Vec<HostPattern>,
+    /// Each hostname's id while candidates are added; emptied by `finish`.
+    host_ids: HashMap<HostPattern, u32>,
     index: CandidateIndex,
     /// The candidates' distinct listener ports; the request's port matters
     /// only when there are two or more.
@@ -294,11 +299,13 @@ impl FallbackTable {
         }
     }
 
-    /// Keeps a group's hostnames; candidates name them by the returned ids.
-    pub fn add_hosts(&mut self, hosts: Vec<HostPattern>) -> std::ops::Range<u32> {
-        let first = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
-        self.hosts.extend(hosts);
-        first..u32::try_from(self.hosts.len()).unwrap_or(u32::MAX)
+    /// The id candidates name `host` by, the same for the same hostname.
+    pub fn add_host(&mut self, host: HostPattern) -> u32 {
+        let next = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
+        *self.host_ids.entry(host).or_insert_with_key(|host| {
+            self.hosts.push(host.clone());
+            next
+        })
     }
 
     fn host(&self, id: u32) -> &HostPattern {
@@ -306,7 +313,7 @@ impl FallbackTable {
     }
 
     /// Adds candidates in document order, `host` an id from
-    /// [`FallbackTable::add_hosts`]; call [`FallbackTable::finish`] once all
+    /// [`FallbackTable::add_host`]; call [`FallbackTable::finish`] once all
     /// are in.
     pub fn push(
         &mut self,
@@ -352,6 +359,7 @@ impl FallbackTable {
             index.add(host, path, position);
         }
         self.index = index;
+        self.host_ids = HashMap::new();
         // A handful: searched, not sorted (a sort's code would weigh more
         // in the .wasm than the search).
         for port in self.candidates.iter().filter_map(|c| c.port) {

@@ -96,3 +96,26 @@ fn bad_conditions_name_their_field() {
     assert_eq!(e.field, "headers[1].value");
     assert!(matches!(e.problem, Problem::Regex(_)));
 }
+
+#[test]
+fn a_hostname_shared_by_groups_is_held_once() {
+    let mut table = FallbackTable::default();
+    let shop = table.add_host(HostPattern::parse("shop.example.com").unwrap());
+    let any = table.add_host(HostPattern::Any);
+    let again = table.add_host(HostPattern::parse("Shop.Example.com").unwrap());
+    let wildcard = table.add_host(HostPattern::parse("*.example.com").unwrap());
+    assert_eq!(shop, again);
+    assert_eq!(table.hosts.len(), 3);
+    assert_ne!(any, wildcard);
+    assert_eq!(
+        *table.host(wildcard),
+        HostPattern::Suffix(".example.com".into())
+    );
+    table.finish();
+    // The ids are for building only: the map is dropped, the hostnames kept.
+    assert!(table.host_ids.is_empty());
+    assert_eq!(
+        *table.host(shop),
+        HostPattern::Exact("shop.example.com".into())
+    );
+}
