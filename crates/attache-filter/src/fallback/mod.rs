@@ -344,8 +344,7 @@ impl FallbackTable {
                 .then_with(|| a.precedence.cmp(&b.precedence))
                 .then_with(|| a.order.cmp(&b.order))
         });
-        let mut index = CandidateIndex::default();
-        for (position, c) in (0u32..).zip(&self.candidates) {
+        let keys = (0u32..).zip(&self.candidates).map(|(position, c)| {
             let host = match self.host(c.host) {
                 HostPattern::Any => HostKey::Any,
                 HostPattern::Exact(name) => HostKey::Exact(name),
@@ -356,9 +355,9 @@ impl FallbackTable {
                 PathCondition::Prefix(prefix) => PathKey::Prefix(prefix),
                 PathCondition::Regex(_) => PathKey::Regex,
             };
-            index.add(host, path, position);
-        }
-        self.index = index;
+            (host, path, position)
+        });
+        self.index = CandidateIndex::new(keys);
         self.host_ids = HashMap::new();
         // A handful: searched, not sorted (a sort's code would weigh more
         // in the .wasm than the search).
