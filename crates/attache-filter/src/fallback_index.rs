@@ -16,9 +16,9 @@
 //!   list, method, headers, query parameters and document order decide, as
 //!   in the sorted list.
 //!
-//! Cost per request: one hash lookup per label of the host and one per `/`
-//! of the path within the longest prefix's length, plus the candidates of
-//! those lists, whatever the table's size.
+//! Cost per request: one hash lookup per label of the host and one binary
+//! search (of the hostname's paths) per `/` of the path within the longest
+//! prefix's length, plus the candidates of those lists.
 
 use std::collections::HashMap;
 use std::rc::Rc;
