@@ -100,7 +100,7 @@ LAYERS = {
         ("read", ["snapshot"]),
         ("serve", ["serving"]),
         ("decide", ["reconcile", "status"]),
-        ("metrics", ["kube::metrics"]),
+        ("metrics", ["kube::metrics", "kube::memory"]),
         ("adapter", ["kube::watch", "kube::lease", "kube::serve", "kube::api", "kube::cluster"]),
         ("delivery", ["plugin_kind"]),
         ("round", ["kube::round"]),

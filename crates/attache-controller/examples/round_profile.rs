@@ -32,6 +32,14 @@ fn rss() -> f64 {
         / 1024.0
 }
 
+/// Bytes glibc's malloc has handed out and not had back, in MiB: what is
+/// in use, as against RSS, which also counts freed pages malloc keeps.
+fn heap_in_use() -> f64 {
+    // SAFETY: mallinfo2 only reads malloc's own counters.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as f64 / 1024.0 / 1024.0
+}
+
 /// What the loop keeps between rounds.
 #[derive(Default)]
 struct Loop {
@@ -57,6 +65,7 @@ fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, 
     let plan = tracing::info_span!("plan")
         .in_scope(|| reconcile_with(&config, &snapshot, &mut state.memo));
     let rss_planned = rss();
+    let heap_planned = heap_in_use();
     let applied: Applied = plan.gateways.keys().map(|k| (k.clone(), Ok(()))).collect();
     let patches = tracing::info_span!("status").in_scope(|| {
         round_patches_with(
@@ -71,15 +80,26 @@ fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, 
     let rss_status = rss();
     drop(plan);
     drop(snapshot);
+    let dropped = rss();
+    // As the controller's loop does after each round (NO_TRIM=1 to see
+    // what glibc would keep without it).
+    if std::env::var_os("NO_TRIM").is_none() {
+        attache_controller::kube::memory::release_freed();
+    }
     // What each stage added (the read cache and its documents, the plan with
     // its parse cache and memo, the status memo) and what the round's own
     // copies (the assembled input, the snapshot) held.
     println!(
-        "  RSS MiB: before {rss_before:.0}, read +{:.0}, plan +{:.0}, status +{:.0}, round's copies dropped -{:.0}",
+        "  RSS MiB: before {rss_before:.0}, read +{:.0}, plan +{:.0}, status +{:.0}, round's copies dropped -{:.0}, freed pages released -{:.0}",
         rss_read - rss_before,
         rss_planned - rss_read,
         rss_status - rss_planned,
-        rss_status - rss(),
+        rss_status - dropped,
+        dropped - rss(),
+    );
+    println!(
+        "  heap in use MiB: after plan {heap_planned:.0}, at the round's end {:.0}",
+        heap_in_use()
     );
     let index: HashMap<(String, String), usize> = objects
         .iter()

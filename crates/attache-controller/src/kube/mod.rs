@@ -21,6 +21,7 @@ use crate::reconcile::Config;
 pub mod api;
 pub mod cluster;
 pub mod lease;
+pub mod memory;
 pub mod metrics;
 pub mod round;
 pub mod serve;

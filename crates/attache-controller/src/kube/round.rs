@@ -170,6 +170,8 @@ impl Reconciler {
         drop(objects);
         let read = started.elapsed();
         let round = self.apply(&snapshot, now).await;
+        drop(snapshot);
+        super::memory::release_freed();
         // Where a round's time goes, for the operator and the benchmark.
         tracing::debug!(
             snapshot_ms = read.as_millis() as u64,
