@@ -15,7 +15,7 @@ use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::ResolveError;
 use attache_core::{DataPlane, Inputs};
-use attache_render::wasmplugin::{wasm_plugin, WasmPluginOptions};
+use attache_render::wasmplugin::{wasm_plugin_reusing, SealedPieces, WasmPluginOptions};
 use serde_json::{json, Value};
 
 use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
@@ -180,6 +180,9 @@ struct Encoded {
 pub struct Memo {
     gateways: HashMap<ObjectKey, (Fingerprint, Desired)>,
     parsed: attache_core::ParseCache,
+    /// Each Gateway's last sealed table, so that an edit deflates only the
+    /// pieces it changed (`attache_render::wasmplugin::wasm_plugin_reusing`).
+    sealed: HashMap<ObjectKey, SealedPieces>,
 }
 
 /// The documents a round reads: every one (the usual case), or for a
@@ -237,6 +240,7 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
     let Serving { served, not_served } = our_gateways(config, snapshot);
     // A Gateway no longer served is forgotten: resolved again if it returns.
     memo.gateways.retain(|key, _| served.contains_key(key));
+    memo.sealed.retain(|key, _| served.contains_key(key));
     let mut gateways = BTreeMap::new();
     let mut resolved = BTreeSet::new();
     for (key, uid) in &served {
@@ -253,8 +257,10 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
             let mut unremembered: Option<Desired> = None;
             if !current {
                 resolved.insert(key.clone());
-                let fresh = tracing::info_span!("resolve", gateway = %key)
-                    .in_scope(|| desired(config, &inputs, key, uid));
+                let fresh = tracing::info_span!("resolve", gateway = %key).in_scope(|| {
+                    let sealed = memo.sealed.entry(key.clone()).or_default();
+                    desired(config, &inputs, key, uid, sealed)
+                });
                 match fingerprint {
                     Some(fingerprint) => {
                         memo.gateways.insert(key.clone(), (fingerprint, fresh));
@@ -374,7 +380,13 @@ pub fn plugin_key(gateway: &ObjectKey) -> ObjectKey {
 /// The plugin a Gateway should have, of the kind written: `render
 /// wasmplugin`'s (or `render trafficextension`'s) object with an
 /// ownerReference to the Gateway, so that it goes when the Gateway goes.
-fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desired {
+fn desired(
+    config: &Config,
+    inputs: &Inputs,
+    key: &ObjectKey,
+    uid: &str,
+    sealed: &mut SealedPieces,
+) -> Desired {
     let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio).map_err(|e| {
         Kept::Unresolvable {
             gateway: key.clone(),
@@ -383,9 +395,11 @@ fn desired(config: &Config, inputs: &Inputs, key: &ObjectKey, uid: &str) -> Desi
     })?;
     let encoding = tracing::info_span!("encode").entered();
     let mut plugin =
-        wasm_plugin(&resolved.resolution, &config.plugin).map_err(|e| Kept::Encode {
-            gateway: key.clone(),
-            source: Arc::new(e),
+        wasm_plugin_reusing(&resolved.resolution, &config.plugin, sealed).map_err(|e| {
+            Kept::Encode {
+                gateway: key.clone(),
+                source: Arc::new(e),
+            }
         })?;
     plugin["metadata"]["ownerReferences"] = json!([{
         "apiVersion": "gateway.networking.k8s.io/v1",

@@ -18,6 +18,7 @@ use attache_controller::reconcile::{reconcile, reconcile_with, Config, Memo, Out
 use attache_controller::snapshot::{ReadCache, Snapshot};
 use attache_controller::status::{self, Applied, StatusMemo, StatusPatch};
 use attache_core::topology::ObjectKey;
+use attache_render::wasmplugin::ConfigForm;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -372,9 +373,15 @@ proptest! {
         start in prop::collection::vec(0usize..42, SLOTS),
         edits in prop::collection::vec(edit(), 1..24),
         namespaced in any::<bool>(),
+        compressed in any::<bool>(),
     ) {
         let mut cluster = Cluster::full(&start);
         let mut controller = Controller::default();
+        if compressed {
+            // Every document sealed, as a large Gateway's is: the memo's
+            // sealed pieces must follow each edit.
+            controller.config.plugin.config_form = ConfigForm::Compressed;
+        }
         if namespaced {
             // A namespace-scoped install (`--namespace a`).
             controller.config.namespaces = BTreeSet::from(["a".to_string()]);

@@ -7,7 +7,11 @@
 //! or JSON to proto) before the filter sees any. `attache resolve` keeps
 //! schema 1 with `sources`: that output is for people and tools.
 
+use std::collections::HashMap;
+use std::io;
+
 use attache_contract::{envelope, table, DataPlaneDocument, Document};
+use serde::Serialize;
 use serde_json::Value;
 
 /// The data-plane encoding of `document`.
@@ -21,11 +25,43 @@ pub fn encode(document: &Document) -> DataPlaneDocument {
 /// encoding sealed in the envelope ([`sealed_table`]).
 pub fn compact_json(document: &Document) -> Result<String, serde_json::Error> {
     let encoded = encode(document);
-    let text = serde_json::to_string(&encoded)?;
-    if text.len() <= envelope::INLINE_MAX_BYTES {
-        return Ok(text);
+    if json_longer_than(&encoded, envelope::INLINE_MAX_BYTES)? {
+        return serde_json::to_string(&sealed_table(&encoded));
     }
-    serde_json::to_string(&sealed_table(&encoded))
+    serde_json::to_string(&encoded)
+}
+
+/// Whether `value`'s compact JSON is longer than `limit` bytes. Writing
+/// stops once the limit is passed: a 10,000-route document is 5 MB of JSON,
+/// of which the first 240 KiB tell (issue 30: the whole text took longer
+/// than the table it is replaced by).
+pub(crate) fn json_longer_than(
+    value: &impl Serialize,
+    limit: usize,
+) -> Result<bool, serde_json::Error> {
+    /// Counts what is written and refuses the byte past the limit.
+    struct Bounded {
+        written: usize,
+        limit: usize,
+    }
+    impl io::Write for Bounded {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.written += bytes.len();
+            if self.written > self.limit {
+                return Err(io::Error::other("past the limit"));
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded { written: 0, limit };
+    match serde_json::to_writer(&mut out, value) {
+        Ok(()) => Ok(false),
+        Err(_) if out.written > limit => Ok(true),
+        Err(e) => Err(e),
+    }
 }
 
 /// The compact form for a large Gateway: the table encoding (schema 3,
@@ -38,8 +74,39 @@ pub fn compact_json(document: &Document) -> Result<String, serde_json::Error> {
 /// is: a filter that kept the previous document's pieces inflates only the
 /// ones an edit changed.
 pub fn sealed_table(encoded: &DataPlaneDocument) -> envelope::Envelope {
+    sealed_table_reusing(encoded, &mut SealedPieces::default())
+}
+
+/// The pieces a Gateway's last table was sealed into, by their bytes, so
+/// that the next table deflates only the pieces an edit changed (a 10,000
+/// route table is ~100 pieces; a one-policy edit changes one or two). Pure
+/// memory of pure results: a piece seals to the same chunk whenever it is
+/// sealed, so reusing one changes nothing in the envelope.
+#[derive(Debug, Default, Clone)]
+pub struct SealedPieces {
+    by_bytes: HashMap<Vec<u8>, envelope::Envelope>,
+}
+
+/// [`sealed_table`], reusing the chunks of `pieces` and leaving it holding
+/// this table's pieces (and only those: a piece no longer in the table is
+/// forgotten).
+pub fn sealed_table_reusing(
+    encoded: &DataPlaneDocument,
+    pieces: &mut SealedPieces,
+) -> envelope::Envelope {
     let (bytes, cuts) = table::encode_with_cuts(encoded);
-    envelope::seal_chunks(&bytes, &cuts)
+    let mut kept = HashMap::with_capacity(cuts.len() + 1);
+    let sealed = envelope::seal_chunks_with(&bytes, &cuts, |piece| {
+        let chunk = pieces
+            .by_bytes
+            .remove(piece)
+            .or_else(|| kept.get(piece).cloned())
+            .unwrap_or_else(|| envelope::seal(piece));
+        kept.insert(piece.to_vec(), chunk.clone());
+        chunk
+    });
+    pieces.by_bytes = kept;
+    sealed
 }
 
 /// The same document as a structured value, for manifests (Istio's
@@ -96,6 +163,67 @@ mod tests {
         assert_eq!(table::decode(&table).unwrap(), encode(&large));
         let small = compact_json(&one_route_document(500)).unwrap();
         assert!(small.starts_with(r#"{"schemaVersion":2"#), "{small}");
+    }
+
+    /// 4,000 routes, each with its own request timeout (so its own
+    /// profile), starting at `base` ms.
+    fn distinct_routes(base: u64) -> Document {
+        let mut large = one_route_document(500);
+        let template = large.routes[0].clone();
+        large.routes = (0..4000u64)
+            .map(|i| RouteEntry {
+                name: format!("http/shop/r{i}/0"),
+                timeouts: Some(attache_contract::Timeouts {
+                    request_ms: Some(base + i),
+                    ..attache_contract::Timeouts::default()
+                }),
+                ..template.clone()
+            })
+            .collect();
+        large
+    }
+
+    #[test]
+    fn a_table_sealed_reusing_the_last_pieces_is_the_table_sealed_afresh() {
+        let mut pieces = SealedPieces::default();
+        let first = encode(&distinct_routes(1000));
+        assert_eq!(
+            sealed_table_reusing(&first, &mut pieces),
+            sealed_table(&first)
+        );
+        let kept = pieces.by_bytes.len();
+        assert!(kept > 2, "{kept}");
+        // One route's timeout changes: its profile's piece changes, the
+        // others are handed back; the envelope is the fresh one.
+        let mut edited = distinct_routes(1000);
+        edited.routes[1234].timeouts = Some(attache_contract::Timeouts {
+            request_ms: Some(99),
+            ..attache_contract::Timeouts::default()
+        });
+        let edited = encode(&edited);
+        let sealed = sealed_table_reusing(&edited, &mut pieces);
+        assert_eq!(sealed, sealed_table(&edited));
+        assert_ne!(sealed, sealed_table(&first));
+        assert_eq!(
+            pieces.by_bytes.len(),
+            kept,
+            "the replaced piece is forgotten"
+        );
+        // Every value changes: no piece is reused, and none is stale.
+        let other = encode(&distinct_routes(7000));
+        assert_eq!(
+            sealed_table_reusing(&other, &mut pieces),
+            sealed_table(&other)
+        );
+    }
+
+    #[test]
+    fn the_length_check_stops_past_the_limit_and_is_exact_at_it() {
+        let value = serde_json::json!({"a": "0123456789"});
+        let length = serde_json::to_vec(&value).unwrap().len();
+        assert!(!json_longer_than(&value, length).unwrap());
+        assert!(json_longer_than(&value, length - 1).unwrap());
+        assert!(json_longer_than(&value, 0).unwrap());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use attache_contract::envelope;
 use attache_core::topology::{GatewayResolution, ObjectKey};
 use serde_json::{json, Value};
 
+pub use crate::plugin_config::SealedPieces;
 use crate::wasm::FILTER_NAME;
 
 /// Where Istio fetches the module unless `--url` says otherwise: a file
@@ -111,15 +112,26 @@ pub fn plugin_config(
     document: &attache_contract::Document,
     form: ConfigForm,
 ) -> Result<Value, serde_json::Error> {
+    plugin_config_reusing(document, form, &mut SealedPieces::default())
+}
+
+/// [`plugin_config`], sealing with the pieces of the Gateway's last table
+/// (`plugin_config::sealed_table_reusing`); the value is the same.
+pub fn plugin_config_reusing(
+    document: &attache_contract::Document,
+    form: ConfigForm,
+    pieces: &mut SealedPieces,
+) -> Result<Value, serde_json::Error> {
     let encoded = crate::plugin_config::encode(document);
-    let text = serde_json::to_vec(&encoded)?;
     let compress = match form {
         ConfigForm::Inline => false,
         ConfigForm::Compressed => true,
-        ConfigForm::Auto => text.len() > envelope::INLINE_MAX_BYTES,
+        ConfigForm::Auto => {
+            crate::plugin_config::json_longer_than(&encoded, envelope::INLINE_MAX_BYTES)?
+        }
     };
     if compress {
-        serde_json::to_value(crate::plugin_config::sealed_table(&encoded))
+        serde_json::to_value(crate::plugin_config::sealed_table_reusing(&encoded, pieces))
     } else {
         serde_json::to_value(encoded)
     }
@@ -150,6 +162,14 @@ pub fn module_fields(
     resolution: &GatewayResolution,
     options: &WasmPluginOptions,
 ) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+    module_fields_reusing(resolution, options, &mut SealedPieces::default())
+}
+
+fn module_fields_reusing(
+    resolution: &GatewayResolution,
+    options: &WasmPluginOptions,
+    pieces: &mut SealedPieces,
+) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
     let mut fields = serde_json::Map::new();
     fields.insert("url".into(), json!(options.url));
     fields.insert("imagePullPolicy".into(), json!("IfNotPresent"));
@@ -170,7 +190,7 @@ pub fn module_fields(
     }
     fields.insert(
         "pluginConfig".into(),
-        plugin_config(&resolution.document, options.config_form)?,
+        plugin_config_reusing(&resolution.document, options.config_form, pieces)?,
     );
     Ok(fields)
 }
@@ -179,9 +199,20 @@ pub fn wasm_plugin(
     resolution: &GatewayResolution,
     options: &WasmPluginOptions,
 ) -> Result<Value, serde_json::Error> {
+    wasm_plugin_reusing(resolution, options, &mut SealedPieces::default())
+}
+
+/// [`wasm_plugin`] for a writer that keeps each Gateway's [`SealedPieces`]
+/// between writes (the controller): the same object, with only the pieces
+/// of the table an edit changed deflated again.
+pub fn wasm_plugin_reusing(
+    resolution: &GatewayResolution,
+    options: &WasmPluginOptions,
+    pieces: &mut SealedPieces,
+) -> Result<Value, serde_json::Error> {
     let mut plugin = object("WasmPlugin", &resolution.gateway);
     let spec = &mut plugin["spec"];
-    for (field, value) in module_fields(resolution, options)? {
+    for (field, value) in module_fields_reusing(resolution, options, pieces)? {
         spec[field] = value;
     }
     // Last before the router: nothing after the filter can undo the

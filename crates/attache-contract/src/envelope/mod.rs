@@ -86,11 +86,23 @@ pub fn seal(document: &[u8]) -> Envelope {
 /// table's profiles and groups), so that an edit changes the text of the
 /// pieces it touches and no other.
 pub fn seal_chunks(document: &[u8], cuts: &[usize]) -> Envelope {
+    seal_chunks_with(document, cuts, seal)
+}
+
+/// [`seal_chunks`] with each piece sealed by `seal_piece`, which must give
+/// what [`seal`] gives for it: a writer that kept the pieces of its last
+/// document hands back those an edit left alone instead of deflating them
+/// again (the controller, issue 30). The envelope is the same either way.
+pub fn seal_chunks_with(
+    document: &[u8],
+    cuts: &[usize],
+    mut seal_piece: impl FnMut(&[u8]) -> Envelope,
+) -> Envelope {
     let mut chunks = Vec::with_capacity(cuts.len() + 1);
     let mut start = 0;
     for &cut in cuts.iter().chain([&document.len()]) {
         if let Some(piece) = document.get(start..cut).filter(|p| !p.is_empty()) {
-            chunks.push(seal(piece));
+            chunks.push(seal_piece(piece));
             start = cut;
         }
     }
