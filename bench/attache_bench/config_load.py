@@ -178,6 +178,19 @@ def render_staged(attache: Path, target: Target, routes: int, generation: int) -
     return out
 
 
+def mark_for_probe(ecds_file: Path, generation: int) -> None:
+    """Put the marker line in front of a rendered file's configuration, as `configuration`
+    does for the probe: a large Gateway's document is the compressed envelope, in whose
+    bytes the probe cannot find `gen-<digits>`; the probe reads only the first line."""
+    import yaml  # PyYAML: run.sh names it; only the rendered series need it.
+
+    with open(ecds_file) as handle:
+        response = yaml.safe_load(handle)
+    config = response["resources"][0]["typed_config"]["config"]["configuration"]
+    config["value"] = f"marker:gen-{generation}\n" + config["value"]
+    ecds_file.write_text(yaml.safe_dump(response, sort_keys=False))
+
+
 def rendered_configuration(ecds_file: Path) -> str:
     """The filter configuration string inside a file `attache render ecds` wrote."""
     import yaml  # PyYAML: run.sh names it; only the rendered series need it.
@@ -204,6 +217,7 @@ def measure(targets: dict[str, Target], docs: dict[int, dict], repeats: int,
                 os.rename(staged, target.ecds)
             elif series.filter_kind == "rendered_probe" and attache is not None:
                 staged = render_staged(attache, target, series.routes, generation)
+                mark_for_probe(staged, generation)
                 started = time.monotonic()
                 os.rename(staged, target.ecds)
             else:
