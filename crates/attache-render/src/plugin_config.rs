@@ -141,18 +141,7 @@ mod tests {
 
     #[test]
     fn a_large_gateway_gets_the_table_sealed_in_pieces_small_ones_the_json() {
-        let mut large = one_route_document(500);
-        let template = large.routes[0].clone();
-        large.routes = (0..4000u64)
-            .map(|i| RouteEntry {
-                name: format!("http/shop/r{i}/0"),
-                timeouts: Some(attache_contract::Timeouts {
-                    request_ms: Some(1000 + i),
-                    ..attache_contract::Timeouts::default()
-                }),
-                ..template.clone()
-            })
-            .collect();
+        let large = distinct_routes(1000);
         assert!(serde_json::to_vec(&encode(&large)).unwrap().len() > envelope::INLINE_MAX_BYTES);
         // What `render ecds`, `render envoy` and `watch` put in the ECDS file.
         let text = compact_json(&large).unwrap();
