@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from attache_bench.config_load import ecds_response  # noqa: E402
 from attache_bench.envoy_proc import Envoy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,16 +53,16 @@ class Mirror(threading.Thread):
     """istiod's part, reduced to what the filter sees: every WasmPlugin event becomes the
     ECDS file, written to a temp file and renamed (the rename is what Envoy reloads on)."""
 
-    def __init__(self, server: str, template: dict, ecds: Path):
+    def __init__(self, server: str, wasm: Path, ecds: Path):
         super().__init__(daemon=True)
-        self.server, self.template, self.ecds = server, template, ecds
+        self.server, self.wasm, self.ecds = server, wasm, ecds
         self.applied: list[tuple[float, str]] = []  # (monotonic time, resourceVersion)
         self.lock = threading.Lock()
+        self.generation = 0
 
     def write(self, plugin: dict) -> None:
-        doc = json.loads(json.dumps(self.template))
-        config = doc["resources"][0]["typed_config"]["config"]
-        config["configuration"]["value"] = json.dumps(plugin["spec"]["pluginConfig"])
+        self.generation += 1
+        doc = ecds_response(self.wasm, "attache", json.dumps(plugin["spec"]["pluginConfig"]), self.generation)
         tmp = self.ecds.with_name(f".{self.ecds.name}.tmp")
         tmp.write_text(json.dumps(doc))
         os.rename(tmp, self.ecds)
@@ -131,14 +132,6 @@ def main() -> int:
     run([args.attache, "render", "xds", "-f", manifests, "--xds-dir", work / "xds", "--ecds", ecds, *common])
     run([args.attache, "render", "envoy", "-f", manifests, "--xds-dir", work / "xds",
          "--admin-port", ADMIN_PORT, "-o", work / "envoy.yaml"])
-    template = {"version_info": "1", "resources": [{
-        "@type": "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig", "name": "attache",
-        "typed_config": {"@type": "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm", "config": {
-            "name": "attache", "root_id": "attache",
-            "vm_config": {"runtime": "envoy.wasm.runtime.v8",
-                          "code": {"local": {"filename": str(args.wasm.resolve())}}},
-            "configuration": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": ""},
-            "failure_policy": "FAIL_CLOSED"}}}]}
     procs = []
     try:
         procs.append(subprocess.Popen([args.backend, "--listen", f"127.0.0.1:{BACKEND_PORT}"],
@@ -153,7 +146,7 @@ def main() -> int:
             [args.attache, "controller", "--kubeconfig", kubeconfig, "--no-leader-election",
              "--probe-address", "127.0.0.1:0", "--plugin-kind", "wasmplugin", "--plugin-config", "compressed"],
             stdout=subprocess.DEVNULL, stderr=open(work / "controller.log", "w")))
-        mirror = Mirror(server, template, ecds)
+        mirror = Mirror(server, args.wasm.resolve(), ecds)
         mirror.start()
         while mirror.first_after(started) is None:
             time.sleep(0.05)
