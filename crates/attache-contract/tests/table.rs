@@ -191,3 +191,67 @@ fn numbers_of_one_to_ten_bytes_read_back_and_longer_ones_are_refused() {
         Err(TableError::Truncated)
     );
 }
+
+/// What `Reader::str` must answer: the string's bytes, checked alone.
+fn str_alone(r: &mut table::Reader<'_>) -> Result<String, TableError> {
+    let bytes = r.bytes()?;
+    std::str::from_utf8(bytes)
+        .map(str::to_string)
+        .map_err(|_| TableError::Utf8)
+}
+
+#[test]
+fn strings_read_from_a_checked_run_are_the_strings_checked_alone() {
+    // Strings around numbers whose high byte is not UTF-8, a two-byte
+    // character, a string that starts inside one (0xa9 alone) and one that
+    // ends inside one (0xc3 alone), an invalid byte, and a string that runs
+    // past the end.
+    let cases: [&[u8]; 6] = [
+        &[2, b'a', b'b', 0x81, 0x01, 3, b'c', b'd', b'e'],
+        &[2, 0xc3, 0xa9, 1, b'x', 0x80, 0x01, 2, 0xc3, 0xa9],
+        &[3, b'a', 0xc3, 0xa9, 1, 0xa9, 1, b'z'],
+        &[1, 0xc3, 1, 0xa9],
+        &[3, b'a', 0xff, b'b', 1, b'c'],
+        &[1, b'a', 5, b'b'],
+    ];
+    for case in cases {
+        check_strings_and_numbers(case);
+    }
+    // Many small tables of strings and numbers, bytes drawn from a fixed
+    // sequence: ASCII, two-byte characters, halves of them, invalid bytes.
+    let mut state = 0x2545_f491_u32;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    let alphabet = [b'a', b'/', 0xc3, 0xa9, 0xff, 0x80, 0x01, 0x02, 0x03];
+    for _ in 0..2_000 {
+        let len = next() as usize % 24;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| alphabet[next() as usize % alphabet.len()])
+            .collect();
+        check_strings_and_numbers(&bytes);
+    }
+}
+
+/// Reads `bytes` as strings, each followed by a number (as a table
+/// interleaves them), through `str` and through the reference reading: the
+/// same strings, the same errors, at the same places.
+fn check_strings_and_numbers(bytes: &[u8]) {
+    let (mut fast, mut alone) = (table::Reader::new(bytes), table::Reader::new(bytes));
+    for _ in 0..bytes.len() + 1 {
+        let got = fast.str().map(str::to_string);
+        assert_eq!(got, str_alone(&mut alone), "{bytes:x?}");
+        if got.is_err() {
+            return;
+        }
+        assert_eq!(fast.position(), alone.position(), "{bytes:x?}");
+        let number = fast.varint();
+        assert_eq!(number, alone.varint(), "{bytes:x?}");
+        if number.is_err() {
+            return;
+        }
+    }
+}

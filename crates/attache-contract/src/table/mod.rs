@@ -114,15 +114,24 @@ impl std::fmt::Display for TableError {
 pub struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// `bytes[text_at..]`, as far as it is known to be UTF-8: a run of the
+    /// table checked once, whose strings [`Reader::str`] slices out.
+    text: &'a str,
+    text_at: usize,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Reader { bytes, at: 0 }
+        Self::at(bytes, 0)
     }
 
     pub fn at(bytes: &'a [u8], at: usize) -> Self {
-        Reader { bytes, at }
+        Reader {
+            bytes,
+            at,
+            text: "",
+            text_at: 0,
+        }
     }
 
     pub fn position(&self) -> usize {
@@ -143,11 +152,21 @@ impl<'a> Reader<'a> {
     /// numbers (lengths, counts, indexes) fit in one byte, so that case
     /// returns first: a fresh load reads 340,000 numbers at 10,000 routes,
     /// and the general loop cost about 38 instructions each.
+    #[inline(always)]
     pub fn varint(&mut self) -> Result<u64, TableError> {
-        let first = self.u8()?;
-        if first & 0x80 == 0 {
-            return Ok(u64::from(first));
+        match self.bytes.get(self.at) {
+            Some(&first) if first & 0x80 == 0 => {
+                self.at += 1;
+                Ok(u64::from(first))
+            }
+            _ => self.long_varint(),
         }
+    }
+
+    /// A varint of two bytes or more (or none left).
+    #[inline(never)]
+    fn long_varint(&mut self) -> Result<u64, TableError> {
+        let first = self.u8()?;
         let mut value = u64::from(first & 0x7f);
         let mut shift = 7;
         loop {
@@ -173,6 +192,7 @@ impl<'a> Reader<'a> {
 
     /// A count of items of at least one byte each: never more than the
     /// bytes left, so a hostile count cannot make a reader reserve memory.
+    #[inline(always)]
     pub fn count(&mut self) -> Result<usize, TableError> {
         let n = self.varint()?;
         let left = self.bytes.len().saturating_sub(self.at);
@@ -192,12 +212,48 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// A string, UTF-8 checked. Checked one by one, the 120,000 short
+    /// strings of a 10,000-route table cost a fresh load about 130
+    /// instructions each (`from_utf8` walks an unaligned start byte by
+    /// byte); so the table is checked in runs instead, from a string to the
+    /// next byte that is not UTF-8 (the high byte of a number of 128 or
+    /// more, usually: strings and most numbers are ASCII), and each string
+    /// inside the run is a slice of it. A string the run does not cover
+    /// is checked alone, so the answer is the same either way.
     pub fn str(&mut self) -> Result<&'a str, TableError> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| TableError::Utf8)
+        let n = self.count()?;
+        let (start, end) = (self.at, self.at + n);
+        if start < self.text_at || end > self.text_at + self.text.len() {
+            self.text = utf8_run(self.bytes.get(start..).unwrap_or_default());
+            self.text_at = start;
+        }
+        let text = match self.text.get(start - self.text_at..end - self.text_at) {
+            Some(text) => text,
+            // Past the run, or not on its character boundaries.
+            None => std::str::from_utf8(
+                self.bytes
+                    .get(start..end)
+                    .ok_or(TableError::Length(n as u64))?,
+            )
+            .map_err(|_| TableError::Utf8)?,
+        };
+        self.at = end;
+        Ok(text)
     }
 
     pub(crate) fn string(&mut self) -> Result<String, TableError> {
         self.str().map(str::to_string)
+    }
+}
+
+/// The longest start of `bytes` that is UTF-8.
+fn utf8_run(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => bytes
+            .get(..e.valid_up_to())
+            .and_then(|valid| std::str::from_utf8(valid).ok())
+            .unwrap_or_default(),
     }
 }
 
