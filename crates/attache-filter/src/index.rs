@@ -16,7 +16,7 @@
 //! (fallback). Keying cannot fail: it reads names the load validated.
 
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use attache_contract::table::{read_match, Reader, TableError};
 use attache_contract::EntryName;
@@ -104,11 +104,8 @@ impl RouteIndex {
             candidates: 0,
             fallback: OnceCell::new(),
         };
-        // Routes of one hostname make a group each (one per profile): a
-        // hostname is checked once, however many groups name it.
-        let mut hostnames = HashSet::new();
         for g in 0..groups {
-            index.group(&mut r, g, profiles, &mut hostnames)?;
+            index.group(&mut r, g, profiles)?;
         }
         if !r.is_empty() {
             return Err(table("$", TableError::Length(bytes.len() as u64)));
@@ -121,13 +118,7 @@ impl RouteIndex {
         Ok(index)
     }
 
-    fn group<'b>(
-        &mut self,
-        r: &mut Reader<'b>,
-        g: usize,
-        profiles: usize,
-        hostnames: &mut HashSet<&'b str>,
-    ) -> Result<(), ConfigError> {
+    fn group(&mut self, r: &mut Reader<'_>, g: usize, profiles: usize) -> Result<(), ConfigError> {
         let at = |field: &str| format!("$.groups[{g}]{field}");
         let profile = match r.varint().map_err(|e| table(at(".profile"), e))? {
             0 => None,
@@ -150,9 +141,8 @@ impl RouteIndex {
             let host = r
                 .str()
                 .map_err(|e| table(at(&format!(".hostnames[{j}]")), e))?;
-            if hostnames.contains(host) {
-                continue;
-            }
+            // Checked in each group that names it: the one-pass check costs
+            // less than remembering the names already checked did.
             if !syntax::is_hostname(host) {
                 let problem = Problem::Hostname(host.to_string());
                 return Err(ConfigError::invalid(
@@ -160,7 +150,6 @@ impl RouteIndex {
                     problem,
                 ));
             }
-            hostnames.insert(host);
         }
         let hosts_made = count.max(1);
         let first = self.entries.len() as u32;
@@ -440,7 +429,7 @@ fn check_match(r: &mut Reader<'_>) -> Result<(), (String, Problem)> {
         let path = peek
             .str()
             .map_err(|e| (".path.value".into(), Problem::Table(e)))?;
-        if !path.starts_with('/') {
+        if path.as_bytes().first() != Some(&b'/') {
             return Err((".path.value".into(), Problem::Path(path.to_string())));
         }
         *r = peek;
