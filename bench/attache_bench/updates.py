@@ -9,7 +9,8 @@ requests. This measures that cost the way the traffic sees it:
 - Envoy runs the project's file-based xDS layout (`attache render envoy --xds-dir`, the
   LDS/RDS/CDS files of `attache render xds`, the filter's configuration in the ECDS file
   of `attache render ecds`: for these Gateways the compact form the controller delivers,
-  the table sealed in the envelope), `--concurrency 1` on CPU 0;
+  the table sealed in the envelope; written as `.json`, like the RDS file, because Envoy
+  reads a large YAML file several times slower than JSON), `--concurrency 1` on CPU 0;
 - hey sends a fixed rate (default 1,000 requests/s) to one route from CPU 1;
 - three kinds of run, interleaved round by round:
   - `steady`: no edits;
