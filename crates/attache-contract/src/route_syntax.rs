@@ -33,7 +33,7 @@ pub fn is_hostname(s: &str) -> bool {
             label = 0;
         } else {
             let starts_with_hyphen = label == 0 && b == b'-';
-            if !(b.is_ascii_alphanumeric() || b == b'-') || starts_with_hyphen || label == 63 {
+            if !LABEL_BYTES[usize::from(b)] || starts_with_hyphen || label == 63 {
                 return false;
             }
             label += 1;
@@ -42,6 +42,17 @@ pub fn is_hostname(s: &str) -> bool {
     }
     label != 0 && last != b'-'
 }
+
+/// The bytes of a hostname label: letters, digits and `-`, by one look-up.
+const LABEL_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric() || b == b'-' as usize;
+        b += 1;
+    }
+    table
+};
 
 /// The suffix a wildcard hostname matches (`.example.com` for
 /// `*.example.com`); None for an exact name.
