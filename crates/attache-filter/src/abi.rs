@@ -13,6 +13,8 @@
 
 use std::ptr::null_mut;
 
+use crate::host::with_property_path;
+
 /// `WasmResult::Ok`; every other status is a refusal we do not act on.
 const OK: u32 = 0;
 
@@ -173,19 +175,22 @@ pub fn remove_header(map: u32, name: &str) {
 /// A property such as `["xds", "route_name"]`. The path goes over as its
 /// segments joined by NUL bytes (the spec's `proxy_get_property`).
 pub fn property(path: &[&str]) -> Option<Vec<u8>> {
-    let joined = path.join("\0");
-    let (mut data, mut len) = (null_mut(), 0);
-    // SAFETY: a valid path for the call; the host writes a pointer and length.
-    let status = unsafe { proxy_get_property(joined.as_ptr(), joined.len(), &mut data, &mut len) };
-    owned(status, data, len)
+    with_property_path(path, |joined| {
+        let (mut data, mut len) = (null_mut(), 0);
+        // SAFETY: a valid path for the call; the host writes a pointer and length.
+        let status =
+            unsafe { proxy_get_property(joined.as_ptr(), joined.len(), &mut data, &mut len) };
+        owned(status, data, len)
+    })
 }
 
 /// Sets a property of the stream (the spec's `proxy_set_property`; the
 /// path goes over as for [`property`]).
 pub fn set_property(path: &[&str], value: &[u8]) {
-    let joined = path.join("\0");
-    // SAFETY: valid path and value for the call's duration.
-    unsafe { proxy_set_property(joined.as_ptr(), joined.len(), value.as_ptr(), value.len()) };
+    with_property_path(path, |joined| {
+        // SAFETY: valid path and value for the call's duration.
+        unsafe { proxy_set_property(joined.as_ptr(), joined.len(), value.as_ptr(), value.len()) };
+    })
 }
 
 pub fn define_counter(name: &str) -> Option<u32> {

@@ -114,9 +114,45 @@ pub trait Host {
     fn memory_bytes(&self) -> Option<u64>;
 }
 
+/// `path`'s parts joined by NUL, as proxy-wasm takes a property path,
+/// handed to `f`. Every request reads `xds.route_name`: a path that short
+/// is joined on the stack, without the allocation `join` makes.
+pub fn with_property_path<R>(path: &[&str], f: impl FnOnce(&[u8]) -> R) -> R {
+    let mut stack = [0u8; 64];
+    let mut at = 0;
+    for (i, part) in path.iter().enumerate() {
+        let separator = usize::from(i > 0);
+        let end = at + separator + part.len();
+        match stack.get_mut(at + separator..end) {
+            // The separator byte before it is still 0.
+            Some(room) => room.copy_from_slice(part.as_bytes()),
+            None => return f(path.join("\0").as_bytes()),
+        }
+        at = end;
+    }
+    f(stack.get(..at).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Counter;
+    use super::{with_property_path, Counter};
+
+    #[test]
+    fn a_property_path_is_its_parts_joined_by_nul_however_long() {
+        let long = "p".repeat(70);
+        let paths: [&[&str]; 6] = [
+            &["xds", "route_name"],
+            &["attache_enforced"],
+            &[],
+            &["", ""],
+            &["a", &long, "b"],
+            &[&long[..63]],
+        ];
+        for path in paths {
+            let joined = with_property_path(path, <[u8]>::to_vec);
+            assert_eq!(joined, path.join("\0").into_bytes(), "{path:?}");
+        }
+    }
 
     #[test]
     fn every_counter_has_its_own_slot_and_metric_name() {
