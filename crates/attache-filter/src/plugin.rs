@@ -141,13 +141,13 @@ fn tenths(value: u64, unit: u64) -> String {
     format!("{}.{}", tenths / 10, tenths % 10)
 }
 
-/// FNV-1a over the configuration bytes: a short name for "this document"
+/// A hash of the configuration bytes: a short name for "this document"
 /// that every VM computes alike, so log lines from different workers can be
-/// matched up.
+/// matched up. Eight bytes a step (`index::hash`): every VM hashes the whole
+/// configuration on every update, the worker's on the thread that serves
+/// requests (FNV-1a's byte loop: about 1.6M instructions at 10,000 routes).
 pub(crate) fn fingerprint(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5_u32, |hash, &b| {
-        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
+    crate::index::hash(bytes)
 }
 
 #[cfg(test)]
@@ -155,10 +155,11 @@ mod tests {
     use super::fingerprint;
 
     #[test]
-    fn fingerprint_is_fnv1a() {
-        // Reference values of 32-bit FNV-1a.
-        assert_eq!(fingerprint(b""), 0x811c_9dc5);
-        assert_eq!(fingerprint(b"a"), 0xe40c_292c);
+    fn fingerprints_tell_documents_apart() {
+        assert_eq!(fingerprint(b"{\"a\":1}"), fingerprint(b"{\"a\":1}"));
         assert_ne!(fingerprint(b"{\"a\":1}"), fingerprint(b"{\"a\":2}"));
+        // A byte past the last whole word, and a trailing zero byte, count.
+        assert_ne!(fingerprint(b"12345678a"), fingerprint(b"12345678b"));
+        assert_ne!(fingerprint(b"a"), fingerprint(b"a\0"));
     }
 }

@@ -229,3 +229,51 @@ fn names_that_need_no_port_do_not_read_it() {
     // One property read: the route name.
     assert_eq!(*host.property_reads.borrow(), 1);
 }
+
+/// The index's hash spreads names of one shape (30,000 entry names of a
+/// 10,000-route Gateway, or istiod's, differing in a digit or two) over the
+/// slots: no whole-hash collisions and short probes, as FNV-1a did before
+/// it (average probe 0.38-0.47 for both; a weaker word hash tried first
+/// collided 756 times on the istiod names, its average probe 22.8).
+#[test]
+fn names_of_one_shape_spread_over_the_slots() {
+    let entry_names = |r: usize, rule: usize| format!("http/shop/r{r}/{rule}");
+    let istio_names = |r: usize, rule: usize| format!("shop.r{r}.{rule}");
+    for shape in [
+        &entry_names as &dyn Fn(usize, usize) -> String,
+        &istio_names,
+    ] {
+        let names: Vec<String> = (0..10_000)
+            .flat_map(|r| (0..3).map(move |rule| shape(r, rule)))
+            .collect();
+        let mut hashes: Vec<u32> = names
+            .iter()
+            .map(|n| crate::index::hash(n.as_bytes()))
+            .collect();
+        // As RouteIndex places them: 65,536 slots, linear probing.
+        let mask = 65_535;
+        let mut slots = vec![false; mask + 1];
+        let (mut longest, mut total) = (0, 0);
+        for &h in &hashes {
+            let mut s = h as usize & mask;
+            let mut probes = 0;
+            while slots[s] {
+                s = (s + 1) & mask;
+                probes += 1;
+            }
+            slots[s] = true;
+            longest = longest.max(probes);
+            total += probes;
+        }
+        hashes.sort_unstable();
+        hashes.dedup();
+        assert_eq!(
+            hashes.len(),
+            names.len(),
+            "{}: whole-hash collisions",
+            names[0]
+        );
+        assert!(longest <= 40, "{}: longest probe {longest}", names[0]);
+        assert!(total <= names.len(), "{}: {total} probes", names[0]);
+    }
+}
