@@ -10,8 +10,10 @@
 //! handed over, opened and validated), `lookup` (the load, then the first
 //! lookup of a route name, which keys istiod's names) or `fallback` (the
 //! load, then the fallback table a request without a known route name
-//! builds). The
-//! instructions of a step are its run's total minus `read`'s.
+//! builds), or `update EDITED` (the load, then EDITED loaded as a VM that
+//! holds CONFIG loads an update: what a serving VM does on the worker
+//! thread for each edit). The instructions of a step are its run's total
+//! minus `read`'s (for `update`, minus `load`'s).
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -22,7 +24,7 @@ use heap::{mib, ALLOCATIONS, LIVE, PEAK};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: load_once CONFIG read|load|lookup|fallback";
+    let usage = "usage: load_once CONFIG read|load|lookup|fallback|update EDITED";
     let path = args.next().ok_or(usage)?;
     let step = args.next().ok_or(usage)?;
     let bytes = std::fs::read(&path)?;
@@ -39,6 +41,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     match step.as_str() {
         "read" => report(&format!("read {input} bytes")),
+        "update" => {
+            let edited = std::fs::read(args.next().ok_or(usage)?)?;
+            let config = CompiledConfig::from_owned_bytes(bytes)?;
+            report(&format!("load ({} routes)", config.route_count()));
+            let next = CompiledConfig::from_owned_bytes_after(edited, Some(&config))?;
+            report(&format!("update ({} routes)", next.route_count()));
+        }
         "load" | "lookup" | "fallback" => {
             let config = CompiledConfig::from_owned_bytes(bytes)?;
             report(&format!("load ({} routes)", config.route_count()));

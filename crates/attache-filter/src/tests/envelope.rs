@@ -62,6 +62,15 @@ fn refusal(envelope: &serde_json::Value) -> ConfigError {
     CompiledConfig::from_bytes(envelope.to_string().as_bytes()).unwrap_err()
 }
 
+/// The envelope's text with `encoding` first, as `attache` writes it.
+fn refusal_written(envelope: &serde_json::Value) -> ConfigError {
+    let mut rest = envelope.clone();
+    let encoding = rest.as_object_mut().unwrap().remove("encoding").unwrap();
+    let rest = rest.to_string();
+    let text = format!("{{\"encoding\":{encoding},{}", &rest[1..]);
+    CompiledConfig::from_bytes(text.as_bytes()).unwrap_err()
+}
+
 #[test]
 fn hostile_envelopes_are_refused_naming_the_field() {
     let good = serde_json::to_value(seal(&document(100))).unwrap();
@@ -103,6 +112,20 @@ fn hostile_envelopes_are_refused_naming_the_field() {
         let err = refusal(&envelope);
         assert_eq!(err.path(), path, "{err}");
         assert!(err.to_string().contains(words), "{path}: {err}");
+        // The same, laid out as attache writes it (`encoding` first), which
+        // the filter reads without its skimming pass.
+        let err = refusal_written(&envelope);
+        assert_eq!(err.path(), path, "{err}");
+        assert!(err.to_string().contains(words), "{path}: {err}");
+    }
+    // Cut short anywhere after the writers' opening: refused, not read.
+    let text = serde_json::to_string(&seal(&document(100))).unwrap();
+    assert!(text.starts_with("{\"encoding\":"), "{text}");
+    for end in [12, 13, 40, text.len() - 1] {
+        assert!(
+            CompiledConfig::from_bytes(&text.as_bytes()[..end]).is_err(),
+            "{end}"
+        );
     }
     let mut missing = good.clone();
     missing.as_object_mut().unwrap().remove("data");
