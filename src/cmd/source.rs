@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use attache_controller::kube::cluster::{self, ClusterObjects, Target};
-use attache_controller::snapshot::Snapshot;
+use attache_controller::snapshot;
 use attache_core::source::SourceDoc;
 
 use super::{CliError, LimitArgs};
@@ -126,24 +126,17 @@ pub fn read_cluster(
             kinds.join(", ")
         );
     }
-    let snapshot = Snapshot::from_objects(
-        objects.objects.iter().map(|(kind, value)| (*kind, value)),
-        Default::default(),
-    );
-    for why in &snapshot.unreadable {
+    // Read whole (the controller keeps only what it parsed of each): the
+    // read commands parse these documents once and may show any field.
+    let (docs, unreadable) =
+        snapshot::read_whole(objects.objects.iter().map(|(kind, value)| (*kind, value)));
+    for why in &unreadable {
         eprintln!("error: {why}; skipped");
     }
-    // The snapshot shares its documents (Arc) with the controller's read
-    // cache; here there is one reader, so each comes out whole.
-    let docs = snapshot
-        .docs
-        .into_iter()
-        .map(std::sync::Arc::unwrap_or_clone)
-        .collect();
     Ok((
         docs,
         LiveRead {
-            unreadable: snapshot.unreadable.len(),
+            unreadable: unreadable.len(),
             objects,
         },
     ))

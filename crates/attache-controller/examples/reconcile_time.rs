@@ -57,11 +57,11 @@ fn main() {
     let started = Instant::now();
     let plan = reconcile(&config, &snapshot);
     let reconciled = started.elapsed();
-    // The phases a round spends beyond the plan: parsing alone (the plan
-    // includes it), every policy's status, and which targets reach each
-    // Gateway (both resolve each Gateway again).
+    // The phases a round spends beyond the plan: assembling what each
+    // object gave when read (the plan includes it), every policy's status,
+    // and which targets reach each Gateway (both resolve each Gateway again).
     let started = Instant::now();
-    let parsed = attache_core::parse_each(snapshot.docs.iter().map(|d| &**d));
+    let parsed = attache_core::assemble(snapshot.docs.iter().map(|d| &d.pieces));
     let parse = started.elapsed();
     drop(parsed);
     let started = Instant::now();

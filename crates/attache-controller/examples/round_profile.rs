@@ -196,8 +196,7 @@ fn main() {
         );
     }
     // What each structure kept between rounds holds: forgotten one at a
-    // time (the memo first: its parse cache shares the read cache's
-    // documents), glibc's heap in use before and after each.
+    // time, glibc's heap in use before and after each.
     let mut heap = heap_in_use();
     let mut forgotten = |what: &str| {
         let now = heap_in_use();
@@ -210,9 +209,9 @@ fn main() {
         statuses,
     } = state;
     drop(memo);
-    forgotten("the reconcile memo (parsed pieces, each Gateway's plugin)");
+    forgotten("the reconcile memo (each Gateway's plugin)");
     drop(cache);
-    forgotten("the read cache (each object read, as JSON)");
+    forgotten("the read cache (each object's parsed pieces and slim document)");
     drop(statuses);
     forgotten("the status memo (shares, digests)");
     drop(objects);

@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use std::sync::Arc;
 
-use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
 use attache_core::ResolveError;
 use attache_core::{DataPlane, Inputs};
@@ -21,7 +20,7 @@ use serde_json::{json, Value};
 use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
 use crate::serving::{serving, NotServed, Serving};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{ReadObject, Snapshot};
 
 /// Istio's Gateway controller: the default `--controller-name`, since the
 /// configuration is delivered as an Istio WasmPlugin.
@@ -173,47 +172,53 @@ struct Encoded {
 /// What earlier rounds resolved, by Gateway, with the fingerprint of the
 /// scope each was resolved from: a Gateway whose fingerprint is the same
 /// resolves to the same plugin, so it is not resolved again. A memo serves
-/// one [`Config`] (the loop keeps one for its life).
-/// It also keeps each document as read alone, so that a round reads only
-/// the documents that changed (`attache_core::parse_cached`).
+/// one [`Config`] (the loop keeps one for its life). What each object
+/// gave when read is kept by the read cache (`crate::snapshot::ReadObject`).
 #[derive(Debug, Default)]
 pub struct Memo {
     gateways: HashMap<ObjectKey, (Fingerprint, Desired)>,
-    parsed: attache_core::ParseCache,
     /// Each Gateway's last sealed table, so that an edit deflates only the
     /// pieces it changed (`attache_render::wasmplugin::wasm_plugin_reusing`).
     sealed: HashMap<ObjectKey, SealedPieces>,
 }
 
-/// The documents a round reads: every one (the usual case), or for a
+/// The objects a round reads: every one (the usual case), or for a
 /// namespaced install only those in its namespaces.
 fn docs_in_scope<'a>(
     config: &'a Config,
     snapshot: &'a Snapshot,
-) -> impl Iterator<Item = &'a Arc<SourceDoc>> {
+) -> impl Iterator<Item = &'a Arc<ReadObject>> {
     snapshot
         .docs
         .iter()
-        .filter(|d| in_scope(config, d.value["metadata"]["namespace"].as_str()))
+        .filter(|d| in_scope(config, d.doc.value["metadata"]["namespace"].as_str()))
+}
+
+/// The input of a round: what each object in scope gave when read,
+/// assembled (a snapshot built with a fresh read cache read every one).
+fn assembled(config: &Config, snapshot: &Snapshot) -> Inputs {
+    // Spans name the phases a round spends its time in (the
+    // `round_profile` example prints them).
+    tracing::info_span!("parse")
+        .in_scope(|| attache_core::assemble(docs_in_scope(config, snapshot).map(|d| &d.pieces)))
 }
 
 /// Resolves every Gateway we serve and compares with what is live: a round
-/// from scratch, every document read.
+/// from scratch.
 pub fn reconcile(config: &Config, snapshot: &Snapshot) -> Plan {
-    let inputs = attache_core::parse_each(docs_in_scope(config, snapshot).map(|d| &**d));
-    plan(config, snapshot, inputs, &mut Memo::default())
+    plan(
+        config,
+        snapshot,
+        assembled(config, snapshot),
+        &mut Memo::default(),
+    )
 }
 
-/// [`reconcile`], reading only the documents and resolving only the
-/// Gateways whose scope changed since `memo` saw them (docs/controller.md,
-/// "Incremental reconcile"). The plan is the one [`reconcile`] gives for
-/// the same snapshot.
+/// [`reconcile`], resolving only the Gateways whose scope changed since
+/// `memo` saw them (docs/controller.md, "Incremental reconcile"). The plan
+/// is the one [`reconcile`] gives for the same snapshot.
 pub fn reconcile_with(config: &Config, snapshot: &Snapshot, memo: &mut Memo) -> Plan {
-    // Spans name the phases a round spends its time in (the
-    // `round_profile` example prints them).
-    let inputs = tracing::info_span!("parse")
-        .in_scope(|| attache_core::parse_cached(docs_in_scope(config, snapshot), &mut memo.parsed));
-    plan(config, snapshot, inputs, memo)
+    plan(config, snapshot, assembled(config, snapshot), memo)
 }
 
 fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Memo) -> Plan {
@@ -358,13 +363,13 @@ fn foreign_ancestors(snapshot: &Snapshot) -> BTreeMap<(String, ObjectKey), usize
         .docs
         .iter()
         .filter_map(|d| {
-            let count = d.value["status"]["ancestors"]
+            let count = d.doc.value["status"]["ancestors"]
                 .as_array()?
                 .iter()
                 .filter(|a| a["controllerName"] != attache_core::status::CONTROLLER_NAME)
                 .count();
-            let kind = d.value["kind"].as_str()?.to_string();
-            (count > 0).then(|| ((kind, crate::snapshot::key_of(&d.value)), count))
+            let kind = d.doc.value["kind"].as_str()?.to_string();
+            (count > 0).then(|| ((kind, crate::snapshot::key_of(&d.doc.value)), count))
         })
         .collect()
 }

@@ -87,18 +87,18 @@ pub fn serving(
     let classes: BTreeMap<&str, &str> = snapshot
         .docs
         .iter()
-        .filter(|d| d.value["kind"] == "GatewayClass")
+        .filter(|d| d.doc.value["kind"] == "GatewayClass")
         .filter_map(|d| {
             Some((
-                d.value["metadata"]["name"].as_str()?,
-                d.value["spec"]["controllerName"]
+                d.doc.value["metadata"]["name"].as_str()?,
+                d.doc.value["spec"]["controllerName"]
                     .as_str()
                     .unwrap_or_default(),
             ))
         })
         .collect();
     let mut out = Serving::default();
-    for gateway in snapshot.docs.iter().map(|d| &d.value) {
+    for gateway in snapshot.docs.iter().map(|d| &d.doc.value) {
         if gateway["kind"] != "Gateway" || !in_scope(gateway["metadata"]["namespace"].as_str()) {
             continue;
         }
@@ -149,8 +149,8 @@ pub fn serving_nothing(controller_name: &str, snapshot: &Snapshot) -> String {
     let names: BTreeSet<&str> = snapshot
         .docs
         .iter()
-        .filter(|d| d.value["kind"] == "GatewayClass")
-        .filter_map(|d| d.value["spec"]["controllerName"].as_str())
+        .filter(|d| d.doc.value["kind"] == "GatewayClass")
+        .filter_map(|d| d.doc.value["spec"]["controllerName"].as_str())
         .collect();
     let names: Vec<&str> = names.into_iter().collect();
     format!(

@@ -3,12 +3,14 @@
 //! (WasmPlugins, TrafficExtensions) the controller wrote before, and the
 //! kinds whose CRD is not installed.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use attache_core::source::SourceDoc;
 use attache_core::topology::ObjectKey;
+use attache_core::Pieces;
 use serde_json::Value;
 
 use crate::kinds::WatchedKind;
@@ -19,7 +21,7 @@ pub struct Snapshot {
     /// Objects of the input kinds, read; in `WATCHED_KINDS` order, then namespace
     /// and name, so that the same cluster gives the same bytes. Shared with
     /// the read cache: a round copies none.
-    pub docs: Vec<Arc<SourceDoc>>,
+    pub docs: Vec<Arc<ReadObject>>,
     /// Each document's [`content_version`], by origin: what the incremental
     /// reconcile fingerprints a Gateway's scope with (`crate::scope`).
     pub versions: crate::scope::Versions,
@@ -31,6 +33,44 @@ pub struct Snapshot {
     pub plugins: BTreeMap<&'static str, BTreeMap<ObjectKey, Value>>,
     /// Kinds not served by the API server (their CRD is not installed).
     pub missing: BTreeSet<&'static str>,
+}
+
+/// One object as the controller keeps it between rounds, in one form: what
+/// the resolver's reader made of it ([`Pieces`], assembled each round by
+/// `attache_core::assemble`) and the slim document the later passes read
+/// (serving, the ancestor count, status patches, Events). Its spec is in
+/// the pieces and nowhere else: a second JSON copy of 10,000 routes and
+/// policies cost 270 MiB (bench/findings.md, "Memory: what a round keeps").
+#[derive(Debug)]
+pub struct ReadObject {
+    /// `apiVersion`, `kind`, `metadata` and `status`, and `spec` only for
+    /// the kinds [`SPEC_READ_AFTER_PARSING`] names.
+    pub doc: SourceDoc,
+    pub pieces: Pieces,
+}
+
+/// Kinds whose `spec` is read outside the parser: which Gateways are
+/// served (`crate::serving`) reads a GatewayClass's `controllerName` and a
+/// Gateway's `gatewayClassName`. There are few of them.
+pub const SPEC_READ_AFTER_PARSING: [&str; 2] = ["GatewayClass", "Gateway"];
+
+impl ReadObject {
+    /// Reads `doc` and keeps its pieces and what later passes read of it.
+    pub fn read(mut doc: SourceDoc) -> ReadObject {
+        let pieces = Pieces::read(&doc);
+        if let Value::Object(fields) = &mut doc.value {
+            let spec_read = fields
+                .get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|kind| SPEC_READ_AFTER_PARSING.contains(&kind));
+            fields.retain(|field, _| match field.as_str() {
+                "apiVersion" | "kind" | "metadata" | "status" => true,
+                "spec" => spec_read,
+                _ => false,
+            });
+        }
+        ReadObject { doc, pieces }
+    }
 }
 
 /// `api:<plural>/<namespace>/<name>`: how messages name an object read from
@@ -108,18 +148,21 @@ impl ApiObject for Value {
     }
 }
 
-/// What reading one object gave: the document (shared with every snapshot
-/// that holds it, never copied per round) and its content version.
-type Read = Result<Option<(Arc<SourceDoc>, u64)>, Unreadable>;
+/// What reading one object gave: the object read (shared with every
+/// snapshot that holds it, never copied per round) and its content version.
+type Read = Result<Option<(Arc<ReadObject>, u64)>, Unreadable>;
 
 /// Objects already read, by kind and uid, with the resourceVersion they were
 /// read at: an object is converted and read again only when it changed, so
 /// that a round over 10,000 routes neither converts nor parses 10,000
 /// unchanged routes. The one cache of objects between rounds: the
-/// reflector stores hold the typed objects, this holds them read.
+/// reflector stores hold the typed objects, this holds them read
+/// ([`ReadObject`]: parsed, and only the slim rest as JSON).
 #[derive(Debug, Default)]
 pub struct ReadCache {
-    read: HashMap<(&'static str, String), Entry>,
+    /// By kind, then [`cache_id`]: looked up by `&str`, without a key
+    /// allocated per object and round.
+    read: HashMap<&'static str, HashMap<String, Entry>>,
     /// The number of the snapshot being read: an entry it does not stamp
     /// is of an object gone since, and is forgotten when it ends.
     round: u64,
@@ -151,21 +194,25 @@ fn encode(kind: &WatchedKind, object: &impl ApiObject) -> Result<Value, Unreadab
 
 /// An object's identity in the cache: its uid, or its label when the API
 /// gave none (a test's object).
-fn cache_id(kind: &WatchedKind, object: &impl ApiObject) -> String {
+fn cache_id<'a>(kind: &WatchedKind, object: &'a impl ApiObject) -> Cow<'a, str> {
     object.uid().map_or_else(
         || {
             let key = object.key();
-            format!("api:{}/{}/{}", kind.plural, key.namespace, key.name)
+            Cow::Owned(format!(
+                "api:{}/{}/{}",
+                kind.plural, key.namespace, key.name
+            ))
         },
-        str::to_string,
+        Cow::Borrowed,
     )
 }
 
 impl ReadCache {
     fn read(&mut self, kind: &'static WatchedKind, object: &impl ApiObject) -> Read {
-        let id = (kind.kind, cache_id(kind, object));
+        let id = cache_id(kind, object);
         let version = object.resource_version().unwrap_or_default();
-        if let Some(entry) = self.read.get_mut(&id) {
+        let of_kind = self.read.entry(kind.kind).or_default();
+        if let Some(entry) = of_kind.get_mut(&*id) {
             if entry.version == version && !version.is_empty() {
                 entry.seen = self.round;
                 return entry.read.clone();
@@ -173,14 +220,15 @@ impl ReadCache {
         }
         let read = encode(kind, object).and_then(|value| {
             let version_of_content = content_version(&value);
-            read_object(kind, value).map(|doc| doc.map(|doc| (Arc::new(doc), version_of_content)))
+            read_object(kind, value)
+                .map(|doc| doc.map(|doc| (Arc::new(ReadObject::read(doc)), version_of_content)))
         });
         let entry = Entry {
             version: version.to_string(),
             read: read.clone(),
             seen: self.round,
         };
-        self.read.insert(id, entry);
+        of_kind.insert(id.into_owned(), entry);
         read
     }
 
@@ -192,7 +240,9 @@ impl ReadCache {
     /// Forgets objects the snapshot just read did not have.
     fn forget_unseen(&mut self) {
         let round = self.round;
-        self.read.retain(|_, entry| entry.seen == round);
+        for of_kind in self.read.values_mut() {
+            of_kind.retain(|_, entry| entry.seen == round);
+        }
     }
 }
 
@@ -275,23 +325,12 @@ impl Snapshot {
         missing: BTreeSet<&'static str>,
         cache: &mut ReadCache,
     ) -> Snapshot {
-        let mut rows: Vec<(usize, ObjectKey, &'static WatchedKind, &O)> = objects
-            .into_iter()
-            .map(|(kind, object)| {
-                let rank = crate::kinds::WATCHED_KINDS
-                    .iter()
-                    .position(|k| k == kind)
-                    .unwrap_or(usize::MAX);
-                (rank, object.key(), kind, object)
-            })
-            .collect();
-        rows.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         let mut snapshot = Snapshot {
             missing,
             ..Snapshot::default()
         };
         cache.start();
-        for (_, key, kind, object) in rows {
+        for (key, kind, object) in in_order(objects) {
             if kind.role == crate::kinds::Role::Output {
                 match encode(kind, object) {
                     Ok(value) => {
@@ -306,9 +345,9 @@ impl Snapshot {
                 continue;
             }
             match cache.read(kind, object) {
-                Ok(Some((doc, version))) => {
-                    snapshot.versions.insert(doc.origin.clone(), version);
-                    snapshot.docs.push(doc);
+                Ok(Some((object, version))) => {
+                    snapshot.versions.insert(object.doc.origin.clone(), version);
+                    snapshot.docs.push(object);
                 }
                 Ok(None) => {}
                 Err(why) => snapshot.unreadable.push(why.to_string()),
@@ -319,10 +358,82 @@ impl Snapshot {
     }
 }
 
+/// Objects in the order a snapshot holds them: by kind in `WATCHED_KINDS`
+/// order, then namespace and name; with each one's key.
+fn in_order<'a, O: ApiObject + 'a>(
+    objects: impl IntoIterator<Item = (&'static WatchedKind, &'a O)>,
+) -> Vec<(ObjectKey, &'static WatchedKind, &'a O)> {
+    let mut rows: Vec<(usize, ObjectKey, &'static WatchedKind, &O)> = objects
+        .into_iter()
+        .map(|(kind, object)| {
+            let rank = crate::kinds::WATCHED_KINDS
+                .iter()
+                .position(|k| k == kind)
+                .unwrap_or(usize::MAX);
+            (rank, object.key(), kind, object)
+        })
+        .collect();
+    rows.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    rows.into_iter()
+        .map(|(_, key, kind, object)| (key, kind, object))
+        .collect()
+}
+
+/// Every input object read whole, in a snapshot's order, and why each one
+/// refused was: for a one-shot read of the cluster (the CLI's live read),
+/// which parses each document once and keeps nothing.
+pub fn read_whole<'a, O: ApiObject + 'a>(
+    objects: impl IntoIterator<Item = (&'static WatchedKind, &'a O)>,
+) -> (Vec<SourceDoc>, Vec<Unreadable>) {
+    let mut docs = Vec::new();
+    let mut unreadable = Vec::new();
+    for (_, kind, object) in in_order(objects) {
+        if kind.role == crate::kinds::Role::Output {
+            continue;
+        }
+        match encode(kind, object).and_then(|value| read_object(kind, value)) {
+            Ok(Some(doc)) => docs.push(doc),
+            Ok(None) => {}
+            Err(why) => unreadable.push(why),
+        }
+    }
+    (docs, unreadable)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::content_version;
+    use super::{content_version, ReadCache, Snapshot};
+    use crate::kinds::named;
     use serde_json::json;
+
+    #[test]
+    fn a_route_is_kept_parsed_with_only_what_later_passes_read_as_json() {
+        let route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "r", "namespace": "shop", "uid": "u1", "resourceVersion": "1"},
+            "spec": {"parentRefs": [{"name": "edge"}], "rules": [{}]},
+            "status": {"parents": []}});
+        let gateway = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": "edge", "namespace": "shop", "uid": "u2", "resourceVersion": "1"},
+            "spec": {"gatewayClassName": "c", "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]}});
+        let rows = [(&route, "HTTPRoute"), (&gateway, "Gateway")];
+        let rows = rows.map(|(value, kind)| (named(kind).unwrap(), value));
+        let mut cache = ReadCache::default();
+        let snapshot = Snapshot::read(rows, Default::default(), &mut cache);
+        let [gateway_read, route_read] = [0, 1].map(|i| &snapshot.docs[i]);
+        // The route's spec is in its pieces alone; its status stays for the
+        // status patches.
+        assert_eq!(route_read.doc.value.get("spec"), None);
+        assert_eq!(route_read.doc.value["status"], json!({"parents": []}));
+        assert_eq!(route_read.doc.value["metadata"]["uid"], "u1");
+        let inputs = attache_core::assemble(snapshot.docs.iter().map(|d| &d.pieces));
+        assert_eq!(inputs.routes.len(), 1);
+        assert_eq!(inputs.gateways.len(), 1);
+        // Which Gateways are served reads a Gateway's spec after parsing.
+        assert_eq!(gateway_read.doc.value["spec"]["gatewayClassName"], "c");
+        // Read again at the same resourceVersion: the same object, shared.
+        let again = Snapshot::read(rows, Default::default(), &mut cache);
+        assert!(std::sync::Arc::ptr_eq(&again.docs[1], route_read));
+    }
 
     fn policy(rv: &str, status: serde_json::Value) -> serde_json::Value {
         json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",

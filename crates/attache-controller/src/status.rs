@@ -201,8 +201,8 @@ fn patches_for(
         .docs
         .iter()
         .filter_map(|d| {
-            let kind = d.value["kind"].as_str()?.to_string();
-            Some(((kind, crate::snapshot::key_of(&d.value)), &d.value))
+            let kind = d.doc.value["kind"].as_str()?.to_string();
+            Some(((kind, crate::snapshot::key_of(&d.doc.value)), &d.doc.value))
         })
         .collect();
     let mut out = Vec::new();

@@ -121,8 +121,12 @@ fn a_gateway_gets_the_wasmplugin_render_wasmplugin_writes_owned_by_it() {
     let (plan, _) = round(&objects, &[], NOW);
     let plugin = applied_plugin(&plan);
     // The same object `attache render wasmplugin` writes for the same input.
-    let docs = snapshot(&objects, &[]).docs;
-    let inputs = attache_core::parse_each(docs.iter().map(|d| &**d));
+    let rows = objects
+        .iter()
+        .map(|v| (named(v["kind"].as_str().unwrap()).unwrap(), v));
+    let (docs, unreadable) = attache_controller::snapshot::read_whole(rows);
+    assert!(unreadable.is_empty(), "{unreadable:?}");
+    let inputs = attache_core::parse_each(&docs);
     let resolved =
         attache_core::resolve_for(&inputs, &edge(), attache_core::DataPlane::Istio).unwrap();
     let rendered =

@@ -48,7 +48,7 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use explain::Explanation;
 pub use limits::Limits;
 pub use model::Inputs;
-pub use parse::{limit_ancestors_with_foreign, parse, parse_cached, parse_each, ParseCache};
+pub use parse::{assemble, limit_ancestors_with_foreign, parse, parse_each, Pieces};
 pub use resolve::{explain_route, resolve, resolve_for, select_gateway, ResolveError, Resolved};
 pub use status::{policy_status, StatusReport};
 pub use who_applies::DataPlane;

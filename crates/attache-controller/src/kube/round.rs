@@ -462,8 +462,9 @@ impl Reconciler {
         let uid = snapshot
             .docs
             .iter()
-            .find(|d| d.value["kind"] == "Gateway" && crate::snapshot::key_of(&d.value) == *key)
-            .and_then(|d| d.value["metadata"]["uid"].as_str().map(str::to_string));
+            .map(|d| &d.doc.value)
+            .find(|d| d["kind"] == "Gateway" && crate::snapshot::key_of(d) == *key)
+            .and_then(|d| d["metadata"]["uid"].as_str().map(str::to_string));
         let reference = ObjectReference {
             api_version: Some("gateway.networking.k8s.io/v1".into()),
             kind: Some("Gateway".into()),

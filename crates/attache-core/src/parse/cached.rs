@@ -1,59 +1,51 @@
-//! [`parse_each`] for a caller that hands in mostly the same documents
-//! round after round (the controller, whose documents are shared between
-//! rounds): each document is read once, alone, and what it gave is kept
-//! while the caller keeps handing in that same document (the same `Arc`).
-//! A round assembles what each document gave and then runs the passes that
-//! relate objects to each other ([`super::relate`]), so its reading costs
-//! what changed plus a copy. Pure: documents in, [`Inputs`] out.
+//! [`parse_each`] in two halves, for a caller that keeps what each document
+//! gave between rounds (the controller, which reads an object once per
+//! resourceVersion): [`Pieces::read`] reads one document alone, and
+//! [`assemble`] puts the pieces of every document together in document
+//! order and runs the passes that relate objects to each other
+//! ([`super::relate`]). The caller then keeps the pieces, not the document:
+//! what reading needed of it is in them. Pure: documents in, [`Inputs`] out.
+//!
+//! [`parse_each`]: super::parse_each
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
-use super::{parse_each, read_doc, relate, Inputs};
+use super::{duplicate, read_doc, relate, Inputs};
+use crate::model::Meta;
 use crate::source::SourceDoc;
 
-/// What each document read alone gave, by the document's address; the
-/// entry holds the document, so the address cannot be reused while it is
-/// remembered.
-#[derive(Debug, Default)]
-pub struct ParseCache {
-    read: HashMap<usize, (Arc<SourceDoc>, Inputs)>,
+/// What one document gave when read alone: at most one object, the
+/// diagnostics reading it raised, and the note that its kind is skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Pieces {
+    alone: Inputs,
 }
 
-/// [`parse_each`] of `docs`, reading only documents `cache` has not seen;
-/// the cache then holds exactly these documents. The result is the one
-/// [`parse_each`] gives: when two documents define the same object (which
-/// reading alone cannot see, and whose "defined twice" diagnostic depends
-/// on their order), every document is read again as [`parse_each`] does.
-pub fn parse_cached<'a>(
-    docs: impl IntoIterator<Item = &'a Arc<SourceDoc>>,
-    cache: &mut ParseCache,
-) -> Inputs {
-    let mut seen = HashMap::with_capacity(cache.read.len());
-    let mut inputs = Inputs::default();
-    let mut order = Vec::new();
-    let mut clash = false;
-    for doc in docs {
-        let id = Arc::as_ptr(doc) as usize;
-        let entry = cache.read.remove(&id).unwrap_or_else(|| {
-            let mut alone = Inputs::default();
-            read_doc(doc, &mut alone);
-            (doc.clone(), alone)
-        });
-        clash = clash || !add(&mut inputs, &entry.1);
-        order.push(doc.clone());
-        seen.insert(id, entry);
+impl Pieces {
+    /// Reads one document, as [`super::parse_each`] reads each.
+    pub fn read(doc: &SourceDoc) -> Pieces {
+        let mut alone = Inputs::default();
+        read_doc(doc, &mut alone);
+        Pieces { alone }
     }
-    cache.read = seen;
-    if clash {
-        return parse_each(order.iter().map(|d| &**d));
+}
+
+/// What [`super::parse_each`] gives for the documents whose pieces these
+/// are, in the same order. Reading alone cannot see an object defined
+/// twice; every reader checks that last, after every other diagnostic of
+/// the document, and keeps the first: so does this, with the same
+/// "defined twice" error in the same place.
+pub fn assemble<'a>(pieces: impl IntoIterator<Item = &'a Pieces>) -> Inputs {
+    let mut inputs = Inputs::default();
+    for piece in pieces {
+        add(&mut inputs, &piece.alone);
     }
     relate(inputs)
 }
 
-/// Adds what one document gave; false when an object it defines is
-/// already there.
-fn add(inputs: &mut Inputs, alone: &Inputs) -> bool {
+/// Adds what one document gave: its diagnostics, then each object it
+/// defines unless one of the same kind and name is already there.
+fn add(inputs: &mut Inputs, alone: &Inputs) {
     inputs.diagnostics.extend(alone.diagnostics.iter().cloned());
     for (what, (count, first)) in &alone.skipped {
         let seen = inputs
@@ -62,47 +54,85 @@ fn add(inputs: &mut Inputs, alone: &Inputs) -> bool {
             .or_insert((0, first.clone()));
         seen.0 += count;
     }
-    let mut fits = add_all(&mut inputs.classes, &alone.classes)
-        && add_all(&mut inputs.namespaces, &alone.namespaces)
-        && add_all(&mut inputs.gateways, &alone.gateways)
-        && add_all(&mut inputs.routes, &alone.routes)
-        && add_all(&mut inputs.grpc_routes, &alone.grpc_routes)
-        && add_all(&mut inputs.listener_sets, &alone.listener_sets);
+    let found = &mut inputs.diagnostics;
+    add_all(&mut inputs.classes, &alone.classes, found, |c| {
+        ("GatewayClass".into(), c.meta.name.clone(), &c.meta)
+    });
+    add_all(&mut inputs.namespaces, &alone.namespaces, found, |n| {
+        ("Namespace".into(), n.meta.name.clone(), &n.meta)
+    });
+    add_all(&mut inputs.gateways, &alone.gateways, found, |g| {
+        ("Gateway".into(), g.key.to_string(), &g.meta)
+    });
+    for routes in [
+        (&mut inputs.routes, &alone.routes),
+        (&mut inputs.grpc_routes, &alone.grpc_routes),
+    ] {
+        add_all(routes.0, routes.1, found, |r| {
+            (r.kind.name().into(), r.key.to_string(), &r.meta)
+        });
+    }
+    add_all(
+        &mut inputs.listener_sets,
+        &alone.listener_sets,
+        found,
+        |s| (s.id.kind.name().into(), s.id.key.to_string(), &s.meta),
+    );
     for policy in &alone.policies {
         let id = (
             policy.kind,
             policy.meta.namespace.clone(),
             policy.meta.name.clone(),
         );
-        if inputs.policy_ids.contains_key(&id) {
-            fits = false;
+        if let Some(first) = inputs.policy_ids.get(&id).map(|i| &inputs.policies[*i]) {
+            let name = match &policy.meta.namespace {
+                Some(ns) => format!("{ns}/{}", policy.meta.name),
+                None => policy.meta.name.clone(),
+            };
+            let d = duplicate(
+                &policy.kind.to_string(),
+                &name,
+                &first.meta.origin,
+                &policy.meta.origin,
+            );
+            inputs.diagnostics.push(d);
             continue;
         }
         inputs.policy_ids.insert(id, inputs.policies.len());
         inputs.policies.push(policy.clone());
     }
-    fits
 }
 
-fn add_all<K: Ord + Clone, V: Clone>(into: &mut BTreeMap<K, V>, from: &BTreeMap<K, V>) -> bool {
+/// Adds each object of `from` to `into`; one already there stays, and the
+/// later one is reported as its reader reports it (`named` gives the kind,
+/// the name as the message shows it, and the metadata).
+fn add_all<K: Ord + Clone, V: Clone>(
+    into: &mut BTreeMap<K, V>,
+    from: &BTreeMap<K, V>,
+    found: &mut Vec<crate::diagnostic::Diagnostic>,
+    named: impl Fn(&V) -> (String, String, &Meta),
+) {
     for (key, value) in from {
-        if into.contains_key(key) {
-            return false;
+        match into.get(key) {
+            Some(first) => {
+                let (kind, name, later) = named(value);
+                let first = &named(first).2.origin;
+                found.push(duplicate(&kind, &name, first, &later.origin));
+            }
+            None => {
+                into.insert(key.clone(), value.clone());
+            }
         }
-        into.insert(key.clone(), value.clone());
     }
-    true
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use super::{parse_cached, ParseCache};
+    use super::{assemble, Pieces};
     use crate::parse::parse_each;
     use crate::source::{Origin, SourceDoc};
 
-    fn docs(texts: &[&str]) -> Vec<Arc<SourceDoc>> {
+    fn docs(texts: &[&str]) -> Vec<SourceDoc> {
         texts
             .iter()
             .enumerate()
@@ -113,57 +143,65 @@ mod tests {
                     document: 1,
                     item: None,
                 };
-                Arc::new(SourceDoc { origin, value })
+                SourceDoc { origin, value }
             })
             .collect()
     }
 
+    const CLASS: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: c}\nspec: {controllerName: x/y}";
     const GATEWAY: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: shop}\nspec: {gatewayClassName: c, listeners: [{name: http, protocol: HTTP, port: 80}]}";
     const ROUTE: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: shop}\nspec: {parentRefs: [{name: edge}], rules: [{}]}";
+    const GRPC_ROUTE: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {name: r, namespace: shop}\nspec: {parentRefs: [{name: edge}], rules: [{}]}";
+    const SET: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: s, namespace: shop}\nspec: {parentRef: {name: edge}, listeners: [{name: extra, protocol: HTTP, port: 81}]}";
     const POLICY: &str = "apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata: {name: p, namespace: shop}\nspec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], defaults: {timeouts: {request: 5s}}}";
     const BAD_POLICY: &str = "apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata: {name: q, namespace: shop}\nspec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}], defaults: {timeouts: {request: soon}}}";
     const SERVICE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s, namespace: shop}";
 
     /// Equal as far as Debug shows, but for the reading-time index of
     /// policies (a HashMap: its order is random; stale after reading).
-    fn same(docs: &[Arc<SourceDoc>], cache: &mut ParseCache) {
+    fn same(docs: &[SourceDoc]) -> crate::Inputs {
         let shown = |mut inputs: crate::Inputs| {
             inputs.policy_ids.clear();
             format!("{inputs:?}")
         };
-        let cached = shown(parse_cached(docs, cache));
-        let fresh = shown(parse_each(docs.iter().map(|d| &**d)));
-        assert_eq!(cached, fresh);
+        let pieces: Vec<Pieces> = docs.iter().map(Pieces::read).collect();
+        let assembled = assemble(&pieces);
+        let fresh = parse_each(docs);
+        assert_eq!(shown(assembled.clone()), shown(fresh));
+        assembled
     }
 
     #[test]
-    fn reading_from_the_cache_gives_what_reading_everything_gives() {
-        let mut cache = ParseCache::default();
-        let first = docs(&[GATEWAY, ROUTE, POLICY, BAD_POLICY, SERVICE, SERVICE]);
-        same(&first, &mut cache);
-        assert_eq!(cache.read.len(), 6);
-        // The same documents again: nothing read, the same result.
-        same(&first, &mut cache);
-        // One document replaced, one gone: the cache follows.
-        let mut next = first.clone();
-        next[2] = docs(&[BAD_POLICY.replace("name: q", "name: p").as_str()])[0].clone();
-        next.remove(5);
-        same(&next, &mut cache);
-        assert_eq!(cache.read.len(), 5);
-        assert!(!cache.read.contains_key(&(Arc::as_ptr(&first[2]) as usize)));
+    fn assembling_pieces_gives_what_reading_everything_gives() {
+        let all = docs(&[
+            CLASS, GATEWAY, ROUTE, GRPC_ROUTE, SET, POLICY, BAD_POLICY, SERVICE, SERVICE,
+        ]);
+        let inputs = same(&all);
+        assert_eq!(inputs.routes.len() + inputs.grpc_routes.len(), 2);
+        assert_eq!(inputs.policies.len(), 2);
+        // One document replaced by another of the same name, one gone.
+        let mut next = all.clone();
+        next[5] = docs(&[BAD_POLICY.replace("name: q", "name: p").as_str()]).remove(0);
+        next.remove(8);
+        same(&next);
     }
 
     #[test]
     fn an_object_defined_twice_is_reported_as_reading_everything_reports_it() {
-        let mut cache = ParseCache::default();
-        let twice = docs(&[ROUTE, GATEWAY, ROUTE, POLICY, POLICY]);
-        same(&twice, &mut cache);
-        let result = parse_cached(&twice, &mut cache);
-        let defined_twice = result
+        let twice = docs(&[
+            ROUTE, CLASS, GATEWAY, ROUTE, POLICY, CLASS, POLICY, SET, GATEWAY, SET, BAD_POLICY,
+            BAD_POLICY,
+        ]);
+        let inputs = same(&twice);
+        let defined_twice: Vec<String> = inputs
             .diagnostics
             .iter()
-            .filter(|d| d.to_string().contains("defined twice"))
-            .count();
-        assert_eq!(defined_twice, 2);
+            .map(ToString::to_string)
+            .filter(|d| d.contains("defined twice"))
+            .collect();
+        assert_eq!(defined_twice.len(), 6, "{defined_twice:#?}");
+        // The later one is named, the first kept.
+        assert!(defined_twice[0].contains("doc3"), "{}", defined_twice[0]);
+        assert!(defined_twice[0].contains("doc0"), "{}", defined_twice[0]);
     }
 }

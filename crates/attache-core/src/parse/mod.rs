@@ -40,7 +40,7 @@ mod strategy;
 mod targets;
 
 pub use ancestors::limit_ancestors_with_foreign;
-pub use cached::{parse_cached, ParseCache};
+pub use cached::{assemble, Pieces};
 use gateway::{read_class, read_gateway, read_namespace};
 use peers::read_peer;
 use policy::read_policy;
