@@ -101,7 +101,7 @@ LAYERS = {
         ("serve", ["serving"]),
         ("decide", ["reconcile", "status"]),
         ("metrics", ["kube::metrics", "kube::memory"]),
-        ("adapter", ["kube::watch", "kube::lease", "kube::serve", "kube::api", "kube::cluster"]),
+        ("adapter", ["kube::watch", "kube::watched", "kube::lease", "kube::serve", "kube::api", "kube::cluster"]),
         ("delivery", ["plugin_kind"]),
         ("round", ["kube::round"]),
         ("loop", ["kube"]),

@@ -131,6 +131,11 @@ pub trait ApiObject {
     fn resource_version(&self) -> Option<&str>;
     fn key(&self) -> ObjectKey;
     fn to_json(&self) -> Result<Value, serde_json::Error>;
+    /// What reading it gave, when it was read as it arrived
+    /// (`crate::kube::watch::Watched`): the snapshot takes that as it is.
+    fn already_read(&self) -> Option<Read> {
+        None
+    }
 }
 
 impl ApiObject for Value {
@@ -150,7 +155,17 @@ impl ApiObject for Value {
 
 /// What reading one object gave: the object read (shared with every
 /// snapshot that holds it, never copied per round) and its content version.
-type Read = Result<Option<(Arc<ReadObject>, u64)>, Unreadable>;
+pub type Read = Result<Option<(Arc<ReadObject>, u64)>, Unreadable>;
+
+/// Reads one object of an input kind: converted to JSON, through the one
+/// reader, then parsed ([`ReadObject::read`]).
+pub fn read_one(kind: &WatchedKind, object: &impl ApiObject) -> Read {
+    encode(kind, object).and_then(|value| {
+        let version_of_content = content_version(&value);
+        read_object(kind, value)
+            .map(|doc| doc.map(|doc| (Arc::new(ReadObject::read(doc)), version_of_content)))
+    })
+}
 
 /// Objects already read, by kind and uid, with the resourceVersion they were
 /// read at: an object is converted and read again only when it changed, so
@@ -209,6 +224,9 @@ fn cache_id<'a>(kind: &WatchedKind, object: &'a impl ApiObject) -> Cow<'a, str> 
 
 impl ReadCache {
     fn read(&mut self, kind: &'static WatchedKind, object: &impl ApiObject) -> Read {
+        if let Some(read) = object.already_read() {
+            return read;
+        }
         let id = cache_id(kind, object);
         let version = object.resource_version().unwrap_or_default();
         let of_kind = self.read.entry(kind.kind).or_default();
@@ -218,11 +236,7 @@ impl ReadCache {
                 return entry.read.clone();
             }
         }
-        let read = encode(kind, object).and_then(|value| {
-            let version_of_content = content_version(&value);
-            read_object(kind, value)
-                .map(|doc| doc.map(|doc| (Arc::new(ReadObject::read(doc)), version_of_content)))
-        });
+        let read = read_one(kind, object);
         let entry = Entry {
             version: version.to_string(),
             read: read.clone(),

@@ -595,7 +595,7 @@ async fn a_status_only_change_of_our_policy_wakes_no_round() {
     );
     let (_, send) = next(&mut handle, "the watch resumed").await;
     assert_eq!(
-        reader.state()[0].data["status"],
+        read_doc(&reader.state()[0])["status"],
         written,
         "the store has the status"
     );
@@ -1055,4 +1055,12 @@ async fn a_gateway_that_cannot_be_configured_keeps_its_plugin_and_gets_one_event
         (round.kept, round.statuses, round.errors),
         (1, expected.len(), 0)
     );
+}
+
+/// The document a watcher's store keeps of an input object: what it read
+/// when the object arrived.
+fn read_doc(watched: &watch::Watched) -> Value {
+    let read = watched.read.clone().expect("an input kind is read");
+    let (object, _) = read.expect("readable").expect("an object");
+    object.doc.value.clone()
 }

@@ -26,6 +26,7 @@ pub mod metrics;
 pub mod round;
 pub mod serve;
 pub mod watch;
+pub mod watched;
 
 pub use round::{Reconciler, Round};
 pub use watch::Caches;

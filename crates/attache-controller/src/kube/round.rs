@@ -62,7 +62,9 @@ pub struct Reconciler {
     pub config: Config,
     pub metrics: Arc<Metrics>,
     pub recorder: Recorder,
-    /// Objects read, kept between rounds by uid and resourceVersion.
+    /// Objects read, kept between rounds by uid and resourceVersion. The
+    /// watchers read each object as it arrives (`super::watch::Watched`),
+    /// so this holds only what a snapshot had to read itself.
     cache: ReadCache,
     /// What each Gateway resolved to, kept while its scope is unchanged.
     memo: Memo,
@@ -150,7 +152,7 @@ impl Reconciler {
     /// One round over the objects the caches hold.
     pub async fn round(&mut self, caches: &Caches, now: Timestamp) -> Round {
         let started = Instant::now();
-        let objects: Vec<(&'static WatchedKind, Arc<DynamicObject>)> = caches
+        let objects: Vec<(&'static WatchedKind, Arc<super::watch::Watched>)> = caches
             .stores
             .iter()
             .flat_map(|(kind, store)| store.state().into_iter().map(|o| (*kind, o)))

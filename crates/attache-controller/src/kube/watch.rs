@@ -4,7 +4,8 @@
 //! (a fresh list) are kube-runtime's. What is ours: a kind whose CRD is not
 //! installed (404) is skipped with one log line and tried again later, a
 //! 403 says which permission is missing, and every change wakes the
-//! reconciler.
+//! reconciler. The reflector keeps each object of an input kind in one
+//! form ([`Watched`]): read as it arrives, its metadata beside it.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use kube::{Api, Client};
 use tokio::sync::Notify;
 
 use super::metrics::Metrics;
+pub use super::watched::Watched;
 use crate::kinds::{Role, WatchedKind, MANAGED_BY};
 
 /// How long a kind whose CRD is missing waits before it is looked for again
@@ -34,7 +36,7 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// The reflector stores, one per kind, and the watchers' shared state.
 pub struct Caches {
-    pub stores: Vec<(&'static WatchedKind, Store<DynamicObject>)>,
+    pub stores: Vec<(&'static WatchedKind, Store<Watched>)>,
     pub shared: Arc<CacheSync>,
 }
 
@@ -196,7 +198,7 @@ pub fn classify(err: &watcher::Error) -> Failure {
 pub async fn run(
     client: Client,
     kind: &'static WatchedKind,
-    store: Writer<DynamicObject>,
+    store: Writer<Watched>,
     shared: Arc<CacheSync>,
 ) {
     run_in(client, kind, None, store, shared).await;
@@ -208,7 +210,7 @@ pub async fn run_in(
     client: Client,
     kind: &'static WatchedKind,
     namespace: Option<String>,
-    mut store: Writer<DynamicObject>,
+    mut store: Writer<Watched>,
     shared: Arc<CacheSync>,
 ) {
     let id = watcher_id(kind, namespace.as_deref());
@@ -235,7 +237,7 @@ pub async fn run_in(
                     // list is even sent: only what follows it proves the
                     // kind is served.
                     if matches!(event, watcher::Event::Init) {
-                        store.apply_watcher_event(&event);
+                        store.apply_watcher_event(&watcher::Event::Init);
                         continue;
                     }
                     probe = MISSING_RETRY;
@@ -249,7 +251,7 @@ pub async fn run_in(
                         watcher::Event::Apply(object) => !status_only(kind, &store, object),
                         _ => true,
                     };
-                    store.apply_watcher_event(&event);
+                    store.apply_watcher_event(&read_as_it_arrives(kind, &store, event));
                     if done {
                         shared.set_synced(&id);
                     }
@@ -293,13 +295,12 @@ pub async fn run_in(
 /// wakes no round, which would find nothing to do at the cost of a full
 /// one (a round per status write at a cold start of 10,000 policies).
 /// Other kinds' status is read (a Gateway's `Accepted`), so it always wakes.
-fn status_only(kind: &WatchedKind, store: &Writer<DynamicObject>, object: &DynamicObject) -> bool {
+fn status_only(kind: &WatchedKind, store: &Writer<Watched>, object: &DynamicObject) -> bool {
     if kind.role != Role::InputWithStatus {
         return false;
     }
-    let key = ObjectRef::from_obj_with(object, api_resource(kind));
-    store.as_reader().get(&key).is_some_and(|old| {
-        let (was, now) = (&old.metadata, &object.metadata);
+    stored(kind, store, object).is_some_and(|old| {
+        let (was, now) = (&old.object.metadata, &object.metadata);
         was.generation.is_some()
             && was.generation == now.generation
             && was.labels == now.labels
@@ -328,8 +329,42 @@ fn log_failure(kind: &WatchedKind, failure: Failure) {
     }
 }
 
+/// The object the store holds under `object`'s name.
+fn stored(
+    kind: &WatchedKind,
+    store: &Writer<Watched>,
+    object: &DynamicObject,
+) -> Option<Arc<Watched>> {
+    let name = object.metadata.name.as_deref()?;
+    let mut key = ObjectRef::new_with(name, api_resource(kind));
+    if let Some(namespace) = &object.metadata.namespace {
+        key = key.within(namespace);
+    }
+    store.as_reader().get(&key)
+}
+
+/// A watch event with each object read as it arrives ([`Watched::arrived`]);
+/// a deleted object is not read, only its name matters.
+fn read_as_it_arrives(
+    kind: &WatchedKind,
+    store: &Writer<Watched>,
+    event: watcher::Event<DynamicObject>,
+) -> watcher::Event<Watched> {
+    let arrived = |object: DynamicObject| {
+        let before = stored(kind, store, &object);
+        Watched::arrived(kind, object, before)
+    };
+    match event {
+        watcher::Event::Apply(object) => watcher::Event::Apply(arrived(object)),
+        watcher::Event::InitApply(object) => watcher::Event::InitApply(arrived(object)),
+        watcher::Event::Delete(object) => watcher::Event::Delete(Watched { object, read: None }),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
+}
+
 /// A reflector store for a kind, and the reader the snapshot takes.
-pub fn store(kind: &WatchedKind) -> (Store<DynamicObject>, Writer<DynamicObject>) {
+pub fn store(kind: &WatchedKind) -> (Store<Watched>, Writer<Watched>) {
     let writer = Writer::new(api_resource(kind));
     (writer.as_reader(), writer)
 }
