@@ -1,7 +1,9 @@
 //! Where an incremental round's time and memory go (issue 30), in-process
 //! and without an API server: the pure pieces of the controller's round
-//! (read cache, plan, status) over `scripts/gen_distinct.py N [G]`'s
-//! objects. Settles as the controller would (statuses written back into
+//! (each object read as the watcher reads it when it arrives and kept as
+//! its reflector keeps it, plan, status) over `scripts/gen_distinct.py N
+//! [G]`'s objects, which stand for the API server's (they are the
+//! example's, not the controller's, memory). Settles as the controller would (statuses written back into
 //! the objects with a new resourceVersion), then makes EDITS one-policy
 //! edits, each followed by a timed round. Each phase's span prints its busy
 //! time when it closes (parse, ancestors, fingerprints, resolve/encode per
@@ -12,9 +14,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use attache_controller::kinds::named;
+use attache_controller::kube::watched::Watched;
 use attache_controller::reconcile::{reconcile_with, Config, Memo};
 use attache_controller::snapshot::{ReadCache, Snapshot};
 use attache_controller::status::{round_patches_with, Applied, StatusMemo};
@@ -43,6 +47,9 @@ fn heap_in_use() -> f64 {
 /// What the loop keeps between rounds.
 #[derive(Default)]
 struct Loop {
+    /// What the reflector stores hold: each object (by its index in the
+    /// API's objects) as it was read when it arrived.
+    store: Vec<Option<Arc<Watched>>>,
     cache: ReadCache,
     memo: Memo,
     statuses: StatusMemo,
@@ -55,9 +62,12 @@ fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, 
     let started = Instant::now();
     let rss_before = rss();
     let snapshot = tracing::info_span!("read").in_scope(|| {
-        let rows = objects
+        arrive(&mut state.store, objects);
+        let rows = state
+            .store
             .iter()
-            .filter_map(|o| Some((named(o["kind"].as_str()?)?, o)));
+            .zip(objects.iter())
+            .filter_map(|(w, o)| Some((named(o["kind"].as_str()?)?, &**w.as_ref()?)));
         Snapshot::read(rows, BTreeSet::new(), &mut state.cache)
     });
     let rss_read = rss();
@@ -122,6 +132,27 @@ fn round(state: &mut Loop, objects: &mut [Value], version: &mut u64) -> (usize, 
         objects[i]["metadata"]["resourceVersion"] = json!(version.to_string());
     }
     (writes, took)
+}
+
+/// What the watcher does with each event: an object whose resourceVersion
+/// is new to the store arrives and is read (`Watched::arrived`).
+fn arrive(store: &mut Vec<Option<Arc<Watched>>>, objects: &[Value]) {
+    store.resize(objects.len(), None);
+    for (stored, object) in store.iter_mut().zip(objects) {
+        let Some(kind) = object["kind"].as_str().and_then(named) else {
+            continue;
+        };
+        let version = object["metadata"]["resourceVersion"].as_str();
+        let current = stored
+            .as_ref()
+            .is_some_and(|w| w.object.metadata.resource_version.as_deref() == version);
+        if !current {
+            let mut arrived: kube::api::DynamicObject =
+                serde_json::from_value(object.clone()).unwrap();
+            arrived.metadata.managed_fields = None;
+            *stored = Some(Arc::new(Watched::arrived(kind, arrived, stored.take())));
+        }
+    }
 }
 
 fn main() {
@@ -204,6 +235,7 @@ fn main() {
         heap = now;
     };
     let Loop {
+        store,
         cache,
         memo,
         statuses,
@@ -211,9 +243,11 @@ fn main() {
     drop(memo);
     forgotten("the reconcile memo (each Gateway's plugin)");
     drop(cache);
-    forgotten("the read cache (each object's parsed pieces and slim document)");
+    forgotten("the read cache (objects the watcher did not read)");
     drop(statuses);
     forgotten("the status memo (shares, digests)");
+    drop(store);
+    forgotten("the reflector's objects (metadata, parsed pieces, slim document)");
     drop(objects);
-    forgotten("the objects themselves (what the reflector holds)");
+    forgotten("the API server's objects (the example's, as JSON values)");
 }
