@@ -79,7 +79,7 @@ layout_args=()
 for backend in "${BACKENDS[@]}"; do layout_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
 for listener in "${LISTENERS[@]}"; do layout_args+=(--listener-port "$listener"); done
 "$ATTACHE_BIN" watch -f "$EXAMPLE" --gateway "$GATEWAY" \
-  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.yaml" --wasm "$WASM" \
+  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.json" --wasm "$WASM" \
   --xds-dir "$RUN/xds" "${layout_args[@]}" --envoy-admin "127.0.0.1:$ADMIN_PORT" \
   >"$RUN/watch.out" 2>"$RUN/watch.log" &
 PIDS+=($!)

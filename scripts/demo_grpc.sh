@@ -58,7 +58,7 @@ for ((i = 0; i < 100; i++)); do [[ -s "$RUN/backend.port" ]] && break; sleep 0.1
 
 # --- the generator: attache watch --xds-dir over the example and the Secret --
 "$ATTACHE_BIN" watch -f "$EXAMPLE" -f "$RUN/input" --gateway infra/grpc-edge \
-  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.yaml" --wasm "$WASM" \
+  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.json" --wasm "$WASM" \
   --xds-dir "$RUN/xds" --backend "shop/cart=127.0.0.1:$BACKEND_PORT" \
   --listener-port "grpc=$GRPC_PORT" --listener-port "grpcs=$GRPCS_PORT" \
   --envoy-admin "127.0.0.1:$ADMIN_PORT" >"$RUN/watch.out" 2>"$RUN/watch.log" &

@@ -45,7 +45,7 @@ trap 'exit 130' INT TERM
 PIDS+=($!)
 
 "$ATTACHE_BIN" watch -f "$RUN/input" --gateway infra/edge \
-  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.yaml" --wasm "$WASM" \
+  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.json" --wasm "$WASM" \
   --xds-dir "$RUN/xds" --backend "*=127.0.0.1:$BACKEND_PORT" \
   --listener-port "https=$HTTPS_PORT" --listener-port "http=$HTTP_PORT" \
   --envoy-admin "127.0.0.1:$ADMIN_PORT" >"$RUN/watch.out" 2>"$RUN/watch.log" &

@@ -37,7 +37,7 @@ impl Setup {
         copy_dir(&workspace().join("examples/shop"), &input);
         Setup {
             out: dir.join("attache.json"),
-            ecds: dir.join("attache-ecds.yaml"),
+            ecds: dir.join("attache-ecds.json"),
             stderr: dir.join("watch.err"),
             input,
             dir,
@@ -157,7 +157,8 @@ fn watch_rewrites_on_change_and_keeps_the_last_good_files_on_broken_input() {
     ]);
     // watch --ecds writes what render ecds does, with its generation in
     // version_info (so that a restarted watch continues from it).
-    let mut written: Value = serde_yaml_ng::from_slice(&std::fs::read(&ecds).unwrap()).unwrap();
+    let mut written: Value =
+        serde_json::from_slice(&std::fs::read(&ecds).unwrap()).expect("a .json name gets JSON");
     let rendered: Value = serde_yaml_ng::from_slice(&rendered.stdout).unwrap();
     assert_eq!(
         written["version_info"].as_str().unwrap(),
@@ -246,7 +247,7 @@ fn an_unwritable_ecds_file_leaves_out_alone_and_is_retried_until_it_works() {
     std::fs::write(&blocked, "not a directory").unwrap();
     let (out, ecds, stderr) = (
         dir.join("attache.json"),
-        blocked.join("attache-ecds.yaml"),
+        blocked.join("attache-ecds.json"),
         dir.join("watch.err"),
     );
     let watch = Watch::start(&input, &out, &ecds, &stderr);
@@ -367,5 +368,35 @@ fn xds_dir_without_envoy_admin_warns_once_that_only_settle_ms_orders_the_writes(
     assert!(!said.contains(WARNING), "{said}");
     assert!(!said.contains("refuses connections"), "{said}");
     drop(watch);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A large ECDS file named for YAML costs Envoy at every edit; the watch
+/// says so once a run, not at every write.
+#[test]
+fn a_large_yaml_named_ecds_file_gets_one_notice_a_run() {
+    const NOTICE: &str = "note: the ECDS file ";
+    let dir = scratch("watch-large-yaml");
+    let input = dir.join("input");
+    std::fs::create_dir_all(&input).unwrap();
+    let routes = input.join("routes.yaml");
+    std::fs::write(&routes, support::routes_with_policies(500)).unwrap();
+    let (out, ecds, stderr) = (
+        dir.join("attache.json"),
+        dir.join("attache-ecds.yaml"),
+        dir.join("watch.err"),
+    );
+    let watch = Watch::start(&input, &out, &ecds, &stderr);
+    assert_eq!(watch.next_line(), "wrote generation 1 (500 routes)");
+    std::fs::write(input.join("edit.tmp"), support::routes_with_policies(501)).unwrap();
+    std::fs::rename(input.join("edit.tmp"), &routes).unwrap();
+    assert_eq!(watch.next_line(), "wrote generation 2 (501 routes)");
+    drop(watch);
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert_eq!(said.matches(NOTICE).count(), 1, "{said}");
+    let yaml_name = format!("{NOTICE}{} is ", ecds.display());
+    let json_name = format!("name it {}", dir.join("attache-ecds.json").display());
+    assert!(said.contains(&yaml_name), "{said}");
+    assert!(said.contains(&json_name), "{said}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -133,7 +133,7 @@ fn ecds_file_carries_the_resolved_document_in_the_format_its_name_asks_for() {
     );
 
     let yaml_path = dir.join("attache-ecds.yaml");
-    ok(&[
+    let written = ok(&[
         "render",
         "ecds",
         "-f",
@@ -145,6 +145,11 @@ fn ecds_file_carries_the_resolved_document_in_the_format_its_name_asks_for() {
     ]);
     let from_yaml: Value = serde_yaml_ng::from_slice(&std::fs::read(&yaml_path).unwrap()).unwrap();
     assert_eq!(from_yaml, response);
+    assert!(
+        written.stderr.is_empty(),
+        "a small YAML file is not worth a notice: {}",
+        text(&written.stderr)
+    );
     let leftovers: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -155,6 +160,45 @@ fn ecds_file_carries_the_resolved_document_in_the_format_its_name_asks_for() {
         2,
         "no temp files left behind: {leftovers:?}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_large_ecds_file_named_for_yaml_gets_one_notice_naming_it_and_the_json_name() {
+    let dir = scratch("ecds-large");
+    let input = dir.join("routes.yaml");
+    std::fs::write(&input, support::routes_with_policies(500)).unwrap();
+    let render_to = |name: &str| {
+        let path = dir.join(name);
+        let output = ok(&[
+            "render",
+            "ecds",
+            "-f",
+            input.to_str().unwrap(),
+            "--wasm",
+            "/w/f.wasm",
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        (std::fs::read(&path).unwrap().len(), text(&output.stderr))
+    };
+    let (bytes, said) = render_to("attache-ecds.yaml");
+    let yaml_path = dir.join("attache-ecds.yaml");
+    let json_path = dir.join("attache-ecds.json");
+    assert_eq!(
+        said,
+        format!(
+            "note: the ECDS file {} is {} KB of YAML, which Envoy parses again on every policy change; \
+             Envoy reads a large document about 6x cheaper from JSON: name it {} and attache writes JSON \
+             (docs/envoy.md, \"ECDS: new policies without a restart\")\n",
+            yaml_path.display(),
+            bytes / 1000,
+            json_path.display()
+        )
+    );
+    assert!(bytes > 32_000, "large enough for the notice: {bytes}");
+    let (_, said) = render_to("attache-ecds.json");
+    assert!(said.is_empty(), "JSON needs no notice: {said}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -22,7 +22,7 @@ use support::{attache_ok as attache, envoy_and_wasm, scratch, workspace};
 const GATEWAY: &str = "infra/edge";
 /// Container paths of docker-compose.yml, as envoy/README.md documents.
 const COMPOSE_XDS: &str = "/var/run/attache";
-const COMPOSE_ECDS: &str = "/var/run/attache/ecds/attache-ecds.yaml";
+const COMPOSE_ECDS: &str = "/var/run/attache/ecds/attache-ecds.json";
 const COMPOSE_WASM: &str = "/opt/attache/attache_filter.wasm";
 /// The xDS files envoy/xds holds, relative to the xDS directory.
 const XDS_FILES: [&str; 4] = [
@@ -69,7 +69,11 @@ fn compose_xds(dir: &Path) {
     ]);
 }
 
-fn compose_ecds() -> Vec<u8> {
+/// The ECDS file as envoy/README.md renders it: to a `.json` file, so JSON.
+/// `label` keeps two tests running at once out of each other's directory.
+fn compose_ecds(label: &str) -> Vec<u8> {
+    let dir = scratch(label);
+    let path = dir.join("attache-ecds.json");
     attache(&[
         "render",
         "ecds",
@@ -79,8 +83,12 @@ fn compose_ecds() -> Vec<u8> {
         GATEWAY,
         "--wasm",
         COMPOSE_WASM,
-    ])
-    .stdout
+        "-o",
+        &path.to_string_lossy(),
+    ]);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    bytes
 }
 
 fn assert_same(committed: &str, rendered: &[u8]) {
@@ -100,7 +108,10 @@ fn committed_bootstrap_is_what_the_generator_renders() {
 
 #[test]
 fn committed_ecds_file_is_what_the_generator_renders() {
-    assert_same("envoy/xds/ecds/attache-ecds.yaml", &compose_ecds());
+    assert_same(
+        "envoy/xds/ecds/attache-ecds.json",
+        &compose_ecds("compose-ecds"),
+    );
 }
 
 #[test]
@@ -161,7 +172,7 @@ fn committed_configuration_serves_the_compose_ports_and_dns_backend() {
 
 /// Renders ECDS and bootstrap for `input` into `dir` with local paths.
 fn render_local(input: &Path, wasm: &Path, dir: &Path) -> PathBuf {
-    let ecds = dir.join("attache-ecds.yaml");
+    let ecds = dir.join("attache-ecds.json");
     let bootstrap = dir.join("envoy.yaml");
     let (input, wasm, ecds_text) = (
         input.to_string_lossy(),
@@ -240,12 +251,12 @@ fn envoy_validates_every_rendered_bootstrap() {
     }
     let committed = std::fs::read_to_string(dir.join("envoy.yaml")).expect("bootstrap");
     assert!(committed.contains(&*dir.to_string_lossy()), "{committed}");
-    let ecds = String::from_utf8(compose_ecds())
+    let ecds = String::from_utf8(compose_ecds("compose-ecds-validate"))
         .expect("utf-8")
         .replace(COMPOSE_WASM, &wasm.to_string_lossy());
     std::fs::create_dir_all(dir.join("ecds")).expect("dir");
-    std::fs::write(dir.join("ecds/attache-ecds.yaml"), ecds).expect("write ecds");
-    assert!(COMPOSE_ECDS.ends_with("/ecds/attache-ecds.yaml"));
+    std::fs::write(dir.join("ecds/attache-ecds.json"), ecds).expect("write ecds");
+    assert!(COMPOSE_ECDS.ends_with("/ecds/attache-ecds.json"));
     validate(&envoy, &dir.join("envoy.yaml"));
     let inline = dir.join("inline.json");
     std::fs::write(&inline, inline_bootstrap(&dir).to_string()).expect("write");

@@ -132,7 +132,7 @@ spec:
 }
 
 fn render_and_validate(input: &Path, scratch: &Scratch) -> std::process::Output {
-    let ecds = scratch.join("edges.ecds.yaml");
+    let ecds = scratch.join("edges.ecds.json");
     let bootstrap = scratch.join("edges.envoy.yaml");
     let wasm = paths::wasm();
     generator::render_ecds(input, "infra/edge", &wasm, &ecds);

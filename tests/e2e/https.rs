@@ -244,7 +244,7 @@ fn start(scratch: &Scratch, with_secret: Option<&str>) -> Stack {
         input: &input,
         gateway: "infra/edge",
         out: &scratch.join("attache.json"),
-        ecds: &xds_dir.join("ecds/attache-ecds.yaml"),
+        ecds: &xds_dir.join("ecds/attache-ecds.json"),
         wasm: &paths::wasm(),
         xds_dir: &xds_dir,
         listener_ports: vec![("http".into(), http_port), ("https".into(), https_port)],

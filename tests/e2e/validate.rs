@@ -15,7 +15,7 @@ fn render_and_validate(
     scratch: &Scratch,
     label: &str,
 ) {
-    let ecds = scratch.join(&format!("{label}.ecds.yaml"));
+    let ecds = scratch.join(&format!("{label}.ecds.json"));
     let bootstrap = scratch.join(&format!("{label}.envoy.yaml"));
     let wasm = paths::wasm();
     generator::render_ecds(input, gateway, &wasm, &ecds);

@@ -97,3 +97,27 @@ pub fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
 }
+
+/// A Gateway `a/gw` with `routes` HTTPRoutes, each with a RoutePolicy of
+/// its own: input whose ECDS file is tens of KB per 500 routes.
+pub fn routes_with_policies(routes: usize) -> String {
+    let mut yaml = String::from(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: gc}\n\
+         spec: {controllerName: policy.attache.dev/attache}\n---\n\
+         apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: a}\n\
+         spec:\n  gatewayClassName: gc\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n",
+    );
+    for i in 0..routes {
+        yaml.push_str(&format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n\
+             metadata: {{name: r{i}, namespace: a}}\nspec:\n  parentRefs: [{{name: gw}}]\n  \
+             rules: [{{matches: [{{path: {{type: PathPrefix, value: /r{i}}}}}]}}]\n\
+             ---\napiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\n\
+             metadata: {{name: p{i}, namespace: a}}\nspec:\n  \
+             targetRefs: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r{i}}}]\n  \
+             defaults: {{timeouts: {{request: {}ms}}}}\n",
+            1000 + i
+        ));
+    }
+    yaml
+}

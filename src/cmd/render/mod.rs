@@ -16,7 +16,7 @@ mod wasmplugin;
 pub use wasmplugin::WasmPluginArgs;
 
 pub use super::load::ListenerArgs;
-use super::load::{encode_for, load_and_resolve_for, Loaded};
+use super::load::{encode_for, load_and_resolve_for, yaml_ecds_notice, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
 use crate::output::{pretty_json, print_stdout, write_atomically};
@@ -28,24 +28,25 @@ pub enum Command {
     #[command(after_help = "\
 Examples (file-based xDS: routes, clusters and policies reload without restart):
   attache watch -f examples/shop/ --out run/attache.json --wasm attache_filter.wasm \\
-      --ecds run/xds/ecds/attache-ecds.yaml --xds-dir run/xds \\
+      --ecds run/xds/ecds/attache-ecds.json --xds-dir run/xds \\
       --backend '*=127.0.0.1:9000' --listener-port http=8080 --envoy-admin 127.0.0.1:9901 &
   attache render envoy -f examples/shop/ --xds-dir run/xds -o envoy.yaml
 
 Static (everything in the bootstrap; only the filter's ECDS file reloads):
-  attache render ecds  -f examples/shop/ --wasm attache_filter.wasm -o run/ecds/attache-ecds.yaml
-  attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.yaml --wasm attache_filter.wasm \\
+  attache render ecds  -f examples/shop/ --wasm attache_filter.wasm -o run/ecds/attache-ecds.json
+  attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.json --wasm attache_filter.wasm \\
       --backend '*=127.0.0.1:9000' --listener-port http=8080 -o envoy.yaml
 
 With --xds-dir the bootstrap only says where the LDS and CDS files are
 (docs/envoy.md, \"File-based xDS\"); `attache watch --xds-dir` or `attache
 render xds` writes them. Route names are the schema-1 entry names. Output is
-YAML, or JSON when -o ends in .json.")]
+YAML on standard output; -o FILE is written as Envoy parses it by the name:
+YAML when FILE ends in .yaml or .yml, JSON otherwise.")]
     Envoy(EnvoyArgs),
     /// The LDS, RDS and CDS files of the file-based xDS layout, once.
     #[command(after_help = "\
 Example:
-  attache render xds -f examples/shop/ --xds-dir run/xds --ecds run/xds/ecds/attache-ecds.yaml \\
+  attache render xds -f examples/shop/ --xds-dir run/xds --ecds run/xds/ecds/attache-ecds.json \\
       --backend '*=127.0.0.1:9000' --listener-port http=8080
 
 Writes DIR/lds/listeners.json, DIR/cds/clusters.json and one
@@ -147,6 +148,8 @@ pub struct EcdsArgs {
     pub wasm: String,
     /// Write to FILE atomically (temp file in the same directory + rename,
     /// which is what makes Envoy reload it) instead of standard output.
+    /// YAML when FILE ends in .yaml or .yml, else JSON; name it .json:
+    /// Envoy reads a large document about 6x cheaper from JSON.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -158,7 +161,12 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Ecds(args) => {
             let loaded = args.selection.load(DataPlane::Envoy)?;
             let value = ecds_value(&loaded.resolved, &args.wasm)?;
-            emit(&value, args.output.as_deref())
+            let output = args.output.as_deref();
+            let text = encode_for(&value, output)?;
+            if let Some(notice) = output.and_then(|path| yaml_ecds_notice(path, &text)) {
+                eprintln!("{notice}");
+            }
+            write_or_print(&text, output)
         }
         Command::Wasmplugin(args) => wasmplugin::run(args, wasmplugin::Kind::WasmPlugin),
         Command::Trafficextension(args) => {
@@ -257,10 +265,13 @@ pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
 }
 
 pub(super) fn emit(value: &Value, output: Option<&Path>) -> Result<ExitCode, CliError> {
-    let text = encode_for(value, output)?;
+    write_or_print(&encode_for(value, output)?, output)
+}
+
+fn write_or_print(text: &str, output: Option<&Path>) -> Result<ExitCode, CliError> {
     match output {
         Some(path) => write_atomically(path, text.as_bytes())?,
-        None => print_stdout(&text)?,
+        None => print_stdout(text)?,
     }
     Ok(ExitCode::SUCCESS)
 }

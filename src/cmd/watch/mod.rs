@@ -47,9 +47,9 @@ use steps::{file_steps, Targets};
 #[command(after_help = "\
 Examples:
   attache watch -f examples/shop/ --out run/attache.json \\
-      --ecds run/ecds/attache-ecds.yaml --wasm attache_filter.wasm
+      --ecds run/ecds/attache-ecds.json --wasm attache_filter.wasm
   attache watch -f examples/shop/ --out run/attache.json \\
-      --ecds run/xds/ecds/attache-ecds.yaml --wasm attache_filter.wasm \\
+      --ecds run/xds/ecds/attache-ecds.json --wasm attache_filter.wasm \\
       --xds-dir run/xds --backend '*=127.0.0.1:9000' --listener-port http=8080 \\
       --envoy-admin 127.0.0.1:9901
 
@@ -80,7 +80,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Also write the ECDS file Envoy watches (atomically: Envoy applies it
-    /// when it is renamed into place).
+    /// when it is renamed into place). YAML when FILE ends in .yaml or
+    /// .yml, else JSON; name it .json: Envoy re-reads it on every change,
+    /// and reads a large document about 6x cheaper from JSON.
     #[arg(long, value_name = "FILE", requires = "wasm")]
     pub ecds: Option<PathBuf>,
     /// The filter's .wasm, for the ECDS file.
@@ -151,6 +153,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut pending: Option<Pending> = None;
     let mut retry = Retry::new(interval);
     let mut acted_on: Option<u64> = None;
+    // Said once a run: the name will not change while it runs.
+    let mut told_yaml_cost = false;
     loop {
         let seen = fingerprint(&args.input.files, &ours, args.input.limits.max_input_bytes);
         if acted_on != Some(seen) {
@@ -170,6 +174,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 first,
             ) {
                 Ok(next) => {
+                    if !told_yaml_cost {
+                        if let Some(notice) = next.files.iter().find_map(|f| f.yaml_cost_notice()) {
+                            eprintln!("{notice}");
+                            told_yaml_cost = true;
+                        }
+                    }
                     pending = Some(next);
                     retry = Retry::new(interval);
                 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::envoy_admin::Subscription;
 use super::generation::stamp_generation;
-use crate::cmd::load::encode_for;
+use crate::cmd::load::{encode_for, yaml_ecds_notice};
 use crate::cmd::CliError;
 use crate::output::pretty_json;
 use crate::output::{write_file, write_private_file};
@@ -162,6 +162,15 @@ impl FileStep {
                     source,
                 }),
             },
+        }
+    }
+
+    /// The notice for an ECDS file Envoy will read as YAML at a size that
+    /// costs every edit ([`yaml_ecds_notice`]); `None` for any other file.
+    pub fn yaml_cost_notice(&self) -> Option<String> {
+        match (&self.step, &self.content) {
+            (Step::Ecds(_), Some((text, _))) => yaml_ecds_notice(&self.path, text),
+            _ => None,
         }
     }
 

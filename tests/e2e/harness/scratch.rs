@@ -35,7 +35,7 @@ impl Scratch {
     pub fn ecds_file(&self) -> PathBuf {
         let dir = self.path.join("ecds");
         std::fs::create_dir_all(&dir).expect("create ecds dir");
-        dir.join("attache.ecds.yaml")
+        dir.join("attache-ecds.json")
     }
 
     pub fn join(&self, name: &str) -> PathBuf {

@@ -46,7 +46,7 @@ impl XdsStack {
             input: &input,
             gateway,
             out: &scratch.join("attache.json"),
-            ecds: &xds_dir.join("ecds/attache-ecds.yaml"),
+            ecds: &xds_dir.join("ecds/attache-ecds.json"),
             wasm: &paths::wasm(),
             xds_dir: &xds_dir,
             listener_ports: vec![(listener.to_owned(), listener_port)],
