@@ -8,7 +8,7 @@ use attache_contract::Retry;
 
 fn options() -> EnvoyOptions {
     EnvoyOptions {
-        ecds_path: "/run/attache/ecds.yaml".into(),
+        ecds_path: "/run/attache/ecds.json".into(),
         wasm_path: "/opt/f.wasm".into(),
         admin: AdminOptions {
             address: "127.0.0.1".into(),
@@ -113,7 +113,7 @@ fn the_filter_comes_from_the_ecds_file_with_the_document_as_default() {
     assert_eq!(filters[0]["name"], FILTER_NAME);
     assert_eq!(
         discovery["config_source"]["path_config_source"],
-        json!({"path": "/run/attache/ecds.yaml", "watched_directory": {"path": "/run/attache"}})
+        json!({"path": "/run/attache/ecds.json", "watched_directory": {"path": "/run/attache"}})
     );
     let default = &discovery["default_config"]["config"];
     assert_eq!(
