@@ -19,7 +19,8 @@ pub struct WasmPluginArgs {
     pub selection: Selection,
     #[command(flatten)]
     pub plugin: PluginArgs,
-    /// Write to FILE (atomically) instead of standard output.
+    /// Write to FILE (atomically) instead of standard output: YAML when
+    /// FILE ends in .yaml or .yml, else JSON (kubectl reads either).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
