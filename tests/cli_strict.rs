@@ -100,7 +100,7 @@ fn every_render_fails_under_strict_on_a_gateway_level_typo() {
 fn watch_strict_stops_at_start() {
     let dir = typo_file("strict-watch");
     let out = dir.join("attache.json");
-    let ecds = dir.join("ecds.yaml");
+    let ecds = dir.join("attache-ecds.json");
     let result = attache(&[
         "watch",
         "-f",

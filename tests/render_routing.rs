@@ -267,7 +267,7 @@ fn envoy_routes_requests_the_way_gateway_api_ranks_the_rules() {
     let input = dir.join("input.yaml");
     std::fs::write(&input, MANIFESTS).unwrap();
     let (ecds, bootstrap, log) = (
-        dir.join("ecds.yaml"),
+        dir.join("attache-ecds.json"),
         dir.join("envoy.yaml"),
         dir.join("envoy.log"),
     );
