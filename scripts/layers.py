@@ -55,7 +55,7 @@ LAYERS = {
         ("parse", ["parse"]),
         ("attach", ["attach", "route_parents"]),
         ("fold", ["fold", "retries", "gateway_pass"]),
-        ("entry", ["entry", "who_applies", "explain", "status", "diff"]),
+        ("entry", ["entry", "entry_memo", "who_applies", "explain", "status", "diff"]),
         ("resolve", ["resolve", "schema", "reach", ""]),
     ],
     "crates/attache-render/src": [

@@ -112,7 +112,10 @@ impl DataPlaneDocument {
     pub fn encode(document: &Document) -> Self {
         let mut strings = Interner::default();
         let mut profiles: Vec<Profile> = Vec::new();
-        let mut profile_index: HashMap<Profile, u32> = HashMap::new();
+        // Sized for a profile per entry, the worst case and a common one (a
+        // policy per route): growing the table rehashes every profile.
+        let mut profile_index: HashMap<Profile, u32> =
+            HashMap::with_capacity(document.routes.len());
         let mut groups: Vec<RouteGroup> = Vec::new();
         for entry in &document.routes {
             let profile = Profile {

@@ -13,9 +13,10 @@ use std::sync::Arc;
 
 use attache_core::topology::ObjectKey;
 use attache_core::ResolveError;
-use attache_core::{DataPlane, Inputs};
+use attache_core::{DataPlane, EntryMemo, Inputs};
 use attache_render::wasmplugin::{wasm_plugin_reusing, SealedPieces, WasmPluginOptions};
 use serde_json::{json, Value};
+use tracing::field::Empty;
 
 use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
@@ -180,6 +181,9 @@ pub struct Memo {
     /// Each Gateway's last sealed table, so that an edit deflates only the
     /// pieces it changed (`attache_render::wasmplugin::wasm_plugin_reusing`).
     sealed: HashMap<ObjectKey, SealedPieces>,
+    /// Each Gateway's last folded entries, so that an edit folds again only
+    /// the entries it reaches (`attache_core::resolve_for_data_plane`).
+    entries: HashMap<ObjectKey, EntryMemo>,
 }
 
 /// The objects a round reads: every one (the usual case), or for a
@@ -246,6 +250,7 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
     // A Gateway no longer served is forgotten: resolved again if it returns.
     memo.gateways.retain(|key, _| served.contains_key(key));
     memo.sealed.retain(|key, _| served.contains_key(key));
+    memo.entries.retain(|key, _| served.contains_key(key));
     let mut gateways = BTreeMap::new();
     let mut resolved = BTreeSet::new();
     for (key, uid) in &served {
@@ -262,9 +267,11 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
             let mut unremembered: Option<Desired> = None;
             if !current {
                 resolved.insert(key.clone());
-                let fresh = tracing::info_span!("resolve", gateway = %key).in_scope(|| {
+                let resolving = tracing::info_span!("resolve", gateway = %key, reused = Empty);
+                let fresh = resolving.in_scope(|| {
                     let sealed = memo.sealed.entry(key.clone()).or_default();
-                    desired(config, &inputs, key, uid, sealed)
+                    let entries = memo.entries.entry(key.clone()).or_default();
+                    desired(config, &inputs, key, uid, sealed, entries)
                 });
                 match fingerprint {
                     Some(fingerprint) => {
@@ -391,13 +398,15 @@ fn desired(
     key: &ObjectKey,
     uid: &str,
     sealed: &mut SealedPieces,
+    entries: &mut EntryMemo,
 ) -> Desired {
-    let resolved = attache_core::resolve_for(inputs, key, DataPlane::Istio).map_err(|e| {
-        Kept::Unresolvable {
+    let resolved = attache_core::resolve_for_data_plane(inputs, key, DataPlane::Istio, entries)
+        .map_err(|e| Kept::Unresolvable {
             gateway: key.clone(),
             source: Arc::new(e),
-        }
-    })?;
+        })?;
+    // How many entries the memo gave: all but those the change reached.
+    tracing::Span::current().record("reused", entries.reused());
     let encoding = tracing::info_span!("encode").entered();
     let mut plugin =
         wasm_plugin_reusing(&resolved.resolution, &config.plugin, sealed).map_err(|e| {

@@ -9,7 +9,7 @@
 //! wins, then the delegation path that sorts first, and the others are
 //! reported (the schema-1 entry name must be unique).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 pub use crate::limits::Limits;
 
@@ -35,6 +35,9 @@ pub struct Attachment<'a> {
     /// Effective matches: the leaf rule's, intersected with every
     /// delegating parent rule's (`crate::matches`).
     pub matches: Vec<HttpRouteMatch>,
+    /// The entry name (`entry_name`), built once: deduplicating, sorting
+    /// and resolving all read it.
+    name: String,
 }
 
 /// What a delegating parent passes down: its hostnames and, below the top
@@ -50,10 +53,14 @@ impl<'a> Attachment<'a> {
     }
 
     pub fn entry_name(&self) -> String {
-        match self.leaf() {
+        self.name.clone()
+    }
+
+    fn name_of(listener: &Listener, leaf: Option<(&HttpRoute, &Rule)>) -> String {
+        match leaf {
             Some((route, rule)) => crate::contract::EntryName {
-                set: self.listener.set_name(),
-                listener: &self.listener.name,
+                set: listener.set_name(),
+                listener: &listener.name,
                 namespace: &route.key.namespace,
                 route: &route.key.name,
                 rule: &rule.label(),
@@ -76,12 +83,12 @@ pub fn attach<'a>(
     let mut budget = Budget::new(inputs.limits, &gateway.key);
     let clashes = kind_clashes(inputs, gateway, diags);
     for listener in &gateway.listeners {
+        let listener_hosts: Vec<String> = listener.hostname.iter().cloned().collect();
         for route in inputs.all_routes() {
             let clash = route.kind == RouteKind::Grpc && clashes.contains(&route.key);
             if clash || !attaches(inputs, gateway, listener, route) {
                 continue;
             }
-            let listener_hosts: Vec<String> = listener.hostname.iter().cloned().collect();
             let Some(hostnames) = intersect_lists(&listener_hosts, &route.hostnames) else {
                 diags.push(
                     Diagnostic::note(format!(
@@ -267,8 +274,11 @@ impl<'a> Walker<'a, '_, '_> {
                     listener,
                     chain: chain.clone(),
                     hostnames: hostnames.clone(),
-                    matches: matches.clone(),
+                    matches,
+                    name: Attachment::name_of(listener, Some((route, rule))),
                 });
+                chain.pop();
+                continue;
             }
             for (i, child_key) in rule.delegates.iter().enumerate() {
                 let Some((child, child_hosts)) =
@@ -415,7 +425,7 @@ fn accepts_parent(child: &HttpRoute, parent: &HttpRoute) -> bool {
 
 /// Keeps one attachment per entry name: direct first, then the delegation
 /// path that sorts first.
-fn dedupe<'a>(mut all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<Attachment<'a>> {
+fn dedupe<'a>(all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<Attachment<'a>> {
     let path_key = |a: &Attachment<'a>| -> (usize, Vec<(String, String, usize)>) {
         (
             a.chain.len(),
@@ -425,23 +435,26 @@ fn dedupe<'a>(mut all: Vec<Attachment<'a>>, diags: &mut Vec<Diagnostic>) -> Vec<
                 .collect(),
         )
     };
-    all.sort_by_cached_key(|a| (a.entry_name(), path_key(a)));
-    // The leaf (route, rule index) each name was kept for: the same leaf again
-    // is another path to it; another leaf is a second rule with that name.
-    let mut seen: BTreeMap<String, Option<(&ObjectKey, usize)>> = BTreeMap::new();
-    let mut out = Vec::with_capacity(all.len());
-    for a in all {
-        let name = a.entry_name();
+    // The paths are compared only between attachments of one name (rare:
+    // a route reached twice).
+    let mut sorted = all;
+    sorted.sort_by(|a, b| (a.name.cmp(&b.name)).then_with(|| path_key(a).cmp(&path_key(b))));
+    // Sorted by name, a name's attachments are adjacent, and the first is
+    // kept: the same leaf (route, rule index) again is another path to it;
+    // another leaf is a second rule with that name.
+    let mut out: Vec<Attachment<'a>> = Vec::with_capacity(sorted.len());
+    for a in sorted {
         let leaf = a.leaf();
-        let Some(first) = seen.get(&name) else {
-            seen.insert(name, leaf.map(|(route, rule)| (&route.key, rule.index)));
+        let Some(kept) = out.last().filter(|kept| kept.name == a.name) else {
             out.push(a);
             continue;
         };
+        let first = kept.leaf().map(|(route, rule)| (&route.key, rule.index));
+        let name = &a.name;
         let Some((route, rule)) = leaf else {
             continue;
         };
-        let diagnostic = match *first {
+        let diagnostic = match first {
             // Parsing refuses the names that could collide (an all-digit rule
             // name); should another way appear, it must not pass as a second
             // path to one rule, since the second rule would lose its entry.

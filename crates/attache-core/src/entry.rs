@@ -5,9 +5,9 @@
 //! document, so no value can be lost on the way to the filter.
 
 use crate::attach::Attachment;
-use crate::contract::{Retry, RouteEntry, Timeouts};
+use crate::contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
 use crate::field::document::Settings;
-use crate::field::FieldKey;
+use crate::field::{FieldKey, FieldMap};
 use crate::fold::Folded;
 use crate::model::kinds::RouteKind;
 use crate::supplier::Supplier;
@@ -33,14 +33,10 @@ pub(crate) fn to_entry(
     adjusted: Adjusted,
     data_plane: DataPlane,
 ) -> RouteEntry {
-    let Some((route, rule)) = att.leaf() else {
+    if att.leaf().is_none() {
         return RouteEntry::default();
-    };
-    let carried = data_plane.carried(folded, suppliers);
-    let mut settings = Settings::default();
-    for (key, value) in &carried {
-        settings.carry(key, value);
     }
+    let carried = data_plane.carried(folded, suppliers);
     let mut sources: std::collections::BTreeMap<String, String> = folded
         .fields
         .iter()
@@ -65,8 +61,52 @@ pub(crate) fn to_entry(
             source.push_str(" + connection errors (GEP-1731)");
         }
     }
+    let mut entry = entry_of(att, name.to_string(), EntrySettings::of(&carried));
+    entry.hostnames = att.hostnames.clone();
+    entry.matches = att.matches.clone();
+    entry.sources = sources;
+    entry
+}
+
+/// What a folded rule sets in its entry: the part of a schema-1 entry
+/// that depends on the fold (the rest is the attachment's).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct EntrySettings {
+    timeouts: Option<Timeouts>,
+    retry: Option<Retry>,
+    request_headers: Option<HeaderChanges>,
+    response_headers: Option<HeaderChanges>,
+}
+
+impl EntrySettings {
+    /// From the fields the data plane carries (`DataPlane::carried`).
+    pub fn of(carried: &FieldMap) -> Self {
+        let mut settings = Settings::default();
+        for (key, value) in carried {
+            settings.carry(key, value);
+        }
+        EntrySettings {
+            timeouts: (settings.timeouts != Timeouts::default()).then_some(settings.timeouts),
+            retry: (settings.retry != Retry::default()).then_some(settings.retry),
+            request_headers: (!settings.request.is_empty()).then_some(settings.request),
+            response_headers: (!settings.response.is_empty()).then_some(settings.response),
+        }
+    }
+
+    /// From a rule's fold, for `data_plane`.
+    pub fn folded(folded: &Folded, suppliers: &[Supplier], data_plane: DataPlane) -> Self {
+        Self::of(&data_plane.carried(folded, suppliers))
+    }
+}
+
+/// The entry for one attachment with `settings`, without its hostnames,
+/// matches (the caller's to copy or move) and `sources`.
+pub(crate) fn entry_of(att: &Attachment<'_>, name: String, settings: EntrySettings) -> RouteEntry {
+    let Some((route, rule)) = att.leaf() else {
+        return RouteEntry::default();
+    };
     RouteEntry {
-        name: name.to_string(),
+        name,
         listener: att.listener.name.clone(),
         listener_set: att.listener.set.as_ref().map(|s| s.key.to_string()),
         listener_set_kind: att
@@ -79,12 +119,12 @@ pub(crate) fn to_entry(
         route_name: route.key.name.clone(),
         rule: rule.label(),
         route_kind: (route.kind != RouteKind::Http).then(|| route.kind.name().to_string()),
-        hostnames: att.hostnames.clone(),
-        matches: att.matches.clone(),
-        timeouts: (settings.timeouts != Timeouts::default()).then_some(settings.timeouts),
-        retry: (settings.retry != Retry::default()).then_some(settings.retry),
-        request_headers: (!settings.request.is_empty()).then_some(settings.request),
-        response_headers: (!settings.response.is_empty()).then_some(settings.response),
-        sources,
+        hostnames: Vec::new(),
+        matches: Vec::new(),
+        timeouts: settings.timeouts,
+        retry: settings.retry,
+        request_headers: settings.request_headers,
+        response_headers: settings.response_headers,
+        sources: Default::default(),
     }
 }

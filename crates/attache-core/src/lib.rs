@@ -19,6 +19,7 @@ pub mod diff;
 pub mod dns_name;
 pub(crate) mod duration;
 mod entry;
+mod entry_memo;
 pub(crate) mod error;
 pub mod explain;
 pub mod field;
@@ -49,6 +50,9 @@ pub use explain::Explanation;
 pub use limits::Limits;
 pub use model::Inputs;
 pub use parse::{assemble, limit_ancestors_with_foreign, parse, parse_each, Pieces};
-pub use resolve::{explain_route, resolve, resolve_for, select_gateway, ResolveError, Resolved};
+pub use resolve::{
+    explain_route, resolve, resolve_for, resolve_for_data_plane, select_gateway, EntryMemo,
+    ResolveError, Resolved,
+};
 pub use status::{policy_status, StatusReport};
 pub use who_applies::DataPlane;

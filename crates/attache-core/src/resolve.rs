@@ -4,22 +4,25 @@
 //! `crate::status::counting`; turning a fold into a schema-1 entry is
 //! `crate::entry`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::attach::Attachment;
 use crate::contract::{Document, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
-use crate::entry::{to_entry, Adjusted};
+use crate::entry::{entry_of, to_entry, Adjusted, EntrySettings};
+pub use crate::entry_memo::EntryMemo;
+use crate::entry_memo::{EntryKeys, FoldedEntry};
 pub use crate::error::ResolveError;
 use crate::explain::{explain, strategy_notes, Explanation};
-use crate::fold::folds_per_rule;
 use crate::fold::levels::RuleFold;
 use crate::fold::shared::SharedUpper;
+use crate::fold::{folds_per_rule, Folded};
 pub use crate::gateway_pass::select_gateway;
 use crate::gateway_pass::{clamp, clamp_warning, fold_full, grpc_timeout_note, prepare, Prepared};
 use crate::model::kinds::RouteKind;
-use crate::model::Inputs;
+use crate::model::{Gateway, Inputs};
 use crate::retries::{self, add_connection_errors};
+use crate::supplier::Supplier;
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 use crate::who_applies::{istio_request_conflicts, DataPlane};
 
@@ -53,6 +56,32 @@ pub fn resolve_for(
     gateway: &ObjectKey,
     data_plane: DataPlane,
 ) -> Result<Resolved, ResolveError> {
+    resolve_entries(inputs, gateway, data_plane, None)
+}
+
+/// [`resolve_for`] for a caller that only encodes the document for the
+/// data plane (the controller): the entries carry no `sources`, which the
+/// data-plane encodings drop (`attache_render::plugin_config`), and only
+/// the entries whose inputs changed since `memo` saw this Gateway are
+/// folded again (crate::entry_memo); the others are taken from it.
+/// Otherwise the result is the one [`resolve_for`] gives. Keep one memo
+/// per Gateway.
+pub fn resolve_for_data_plane(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+    data_plane: DataPlane,
+    memo: &mut EntryMemo,
+) -> Result<Resolved, ResolveError> {
+    resolve_entries(inputs, gateway, data_plane, Some(memo))
+}
+
+/// Without a memo, entries with `sources`; with one, entries without.
+fn resolve_entries(
+    inputs: &Inputs,
+    gateway: &ObjectKey,
+    data_plane: DataPlane,
+    mut memo: Option<&mut EntryMemo>,
+) -> Result<Resolved, ResolveError> {
     let Prepared {
         gateway: gw,
         attachments,
@@ -60,36 +89,68 @@ pub fn resolve_for(
     } = prepare(inputs, gateway)?;
     let mut shared = SharedUpper::new(inputs, gw);
     let per_rule = folds_per_rule(inputs);
+    // With a policy that folds per rule (`folds_per_rule`) every entry is
+    // folded afresh; the memo is for the usual case.
+    let mut keys = memo
+        .as_ref()
+        .filter(|_| !per_rule)
+        .map(|_| EntryKeys::new(inputs, gw, data_plane));
+    let mut kept = HashMap::with_capacity(if memo.is_some() { attachments.len() } else { 0 });
+    if let Some(memo) = memo.as_deref_mut() {
+        memo.start();
+    }
     let mut routes = Vec::with_capacity(attachments.len());
     let mut backends = BTreeMap::new();
-    for att in &attachments {
+    for att in attachments {
         let Some((_, leaf_rule)) = att.leaf() else {
             continue;
         };
-        let (mut folded, suppliers) = if per_rule {
-            let full = fold_full(inputs, gw, att);
-            (full.folded, full.suppliers)
-        } else {
-            let mut lower = RuleFold::new(inputs);
-            lower.lower(att);
-            shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers)
-        };
         let name = att.entry_name();
-        let clamped = clamp(&mut folded);
-        if let Some(note) = &clamped {
-            diagnostics.push(clamp_warning(note, att, &name));
-        }
-        if data_plane == DataPlane::Istio {
-            let carried = data_plane.carried(&folded, &suppliers);
-            diagnostics.extend(istio_request_conflicts(att, &carried, &name));
-        }
-        let adjusted = Adjusted {
-            clamped: clamped.is_some(),
-            connection_errors: add_connection_errors(&mut folded),
+        let mut fold = || fold_rule(inputs, gw, &att, &mut shared, per_rule, data_plane, &name);
+        let entry = match memo.as_deref_mut() {
+            None => {
+                let rule = fold();
+                diagnostics.extend(rule.diagnostics);
+                to_entry(
+                    &att,
+                    &name,
+                    &rule.folded,
+                    &rule.suppliers,
+                    rule.adjusted,
+                    data_plane,
+                )
+            }
+            Some(memo) => {
+                let key = keys.as_mut().map(|k| k.of(&att));
+                let folded = match key.and_then(|k| memo.take(k)) {
+                    Some(folded) => folded,
+                    None => {
+                        let rule = fold();
+                        FoldedEntry {
+                            settings: EntrySettings::folded(
+                                &rule.folded,
+                                &rule.suppliers,
+                                data_plane,
+                            ),
+                            diagnostics: rule.diagnostics,
+                        }
+                    }
+                };
+                diagnostics.extend(folded.diagnostics.iter().cloned());
+                let mut entry = entry_of(&att, name.clone(), folded.settings.clone());
+                entry.hostnames = att.hostnames;
+                entry.matches = att.matches;
+                if let Some(key) = key {
+                    kept.insert(key, folded);
+                }
+                entry
+            }
         };
-        let entry = to_entry(att, &name, &folded, &suppliers, adjusted, data_plane);
         backends.insert(name, leaf_rule.backends.clone());
         routes.push(entry);
+    }
+    if let Some(memo) = memo {
+        memo.replace(kept);
     }
     let mut document = Document {
         schema_version: SCHEMA_VERSION,
@@ -125,6 +186,53 @@ pub fn resolve_for(
         },
         diagnostics,
     })
+}
+
+/// One rule folded at every level, clamped and adjusted, and the notes
+/// that gave (a clamp, an Istio header clash).
+struct FoldedRule {
+    folded: Folded,
+    suppliers: Vec<Supplier>,
+    adjusted: Adjusted,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn fold_rule<'a>(
+    inputs: &'a Inputs,
+    gw: &'a Gateway,
+    att: &Attachment<'a>,
+    shared: &mut SharedUpper<'a>,
+    per_rule: bool,
+    data_plane: DataPlane,
+    name: &str,
+) -> FoldedRule {
+    let mut diagnostics = Vec::new();
+    let (mut folded, suppliers) = if per_rule {
+        let full = fold_full(inputs, gw, att);
+        (full.folded, full.suppliers)
+    } else {
+        let mut lower = RuleFold::new(inputs);
+        lower.lower(att);
+        shared.complete(att.listener, &lower.folded, &lower.gate, lower.suppliers)
+    };
+    let clamped = clamp(&mut folded);
+    if let Some(note) = &clamped {
+        diagnostics.push(clamp_warning(note, att, name));
+    }
+    if data_plane == DataPlane::Istio {
+        let carried = data_plane.carried(&folded, &suppliers);
+        diagnostics.extend(istio_request_conflicts(att, &carried, name));
+    }
+    let adjusted = Adjusted {
+        clamped: clamped.is_some(),
+        connection_errors: add_connection_errors(&mut folded),
+    };
+    FoldedRule {
+        folded,
+        suppliers,
+        adjusted,
+        diagnostics,
+    }
 }
 
 /// The explanation of every rule of `route` (leaf route of the entry) that

@@ -212,7 +212,7 @@ pub struct Policy {
 }
 
 /// Envoy Gateway's `mergeType` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MergeType {
     StrategicMerge,
     JsonMerge,
