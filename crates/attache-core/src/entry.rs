@@ -70,7 +70,7 @@ pub(crate) fn to_entry(
 
 /// What a folded rule sets in its entry: the part of a schema-1 entry
 /// that depends on the fold (the rest is the attachment's).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub(crate) struct EntrySettings {
     timeouts: Option<Timeouts>,
     retry: Option<Retry>,

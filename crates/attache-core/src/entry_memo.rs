@@ -22,8 +22,9 @@
 //! memo equals one from scratch after random edits.
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::attach::Attachment;
 use crate::diagnostic::Diagnostic;
@@ -37,8 +38,27 @@ use crate::who_applies::DataPlane;
 /// hostnames and matches) is the attachment's, built each time.
 #[derive(Debug, Clone)]
 pub(crate) struct FoldedEntry {
-    pub settings: EntrySettings,
+    pub settings: Arc<EntrySettings>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Equal settings folded in one resolution, kept once: a route's rules
+/// usually fold alike, and the memo holds every entry's settings between
+/// rounds (at 10,000 routes x 3 rules about a third as many).
+#[derive(Default)]
+pub(crate) struct SharedSettings {
+    seen: HashSet<Arc<EntrySettings>>,
+}
+
+impl SharedSettings {
+    pub fn share(&mut self, settings: EntrySettings) -> Arc<EntrySettings> {
+        if let Some(same) = self.seen.get(&settings) {
+            return Arc::clone(same);
+        }
+        let shared = Arc::new(settings);
+        self.seen.insert(Arc::clone(&shared));
+        shared
+    }
 }
 
 /// The entries of one Gateway's last resolution, by key. Keep one per

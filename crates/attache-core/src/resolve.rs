@@ -11,7 +11,7 @@ use crate::contract::{Document, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
 use crate::entry::{entry_of, to_entry, Adjusted, EntrySettings};
 pub use crate::entry_memo::EntryMemo;
-use crate::entry_memo::{EntryKeys, FoldedEntry};
+use crate::entry_memo::{EntryKeys, FoldedEntry, SharedSettings};
 pub use crate::error::ResolveError;
 use crate::explain::{explain, strategy_notes, Explanation};
 use crate::fold::levels::RuleFold;
@@ -96,6 +96,7 @@ fn resolve_entries(
         .filter(|_| !per_rule)
         .map(|_| EntryKeys::new(inputs, gw, data_plane));
     let mut kept = HashMap::with_capacity(if memo.is_some() { attachments.len() } else { 0 });
+    let mut shared_settings = SharedSettings::default();
     if let Some(memo) = memo.as_deref_mut() {
         memo.start();
     }
@@ -127,17 +128,17 @@ fn resolve_entries(
                     None => {
                         let rule = fold();
                         FoldedEntry {
-                            settings: EntrySettings::folded(
+                            settings: shared_settings.share(EntrySettings::folded(
                                 &rule.folded,
                                 &rule.suppliers,
                                 data_plane,
-                            ),
+                            )),
                             diagnostics: rule.diagnostics,
                         }
                     }
                 };
                 diagnostics.extend(folded.diagnostics.iter().cloned());
-                let mut entry = entry_of(&att, name.clone(), folded.settings.clone());
+                let mut entry = entry_of(&att, name.clone(), (*folded.settings).clone());
                 entry.hostnames = att.hostnames;
                 entry.matches = att.matches;
                 if let Some(key) = key {
