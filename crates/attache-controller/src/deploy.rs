@@ -163,13 +163,13 @@ fn deployment(options: &DeployOptions) -> Value {
                         // Requests for a small cluster; the memory limit for
                         // the largest cluster measured: 10,000 routes with one
                         // distinct policy each (the `controller_scale`
-                        // example, docs/benchmarks.md, "The incremental
-                        // reconcile") peak at 749 MiB RSS on one Gateway and
-                        // 976 MiB spread over 100, caches and per-Gateway
-                        // memos included, so 1280Mi leaves ~30% headroom.
+                        // example, docs/benchmarks.md, "The controller at
+                        // 10,000 routes") peak at 448 MiB RSS on one Gateway
+                        // and 658 MiB spread over 100, caches and per-Gateway
+                        // memos included, so 896Mi leaves ~35% headroom.
                         "resources": {
                             "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"cpu": "1", "memory": "1280Mi"}
+                            "limits": {"cpu": "1", "memory": "896Mi"}
                         },
                         "securityContext": {
                             "allowPrivilegeEscalation": false,
