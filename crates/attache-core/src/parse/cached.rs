@@ -79,27 +79,9 @@ fn add(inputs: &mut Inputs, alone: &Inputs) {
         |s| (s.id.kind.name().into(), s.id.key.to_string(), &s.meta),
     );
     for policy in &alone.policies {
-        let id = (
-            policy.kind,
-            policy.meta.namespace.clone(),
-            policy.meta.name.clone(),
-        );
-        if let Some(first) = inputs.policy_ids.get(&id).map(|i| &inputs.policies[*i]) {
-            let name = match &policy.meta.namespace {
-                Some(ns) => format!("{ns}/{}", policy.meta.name),
-                None => policy.meta.name.clone(),
-            };
-            let d = duplicate(
-                &policy.kind.to_string(),
-                &name,
-                &first.meta.origin,
-                &policy.meta.origin,
-            );
-            inputs.diagnostics.push(d);
-            continue;
-        }
-        inputs.policy_ids.insert(id, inputs.policies.len());
-        inputs.policies.push(policy.clone());
+        // The same rule as a whole parse: the first stays, a later one is
+        // reported "defined twice".
+        super::policy::push_policy(inputs, policy.clone());
     }
 }
 
