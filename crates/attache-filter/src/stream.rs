@@ -24,7 +24,8 @@
 //!    `x-envoy-internal` and of each header Envoy never strips; a remove
 //!    only for a header that is there (`crate::control`);
 //! 4. apply the route's header changes, then its control headers, one
-//!    replace/add/remove call each. A request with nothing to strip and a
+//!    replace/add/remove call each (a remove of a header the copy shows
+//!    absent is skipped: it would be a write). A request with nothing to strip and a
 //!    route without request changes writes nothing, so Envoy keeps its
 //!    cached route (any request-header write clears it).
 //!
@@ -117,7 +118,7 @@ impl Stream {
             strip_client_control_headers(host, copy.as_ref());
         }
         if let Some(route) = &route {
-            ops::apply_each(host, HeaderMap::Request, &route.request_ops);
+            ops::apply_to_request(host, &route.request_ops, copy.as_ref());
         }
         self.finish_match(host, route, how);
     }

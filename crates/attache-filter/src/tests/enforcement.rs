@@ -188,6 +188,21 @@ fn a_matched_request_costs_one_property_read_one_map_copy_and_one_write_per_chan
 }
 
 #[test]
+fn removing_a_header_the_client_did_not_send_costs_no_write() {
+    let mut host =
+        FakeHost::request("h", "/", &[("x-a", "client")]).with_route_name("http/shop/checkout/0");
+    request(&checkout(), &mut host);
+    // The eight writes above but the remove of x-b, which the copy lacks.
+    assert_eq!(host.calls(), (1, 0, 1, 7));
+    // Read one by one, nothing says x-b is absent: the remove is written.
+    let mut host = FakeHost::request("h", "/", &[("x-a", "client")])
+        .with_route_name("http/shop/checkout/0")
+        .reading_one_by_one();
+    request(&checkout(), &mut host);
+    assert_eq!(host.calls(), (1, STRIP_READS, 0, 8));
+}
+
+#[test]
 fn without_a_header_count_the_strip_reads_four_headers_instead_of_one_copy() {
     let mut host = FakeHost::request("h", "/", &[("x-b", "gone"), ("x-a", "client")])
         .with_route_name("http/shop/checkout/0")
