@@ -7,6 +7,12 @@ use crate::timeouts::basics;
 #[test]
 fn request_headers_arrive_set_added_and_removed() {
     let stack = Stack::start(&basics());
+    assert_request_headers_policy(&stack);
+}
+
+/// `/headers` (a set, an add and a remove of the fixture's policy) reaches
+/// the backend with each applied once and other headers untouched.
+pub fn assert_request_headers_policy(stack: &Stack) {
     let reply = stack.get(
         "/headers",
         &[

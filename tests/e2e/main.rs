@@ -17,6 +17,7 @@ mod harness;
 mod control_headers;
 mod edge_values;
 mod example;
+mod fallback;
 mod grpc;
 mod headers;
 mod hostile;
