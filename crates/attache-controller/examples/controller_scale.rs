@@ -178,6 +178,11 @@ async fn main() {
     );
 
     let mut latencies = Vec::new();
+    // Each edit's timeline in the stand-in's clock: edit -> the apply
+    // request received (the controller's share: watch, debounce, round) and
+    // received -> answered (the stand-in's own SSA handling and transfer).
+    let mut to_request = Vec::new();
+    let mut in_standin = Vec::new();
     let mut per_edit_statuses = Vec::new();
     let mut per_edit_applies = Vec::new();
     for i in 0..edits {
@@ -194,28 +199,42 @@ async fn main() {
             assert!(Instant::now() < bound, "edit {i} never applied");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let applied = server
+        let (received, applied) = server
             .log()
             .records()
             .iter()
             .filter(|r| {
                 r.verb == Verb::Apply && r.resource == "wasmplugins" && r.received >= edited
             })
-            .map(|r| r.answered)
+            .map(|r| (r.received, r.answered))
             .min()
             .unwrap();
-        latencies.push(applied.duration_since(edited).as_secs_f64() * 1000.0);
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        latencies.push(ms(applied.duration_since(edited)));
+        to_request.push(ms(received.duration_since(edited)));
+        in_standin.push(ms(applied.duration_since(received)));
         settle(&server, Duration::from_secs(2), Duration::from_secs(120)).await;
         per_edit_statuses.push(status_writes(&server) - statuses_before);
         per_edit_applies.push(applies(&server) - applies_before);
     }
     latencies.sort_by(f64::total_cmp);
+    to_request.sort_by(f64::total_cmp);
+    in_standin.sort_by(f64::total_cmp);
     let (_, peak) = memory(&child);
     if !latencies.is_empty() {
         println!(
             "{edits} one-policy edits: edit to apply p50 {:.0} ms, p99 {:.0} ms (debounce 300 ms included); status writes per edit {per_edit_statuses:?}, plugin applies per edit {per_edit_applies:?}",
             percentile(&latencies, 0.5),
             percentile(&latencies, 0.99),
+        );
+    }
+    if !latencies.is_empty() {
+        println!(
+            "edit timeline: edit -> apply request received p50 {:.0} ms, max {:.0} ms; the stand-in's answer to the apply p50 {:.1} ms, max {:.1} ms",
+            percentile(&to_request, 0.5),
+            percentile(&to_request, 1.0),
+            percentile(&in_standin, 0.5),
+            percentile(&in_standin, 1.0),
         );
     }
     println!("RSS peak (VmHWM) {peak:.0} MiB");

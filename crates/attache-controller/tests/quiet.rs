@@ -12,7 +12,8 @@ use attache_apiserver::{Handle, Verb};
 
 mod common;
 use common::standin::{
-    free_port, metrics, repo, series, shop_server, start_controller, writes_since,
+    edit_policy, eventually, free_port, metrics, repo, series, shop_server, start_controller,
+    writes_since,
 };
 
 /// The idle window the issue names.
@@ -109,4 +110,42 @@ async fn an_idle_controller_writes_nothing_but_its_lease() {
         "the first list and at least one re-probe: {}",
         probes(&istio)
     );
+}
+
+/// The stored plugins the controller applied, and how many applies it sent.
+fn plugins(server: &Handle) -> (Vec<serde_json::Value>, u64) {
+    let applies = server.log().count_ok(Verb::Apply, "wasmplugins", None);
+    (
+        server.objects("extensions.istio.io", "wasmplugins"),
+        applies,
+    )
+}
+
+/// An edit costs one round: the controller's own apply coming back through
+/// the watch wakes none (it woke a second, idle, full round after every
+/// edit). A plugin edited by someone else still wakes one and is put back.
+#[tokio::test]
+async fn our_own_apply_coming_back_wakes_no_round_but_a_hand_edit_does() {
+    let (server, port, controller) = settled(&[]).await;
+    let rounds = || async { series(&metrics(port).await, "attache_reconciles_total") };
+    let (_, applies) = plugins(&server);
+    let before = rounds().await;
+    edit_policy(&server, "shop", "storefront", "17s");
+    eventually("the edit applied", || plugins(&server).1 > applies).await;
+    // Many debounces (50 ms here) for a round the echo would wake.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(rounds().await - before, 1.0, "one round for one edit");
+
+    let (stored, applies) = plugins(&server);
+    let ours = stored[0].clone();
+    let mut edited = ours.clone();
+    assert!(ours["spec"]["url"].is_string(), "a field we set: {ours:#}");
+    edited["spec"]["url"] = serde_json::json!("oci://elsewhere/module:1");
+    server.seed([edited]).unwrap();
+    eventually("the hand edit put back", || {
+        let (now, sent) = plugins(&server);
+        sent > applies && now[0]["spec"] == ours["spec"]
+    })
+    .await;
+    controller.abort();
 }

@@ -247,11 +247,14 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         if !leader.load(Ordering::SeqCst) || !caches.shared.all_ready() {
             continue;
         }
+        // From the wake to the round's start: the debounce, and nothing else
+        // (an edit's timeline, docs/controller.md "Edit to write").
+        let waited = burst.elapsed();
         let round = reconciler
             .round(&caches, Timestamp::now())
             .instrument(tracing::info_span!("round"))
             .await;
-        tracing::info!(?round, "reconciled");
+        tracing::info!(?round, waited_ms = waited.as_millis() as u64, "reconciled");
         backoff = round
             .retry_round
             .then(|| backoff.map_or(Duration::from_secs(1), |b| (b * 2).min(watch::MAX_BACKOFF)));

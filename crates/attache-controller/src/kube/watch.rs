@@ -229,6 +229,8 @@ pub async fn run_in(
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
+                    let echo =
+                        matches!(&event, watcher::Event::Apply(o) if own_apply_echo(kind, o));
                     // The API server's bookkeeping of who set which field:
                     // nothing here reads it, and with server-side apply it
                     // is often the larger part of an object held in memory.
@@ -248,7 +250,9 @@ pub async fn run_in(
                     let done = matches!(event, watcher::Event::InitDone);
                     let news = match &event {
                         watcher::Event::InitApply(_) => false,
-                        watcher::Event::Apply(object) => !status_only(kind, &store, object),
+                        watcher::Event::Apply(object) => {
+                            !echo && !status_only(kind, &store, object)
+                        }
                         _ => true,
                     };
                     store.apply_watcher_event(&read_as_it_arrives(kind, &store, event));
@@ -307,6 +311,26 @@ fn status_only(kind: &WatchedKind, store: &Writer<Watched>, object: &DynamicObje
             && was.annotations == now.annotations
             && was.deletion_timestamp == now.deletion_timestamp
     })
+}
+
+/// Whether `object`, one of the plugins we write, was last written by us
+/// alone: every entry of its `managedFields` is our field manager's. That
+/// is our own apply coming back (the round that made it already knows it),
+/// so it updates the store but wakes no round, which would find nothing to
+/// do at the cost of a full one after every edit (issue 30). Any other
+/// writer of the object leaves an entry of its own (an API server records
+/// the manager of every write, a user agent when none is given), and a
+/// delete or a deletion mark always wakes: drift is still put right.
+fn own_apply_echo(kind: &WatchedKind, object: &DynamicObject) -> bool {
+    let metadata = &object.metadata;
+    kind.role == Role::Output
+        && metadata.deletion_timestamp.is_none()
+        && metadata.managed_fields.as_ref().is_some_and(|entries| {
+            !entries.is_empty()
+                && entries
+                    .iter()
+                    .all(|e| e.manager.as_deref() == Some(super::api::FIELD_MANAGER))
+        })
 }
 
 /// One log line per watch error other than a missing kind; the stream's
