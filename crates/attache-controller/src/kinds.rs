@@ -62,6 +62,10 @@ const GATEWAY: &str = "gateway.networking.k8s.io";
 const GATEWAY_X: &str = "gateway.networking.x-k8s.io";
 const ATTACHE: &str = "policy.attache.dev";
 
+/// The field manager of every write (server-side apply docs, "Managers");
+/// the watcher knows our own writes coming back by it.
+pub const FIELD_MANAGER: &str = "attache";
+
 /// The label every object the controller writes carries, and the selector
 /// of its WasmPlugin and TrafficExtension watches.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "attache");

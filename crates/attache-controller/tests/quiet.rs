@@ -20,16 +20,21 @@ use common::standin::{
 const IDLE: Duration = Duration::from_secs(60);
 
 /// Starts the stand-in with examples/shop (and `unserved` kinds removed)
-/// and the controller with a Lease; waits until it settled: the plugin
-/// applied, every policy's status written, and 3 s without other writes.
-async fn settled(unserved: &[(&str, &str)]) -> (Handle, u16, tokio::task::JoinHandle<()>) {
+/// and the controller with a Lease as `identity` (which names its
+/// kubeconfig: one per test running at once); waits until it settled: the
+/// plugin applied, every policy's status written, and 3 s without other
+/// writes.
+async fn settled(
+    identity: &str,
+    unserved: &[(&str, &str)],
+) -> (Handle, u16, tokio::task::JoinHandle<()>) {
     let shop = attache_apiserver::read_manifests(&repo("examples/shop")).unwrap();
     let server = shop_server().await;
     for (group, plural) in unserved {
         server.unserve_kind(group, plural);
     }
     let port = free_port();
-    let controller = start_controller(&server, &format!("quiet-{}", unserved.len()), port);
+    let controller = start_controller(&server, identity, port);
     let policies = shop
         .iter()
         .filter(|o| o["kind"] == "RoutePolicy" || o["kind"] == "ClusterRoutePolicy")
@@ -62,7 +67,8 @@ async fn settled(unserved: &[(&str, &str)]) -> (Handle, u16, tokio::task::JoinHa
 /// Converged, then `IDLE` of nothing: no write but the Lease's, and the
 /// reconcile counter does not move.
 async fn stays_quiet(unserved: &[(&str, &str)]) -> Handle {
-    let (server, port, controller) = settled(unserved).await;
+    let identity = format!("quiet-{}", unserved.len());
+    let (server, port, controller) = settled(&identity, unserved).await;
     let before = metrics(port).await;
     let since = Instant::now();
     tokio::time::sleep(IDLE).await;
@@ -126,7 +132,7 @@ fn plugins(server: &Handle) -> (Vec<serde_json::Value>, u64) {
 /// edit). A plugin edited by someone else still wakes one and is put back.
 #[tokio::test]
 async fn our_own_apply_coming_back_wakes_no_round_but_a_hand_edit_does() {
-    let (server, port, controller) = settled(&[]).await;
+    let (server, port, controller) = settled("quiet-echo", &[]).await;
     let rounds = || async { series(&metrics(port).await, "attache_reconciles_total") };
     let (_, applies) = plugins(&server);
     let before = rounds().await;

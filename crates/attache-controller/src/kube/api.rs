@@ -11,11 +11,9 @@ use serde_json::{json, Value};
 
 use super::metrics::{Metrics, Write};
 use super::watch::api_resource;
+pub use crate::kinds::FIELD_MANAGER;
 use crate::kinds::{WatchedKind, WASM_PLUGIN};
 use crate::status::rebase;
-
-/// The field manager of every write (server-side apply docs, "Managers").
-pub const FIELD_MANAGER: &str = "attache";
 
 /// How often a status write that met a 409 Conflict is re-read and retried.
 pub const STATUS_RETRIES: usize = 3;

@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 
 use super::metrics::Metrics;
 pub use super::watched::Watched;
-use crate::kinds::{Role, WatchedKind, MANAGED_BY};
+use crate::kinds::{Role, WatchedKind, FIELD_MANAGER, MANAGED_BY};
 
 /// How long a kind whose CRD is missing waits before it is looked for again
 /// the first time; each probe that still finds it missing doubles the wait,
@@ -329,7 +329,7 @@ fn own_apply_echo(kind: &WatchedKind, object: &DynamicObject) -> bool {
             !entries.is_empty()
                 && entries
                     .iter()
-                    .all(|e| e.manager.as_deref() == Some(super::api::FIELD_MANAGER))
+                    .all(|e| e.manager.as_deref() == Some(FIELD_MANAGER))
         })
 }
 
