@@ -18,7 +18,9 @@
 //! cargo run --release -p attache-controller --example controller_scale -- \
 //!     IN.json [IDLE_SECONDS [EDITS]]
 //! with ATTACHE_BIN (default target/release/attache); CONTROLLER_LOG=FILE keeps
-//! the controller's log, CONTROLLER_LOG_LEVEL its RUST_LOG (default warn).
+//! the controller's log, CONTROLLER_LOG_LEVEL its RUST_LOG (default warn);
+//! EDIT_GAP_MS=MS makes each edit MS after the previous one's apply instead
+//! of after 2 s of quiet (the per-edit write counts are then left empty).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool
 
 use std::path::PathBuf;
@@ -177,6 +179,11 @@ async fn main() {
         idle_writes as f64 * 60.0 / idle as f64
     );
 
+    // EDIT_GAP_MS: the next edit that long after the previous one's apply,
+    // not after 2 s of quiet (edits in a row, as a busy cluster makes them).
+    let gap = std::env::var("EDIT_GAP_MS")
+        .ok()
+        .map(|ms| Duration::from_millis(ms.parse().unwrap()));
     let mut latencies = Vec::new();
     // Each edit's timeline in the stand-in's clock: edit -> the apply
     // request received (the controller's share: watch, debounce, round) and
@@ -213,9 +220,16 @@ async fn main() {
         latencies.push(ms(applied.duration_since(edited)));
         to_request.push(ms(received.duration_since(edited)));
         in_standin.push(ms(applied.duration_since(received)));
-        settle(&server, Duration::from_secs(2), Duration::from_secs(120)).await;
-        per_edit_statuses.push(status_writes(&server) - statuses_before);
-        per_edit_applies.push(applies(&server) - applies_before);
+        match gap {
+            // The next edit lands while the controller may still be busy
+            // with this one (its status, or a round its own writes woke).
+            Some(gap) => tokio::time::sleep(gap).await,
+            None => {
+                settle(&server, Duration::from_secs(2), Duration::from_secs(120)).await;
+                per_edit_statuses.push(status_writes(&server) - statuses_before);
+                per_edit_applies.push(applies(&server) - applies_before);
+            }
+        }
     }
     latencies.sort_by(f64::total_cmp);
     to_request.sort_by(f64::total_cmp);
