@@ -195,7 +195,7 @@ impl<'a> EntryKeys<'a> {
     fn policy(&mut self, index: usize) -> Option<u64> {
         let slot = self.policies.get_mut(index)?;
         if slot.is_none() {
-            *slot = self.inputs.policies.get(index).map(policy_hash);
+            *slot = self.inputs.policy(index).map(policy_hash);
         }
         *slot
     }

@@ -271,7 +271,7 @@ pub fn explain_route(
             ))
         }));
         notes.extend(strategy_notes(&fold.folded, &fold.suppliers, |i| {
-            inputs.policies.get(i)
+            inputs.policy(i)
         }));
         let head = Explanation {
             entry: name,

@@ -102,7 +102,7 @@ fn two_rules_with_one_entry_name_are_an_error() {
     let yaml = format!("{GATEWAY}{}", route("r", "a"));
     let mut inputs = inputs(&yaml);
     assert!(inputs.diagnostics.is_empty(), "{:#?}", inputs.diagnostics);
-    let r = inputs.routes.get_mut(&key("shop/r")).unwrap();
+    let r = std::sync::Arc::make_mut(inputs.routes.get_mut(&key("shop/r")).unwrap());
     r.rules[0].name = Some("1".into());
     let resolved = resolve(&inputs, &key("shop/edge")).unwrap();
     let errors: Vec<_> = resolved

@@ -157,7 +157,7 @@ impl<'a> RuleFold<'a> {
         let mut opted: Vec<(&crate::model::Policy, usize, MergeStrategy)> = ranked
             .iter()
             .filter_map(|&i| {
-                let p = inputs.policies.get(i)?;
+                let p = inputs.policy(i)?;
                 Some((p, i, p.strategy?))
             })
             .collect();

@@ -3,6 +3,7 @@
 //! every layer above can name it without reaching into `parse`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::kinds::RouteKind;
@@ -13,20 +14,24 @@ use crate::model::{
 use crate::source::Origin;
 use crate::topology::ObjectKey;
 
-/// Everything the resolver read, validated and indexed.
+/// Everything the resolver read, validated and indexed. Each object is
+/// shared (`Arc`): the controller assembles a round's input from pieces it
+/// keeps between rounds (`crate::parse::assemble`), and a copy of 10,000
+/// routes and policies per round was most of that round's parse time. A
+/// pass that changes an object copies that one only (`Arc::make_mut`).
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    pub classes: BTreeMap<String, GatewayClass>,
-    pub namespaces: BTreeMap<String, Namespace>,
-    pub gateways: BTreeMap<ObjectKey, Gateway>,
+    pub classes: BTreeMap<String, Arc<GatewayClass>>,
+    pub namespaces: BTreeMap<String, Arc<Namespace>>,
+    pub gateways: BTreeMap<ObjectKey, Arc<Gateway>>,
     /// HTTPRoutes (the only kind a rule may delegate to).
-    pub routes: BTreeMap<ObjectKey, HttpRoute>,
+    pub routes: BTreeMap<ObjectKey, Arc<HttpRoute>>,
     /// GRPCRoutes: apart, since an HTTPRoute may have the same name.
-    pub grpc_routes: BTreeMap<ObjectKey, HttpRoute>,
+    pub grpc_routes: BTreeMap<ObjectKey, Arc<HttpRoute>>,
     /// Every ListenerSet read, attached or not (`SetState`).
-    pub listener_sets: BTreeMap<SetRef, ListenerSet>,
+    pub listener_sets: BTreeMap<SetRef, Arc<ListenerSet>>,
     /// Sorted by kind, namespace, name; invalid ones included.
-    pub policies: Vec<Policy>,
+    pub policies: Vec<Arc<Policy>>,
     /// Valid policies by the target they attach to, in precedence order.
     pub by_target: BTreeMap<Target, Vec<usize>>,
     /// Everything noticed while reading, in input order.
@@ -55,15 +60,21 @@ impl Inputs {
         .unwrap_or_default()
     }
 
+    /// The policy at `index` of [`Inputs::policies`] (what `by_target`
+    /// lists).
+    pub fn policy(&self, index: usize) -> Option<&Policy> {
+        self.policies.get(index).map(|policy| &**policy)
+    }
+
     /// The routes of one kind.
-    pub fn routes_of(&self, kind: RouteKind) -> &BTreeMap<ObjectKey, HttpRoute> {
+    pub fn routes_of(&self, kind: RouteKind) -> &BTreeMap<ObjectKey, Arc<HttpRoute>> {
         match kind {
             RouteKind::Http => &self.routes,
             RouteKind::Grpc => &self.grpc_routes,
         }
     }
 
-    pub fn routes_of_mut(&mut self, kind: RouteKind) -> &mut BTreeMap<ObjectKey, HttpRoute> {
+    pub fn routes_of_mut(&mut self, kind: RouteKind) -> &mut BTreeMap<ObjectKey, Arc<HttpRoute>> {
         match kind {
             RouteKind::Http => &mut self.routes,
             RouteKind::Grpc => &mut self.grpc_routes,
@@ -73,7 +84,10 @@ impl Inputs {
     /// Every route of every kind: HTTPRoutes, then GRPCRoutes, each by
     /// namespace and name.
     pub fn all_routes(&self) -> impl Iterator<Item = &HttpRoute> {
-        self.routes.values().chain(self.grpc_routes.values())
+        self.routes
+            .values()
+            .chain(self.grpc_routes.values())
+            .map(|route| &**route)
     }
 
     /// Labels of a namespace as a selector sees them: the manifest's labels

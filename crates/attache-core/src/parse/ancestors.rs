@@ -82,7 +82,7 @@ fn limit(inputs: &mut Inputs, foreign: &dyn Fn(&Policy) -> usize) -> Vec<(usize,
     }
     let mut taken = Vec::new();
     for (index, room, order) in orders {
-        let Some(policy) = inputs.policies.get_mut(index) else {
+        let Some(policy) = inputs.policies.get_mut(index).map(Arc::make_mut) else {
             continue;
         };
         let mut slots: Vec<Option<TargetRef>> = std::mem::take(&mut policy.targets)

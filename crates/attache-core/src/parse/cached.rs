@@ -110,6 +110,8 @@ fn add_all<K: Ord + Clone, V: Clone>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::{assemble, Pieces};
     use crate::parse::parse_each;
     use crate::source::{Origin, SourceDoc};
@@ -185,5 +187,49 @@ mod tests {
         // The later one is named, the first kept.
         assert!(defined_twice[0].contains("doc3"), "{}", defined_twice[0]);
         assert!(defined_twice[0].contains("doc0"), "{}", defined_twice[0]);
+    }
+
+    #[test]
+    fn assembling_shares_each_object_and_copies_only_what_relating_changes() {
+        const ABSENT: &str = "apiVersion: policy.attache.dev/v1alpha1\nkind: RoutePolicy\nmetadata: {name: gone, namespace: shop}\nspec: {targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: nowhere}], defaults: {timeouts: {request: 5s}}}";
+        let takes_sets = GATEWAY.replace(
+            "listeners:",
+            "allowedListeners: {namespaces: {from: Same}}, listeners:",
+        );
+        let all = docs(&[CLASS, &takes_sets, ROUTE, SET, POLICY, ABSENT]);
+        let pieces: Vec<Pieces> = all.iter().map(Pieces::read).collect();
+        let inputs = assemble(&pieces);
+        let route = &inputs.routes.values().next().unwrap();
+        assert!(Arc::ptr_eq(
+            route,
+            pieces[2].alone.routes.values().next().unwrap()
+        ));
+        let [found, absent] = ["p", "gone"].map(|name| {
+            inputs
+                .policies
+                .iter()
+                .find(|p| p.meta.name == name)
+                .unwrap()
+        });
+        assert!(Arc::ptr_eq(found, &pieces[4].alone.policies[0]));
+        // The target not found is cleared on a copy; the piece keeps what
+        // reading gave, for the next round.
+        assert!(!Arc::ptr_eq(absent, &pieces[5].alone.policies[0]));
+        assert_eq!(absent.targets[0].resolved, None);
+        assert!(pieces[5].alone.policies[0].targets[0].resolved.is_some());
+        // The Gateway took the set's listener: a copy, the piece unchanged.
+        let gateway = inputs.gateways.values().next().unwrap();
+        assert_eq!(gateway.listeners.len(), 2);
+        assert_eq!(
+            pieces[1]
+                .alone
+                .gateways
+                .values()
+                .next()
+                .unwrap()
+                .listeners
+                .len(),
+            1
+        );
     }
 }

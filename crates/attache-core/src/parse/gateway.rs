@@ -11,7 +11,7 @@ pub(super) fn read_class(doc: &SourceDoc, inputs: &mut Inputs) {
         "GatewayClass",
         |raw: RawGatewayClass| raw.metadata,
         |inputs| &mut inputs.classes,
-        |meta| GatewayClass { meta },
+        |meta| Arc::new(GatewayClass { meta }),
         |class| &class.meta,
     );
 }
@@ -23,7 +23,7 @@ pub(super) fn read_namespace(doc: &SourceDoc, inputs: &mut Inputs) {
         "Namespace",
         |raw: RawNamespace| raw.metadata,
         |inputs| &mut inputs.namespaces,
-        |meta| Namespace { meta },
+        |meta| Arc::new(Namespace { meta }),
         |namespace| &namespace.meta,
     );
 }
@@ -96,14 +96,14 @@ pub(super) fn read_gateway(doc: &SourceDoc, inputs: &mut Inputs) {
     }
     inputs.gateways.insert(
         key.clone(),
-        Gateway {
+        Arc::new(Gateway {
             meta,
             key,
             class: raw.spec.gateway_class_name,
             listeners,
             allowed_listeners,
             conflicted: Vec::new(),
-        },
+        }),
     );
 }
 

@@ -72,14 +72,14 @@ pub(super) fn read_listener_set(doc: &SourceDoc, kind: SetKind, inputs: &mut Inp
     };
     inputs.listener_sets.insert(
         id.clone(),
-        ListenerSet {
+        Arc::new(ListenerSet {
             meta,
             id,
             parent,
             listeners,
             state: SetState::Attached,
             conflicted: Vec::new(),
-        },
+        }),
     );
 }
 
@@ -91,6 +91,7 @@ pub(super) fn link_listener_sets(inputs: &mut Inputs) {
     let mut order: Vec<&ListenerSet> = inputs
         .listener_sets
         .values()
+        .map(|s| &**s)
         .filter(|s| s.state == SetState::Attached)
         .collect();
     order.sort_by(|a, b| a.precedence().cmp(&b.precedence()));
@@ -106,6 +107,8 @@ pub(super) fn link_listener_sets(inputs: &mut Inputs) {
         let Some(gw) = inputs.gateways.get_mut(&key) else {
             continue;
         };
+        // Only a Gateway that takes sets is changed (and so copied).
+        let gw = Arc::make_mut(gw);
         gw.listeners.extend(set_listeners);
         for (loser, why) in conflicts(&gw.listeners) {
             findings.push((key.clone(), loser, why));
@@ -161,7 +164,7 @@ fn drop_shadowed_x_sets(inputs: &mut Inputs) {
     }
     for (id, why) in dropped {
         if let Some(set) = inputs.listener_sets.get_mut(&id) {
-            set.state = SetState::Dropped(why);
+            Arc::make_mut(set).state = SetState::Dropped(why);
         }
     }
 }
@@ -234,7 +237,7 @@ fn gate(inputs: &mut Inputs) {
     }
     for (id, why) in detached {
         if let Some(set) = inputs.listener_sets.get_mut(&id) {
-            set.state = SetState::Detached(why);
+            Arc::make_mut(set).state = SetState::Detached(why);
         }
     }
 }
@@ -344,19 +347,24 @@ fn mark_conflicted(inputs: &mut Inputs, gateway: &ObjectKey, index: usize, why: 
     match &listener.set {
         Some(set) => {
             if let Some(s) = inputs.listener_sets.get_mut(set) {
-                s.conflicted.push((listener.name.clone(), why));
+                Arc::make_mut(s)
+                    .conflicted
+                    .push((listener.name.clone(), why));
             }
         }
         None => {
             if let Some(g) = inputs.gateways.get_mut(gateway) {
-                g.conflicted.push((listener.name.clone(), why));
+                Arc::make_mut(g)
+                    .conflicted
+                    .push((listener.name.clone(), why));
             }
         }
     }
 }
 
 /// Removes the Conflicted listeners from every Gateway's list, once all are
-/// marked (indexes stay valid while marking).
+/// marked (indexes stay valid while marking). A Gateway with none is left
+/// as it is, not copied.
 fn drop_conflicted(inputs: &mut Inputs) {
     let Inputs {
         gateways,
@@ -364,13 +372,19 @@ fn drop_conflicted(inputs: &mut Inputs) {
         ..
     } = inputs;
     for gw in gateways.values_mut() {
-        let own = &gw.conflicted;
-        gw.listeners.retain(|l| match &l.set {
-            None => !own.iter().any(|(n, _)| *n == l.name),
-            Some(set) => !listener_sets
+        let lost = |l: &Listener, own: &[(String, String)]| match &l.set {
+            None => own.iter().any(|(n, _)| *n == l.name),
+            Some(set) => listener_sets
                 .get(set)
                 .is_some_and(|s| s.conflicted.iter().any(|(n, _)| *n == l.name)),
-        });
+        };
+        if !gw.listeners.iter().any(|l| lost(l, &gw.conflicted)) {
+            continue;
+        }
+        let gw = Arc::make_mut(gw);
+        let own = std::mem::take(&mut gw.conflicted);
+        gw.listeners.retain(|l| !lost(l, &own));
+        gw.conflicted = own;
     }
 }
 

@@ -4,6 +4,7 @@
 //! stops the others from being read.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 

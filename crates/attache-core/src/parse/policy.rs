@@ -93,7 +93,7 @@ pub(super) fn finish(
         let object = policy.display_name();
         problems_to_diagnostics(problems, origin, &object, &mut inputs.diagnostics);
     }
-    push_policy(inputs, policy);
+    push_policy(inputs, Arc::new(policy));
 }
 
 /// A policy whose spec does not parse is kept, named and invalid, so that
@@ -119,7 +119,7 @@ pub(super) fn keep_unreadable(
         namespaced,
         &mut Vec::new(),
     ) {
-        push_policy(inputs, invalid_policy(kind, meta, reason));
+        push_policy(inputs, Arc::new(invalid_policy(kind, meta, reason)));
     }
 }
 
@@ -228,7 +228,7 @@ pub(super) fn invalid_policy(kind: PolicyKind, meta: Meta, reason: String) -> Po
     }
 }
 
-pub(super) fn push_policy(inputs: &mut Inputs, policy: Policy) {
+pub(super) fn push_policy(inputs: &mut Inputs, policy: Arc<Policy>) {
     let same = |p: &Policy| {
         p.kind == policy.kind
             && p.meta.namespace == policy.meta.namespace

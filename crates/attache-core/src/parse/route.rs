@@ -121,14 +121,14 @@ pub(super) fn read_route(doc: &SourceDoc, info: &'static RouteKindInfo, inputs: 
         .collect();
     inputs.routes_of_mut(info.kind).insert(
         key.clone(),
-        HttpRoute {
+        Arc::new(HttpRoute {
             kind: info.kind,
             meta,
             key,
             parent_refs,
             hostnames,
             rules,
-        },
+        }),
     );
 }
 

@@ -28,44 +28,50 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
             .collect(),
     };
     let mut missing = Vec::new();
+    // (policy, targetRef, why it cannot be used): set once checking is
+    // done, so that only a policy with a target not found is copied.
+    let mut not_found: Vec<(usize, usize, Option<String>)> = Vec::new();
     let mut by_target: BTreeMap<Target, Vec<usize>> = BTreeMap::new();
-    for (index, policy) in inputs.policies.iter_mut().enumerate() {
+    for (index, policy) in inputs.policies.iter().enumerate() {
         if !policy.is_valid() {
             continue;
         }
-        let (display, origin) = (policy.display_name(), policy.meta.origin.clone());
-        for tr in policy.targets.iter_mut() {
-            let Some(target) = tr.resolved.clone() else {
+        for (at, tr) in policy.targets.iter().enumerate() {
+            let Some(target) = &tr.resolved else {
                 continue;
             };
-            match known.check(&target) {
-                Ok(()) => by_target.entry(target).or_default().push(index),
-                Err(Missing::Unusable(why)) => {
-                    missing.push(
-                        Diagnostic::warning(format!(
-                            "target {target} cannot be used (TargetNotFound): {why}"
-                        ))
-                        .at(&origin)
-                        .on(display.clone())
-                        .field(tr.path.clone())
-                        .hint("an invalid target resource: fix it, or target another"),
-                    );
-                    tr.resolved = None;
-                    tr.unusable = Some(why);
+            let (warning, unusable) = match known.check(target) {
+                Ok(()) => {
+                    by_target.entry(target.clone()).or_default().push(index);
+                    continue;
                 }
-                Err(Missing::Absent(hint)) => {
-                    missing.push(
-                        Diagnostic::warning(format!(
-                            "target {target} does not exist (TargetNotFound)"
-                        ))
-                        .at(&origin)
-                        .on(display.clone())
-                        .field(tr.path.clone())
+                Err(Missing::Unusable(why)) => (
+                    Diagnostic::warning(format!(
+                        "target {target} cannot be used (TargetNotFound): {why}"
+                    ))
+                    .hint("an invalid target resource: fix it, or target another"),
+                    Some(why),
+                ),
+                Err(Missing::Absent(hint)) => (
+                    Diagnostic::warning(format!("target {target} does not exist (TargetNotFound)"))
                         .hint(hint),
-                    );
-                    tr.resolved = None;
-                }
-            }
+                    None,
+                ),
+            };
+            missing.push(
+                warning
+                    .at(&policy.meta.origin)
+                    .on(policy.display_name())
+                    .field(tr.path.clone()),
+            );
+            not_found.push((index, at, unusable));
+        }
+    }
+    for (index, at, unusable) in not_found {
+        let policy = inputs.policies.get_mut(index).map(Arc::make_mut);
+        if let Some(tr) = policy.and_then(|p| p.targets.get_mut(at)) {
+            tr.resolved = None;
+            tr.unusable = unusable;
         }
     }
     let policies = &inputs.policies;
@@ -73,8 +79,8 @@ pub(super) fn resolve_targets(inputs: &mut Inputs) {
         list.sort_by(|a, b| {
             policies
                 .get(*a)
-                .map(Policy::rank_key)
-                .cmp(&policies.get(*b).map(Policy::rank_key))
+                .map(|p| p.rank_key())
+                .cmp(&policies.get(*b).map(|p| p.rank_key()))
         });
     }
     inputs.by_target = by_target;
@@ -151,17 +157,20 @@ fn select_targets(inputs: &mut Inputs) {
                 });
             }
         }
-        policy.targets.extend(found);
+        // Only a policy whose selectors found something is copied.
+        if !found.is_empty() {
+            Arc::make_mut(policy).targets.extend(found);
+        }
     }
 }
 
 /// What exists in the input, for checking targets.
 struct Known<'a> {
-    classes: &'a BTreeMap<String, GatewayClass>,
-    gateways: &'a BTreeMap<ObjectKey, Gateway>,
-    routes: &'a BTreeMap<ObjectKey, HttpRoute>,
-    grpc_routes: &'a BTreeMap<ObjectKey, HttpRoute>,
-    listener_sets: &'a BTreeMap<SetRef, crate::model::ListenerSet>,
+    classes: &'a BTreeMap<String, Arc<GatewayClass>>,
+    gateways: &'a BTreeMap<ObjectKey, Arc<Gateway>>,
+    routes: &'a BTreeMap<ObjectKey, Arc<HttpRoute>>,
+    grpc_routes: &'a BTreeMap<ObjectKey, Arc<HttpRoute>>,
+    listener_sets: &'a BTreeMap<SetRef, Arc<crate::model::ListenerSet>>,
     /// Namespaces with a manifest, a Gateway or an HTTPRoute.
     namespaces: BTreeSet<&'a str>,
 }

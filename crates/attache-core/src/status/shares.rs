@@ -37,7 +37,7 @@ pub struct GatewayShare {
 
 /// Folds one Gateway of `inputs` for status.
 pub fn gateway_share(inputs: &Inputs, key: &ObjectKey) -> GatewayShare {
-    let id = |index: usize| inputs.policies.get(index).map(id_of);
+    let id = |index: usize| inputs.policy(index).map(id_of);
     let found = contributions(inputs, key);
     let (found, diagnostics) = match found {
         Ok(both) => both,
