@@ -31,19 +31,19 @@ use crate::topology::{BackendTarget, ObjectKey};
 pub use crate::model::Inputs;
 
 mod ancestors;
-mod cached;
 mod gateway;
 mod listener_sets;
 mod peers;
+mod pieces;
 mod policy;
 mod route;
 mod strategy;
 mod targets;
 
 pub use ancestors::limit_ancestors_with_foreign;
-pub use cached::{assemble, Pieces};
 use gateway::{read_class, read_gateway, read_namespace};
 use peers::read_peer;
+pub use pieces::{assemble, Pieces};
 use policy::read_policy;
 use route::read_route;
 use targets::resolve_targets;
