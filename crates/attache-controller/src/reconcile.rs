@@ -192,10 +192,12 @@ fn docs_in_scope<'a>(
     config: &'a Config,
     snapshot: &'a Snapshot,
 ) -> impl Iterator<Item = &'a Arc<ReadObject>> {
-    snapshot
-        .docs
-        .iter()
-        .filter(|d| in_scope(config, d.doc.value["metadata"]["namespace"].as_str()))
+    // Every object is in scope unless the install is namespaced: its
+    // namespace is not looked up in 20,000 documents each round.
+    let namespaced = !config.namespaces.is_empty();
+    snapshot.docs.iter().filter(move |d| {
+        !namespaced || in_scope(config, d.doc.value["metadata"]["namespace"].as_str())
+    })
 }
 
 /// The input of a round: what each object in scope gave when read,
@@ -232,6 +234,9 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
     let limiting = tracing::info_span!("ancestors").entered();
     let foreign = foreign_ancestors(snapshot);
     attache_core::limit_ancestors_with_foreign(&mut inputs, &|policy| {
+        if foreign.is_empty() {
+            return 0;
+        }
         let key = ObjectKey {
             namespace: policy.meta.namespace.clone().unwrap_or_default(),
             name: policy.meta.name.clone(),
@@ -369,14 +374,11 @@ fn foreign_ancestors(snapshot: &Snapshot) -> BTreeMap<(String, ObjectKey), usize
     snapshot
         .docs
         .iter()
+        .filter(|d| d.foreign_ancestors > 0)
         .filter_map(|d| {
-            let count = d.doc.value["status"]["ancestors"]
-                .as_array()?
-                .iter()
-                .filter(|a| a["controllerName"] != attache_core::status::CONTROLLER_NAME)
-                .count();
             let kind = d.doc.value["kind"].as_str()?.to_string();
-            (count > 0).then(|| ((kind, crate::snapshot::key_of(&d.doc.value)), count))
+            let key = crate::snapshot::key_of(&d.doc.value);
+            Some(((kind, key), d.foreign_ancestors))
         })
         .collect()
 }

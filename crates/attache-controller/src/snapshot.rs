@@ -47,6 +47,11 @@ pub struct ReadObject {
     /// the kinds [`SPEC_READ_AFTER_PARSING`] names.
     pub doc: SourceDoc,
     pub pieces: Pieces,
+    /// How many entries of other controllers its live `status.ancestors`
+    /// has (GEP-713 counts them toward the 16): counted when it is read,
+    /// since every round asks and walking 10,000 statuses each time cost
+    /// most of a round's ancestor limit.
+    pub foreign_ancestors: usize,
 }
 
 /// Kinds whose `spec` is read outside the parser: which Gateways are
@@ -69,7 +74,17 @@ impl ReadObject {
                 _ => false,
             });
         }
-        ReadObject { doc, pieces }
+        let foreign_ancestors = doc.value["status"]["ancestors"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|a| a["controllerName"] != attache_core::status::CONTROLLER_NAME)
+            .count();
+        ReadObject {
+            doc,
+            pieces,
+            foreign_ancestors,
+        }
     }
 }
 
@@ -129,7 +144,16 @@ pub fn key_of(value: &Value) -> ObjectKey {
 pub trait ApiObject {
     fn uid(&self) -> Option<&str>;
     fn resource_version(&self) -> Option<&str>;
-    fn key(&self) -> ObjectKey;
+    /// Its namespace (empty when cluster-scoped) and name, borrowed: a
+    /// snapshot sorts every object by them each round.
+    fn namespace_and_name(&self) -> (&str, &str);
+    fn key(&self) -> ObjectKey {
+        let (namespace, name) = self.namespace_and_name();
+        ObjectKey {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
     fn to_json(&self) -> Result<Value, serde_json::Error>;
     /// What reading it gave, when it was read as it arrived
     /// (`crate::kube::watch::Watched`): the snapshot takes that as it is.
@@ -145,8 +169,12 @@ impl ApiObject for Value {
     fn resource_version(&self) -> Option<&str> {
         self["metadata"]["resourceVersion"].as_str()
     }
-    fn key(&self) -> ObjectKey {
-        key_of(self)
+    fn namespace_and_name(&self) -> (&str, &str) {
+        let meta = &self["metadata"];
+        (
+            meta["namespace"].as_str().unwrap_or_default(),
+            meta["name"].as_str().unwrap_or_default(),
+        )
     }
     fn to_json(&self) -> Result<Value, serde_json::Error> {
         Ok(self.clone())
@@ -344,7 +372,7 @@ impl Snapshot {
             ..Snapshot::default()
         };
         cache.start();
-        for (key, kind, object) in in_order(objects) {
+        for (kind, object) in in_order(objects) {
             if kind.role == crate::kinds::Role::Output {
                 match encode(kind, object) {
                     Ok(value) => {
@@ -352,7 +380,7 @@ impl Snapshot {
                             .plugins
                             .entry(kind.kind)
                             .or_default()
-                            .insert(key, value);
+                            .insert(object.key(), value);
                     }
                     Err(why) => snapshot.unreadable.push(why.to_string()),
                 }
@@ -373,23 +401,24 @@ impl Snapshot {
 }
 
 /// Objects in the order a snapshot holds them: by kind in `WATCHED_KINDS`
-/// order, then namespace and name; with each one's key.
+/// order, then namespace and name (borrowed: a round sorts every object,
+/// and copies no name to do it).
 fn in_order<'a, O: ApiObject + 'a>(
     objects: impl IntoIterator<Item = (&'static WatchedKind, &'a O)>,
-) -> Vec<(ObjectKey, &'static WatchedKind, &'a O)> {
-    let mut rows: Vec<(usize, ObjectKey, &'static WatchedKind, &O)> = objects
+) -> Vec<(&'static WatchedKind, &'a O)> {
+    let mut rows: Vec<(usize, (&str, &str), &'static WatchedKind, &O)> = objects
         .into_iter()
         .map(|(kind, object)| {
             let rank = crate::kinds::WATCHED_KINDS
                 .iter()
                 .position(|k| k == kind)
                 .unwrap_or(usize::MAX);
-            (rank, object.key(), kind, object)
+            (rank, object.namespace_and_name(), kind, object)
         })
         .collect();
-    rows.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     rows.into_iter()
-        .map(|(_, key, kind, object)| (key, kind, object))
+        .map(|(_, _, kind, object)| (kind, object))
         .collect()
 }
 
@@ -401,7 +430,7 @@ pub fn read_whole<'a, O: ApiObject + 'a>(
 ) -> (Vec<SourceDoc>, Vec<Unreadable>) {
     let mut docs = Vec::new();
     let mut unreadable = Vec::new();
-    for (_, kind, object) in in_order(objects) {
+    for (kind, object) in in_order(objects) {
         if kind.role == crate::kinds::Role::Output {
             continue;
         }

@@ -93,11 +93,11 @@ impl ApiObject for DynamicObject {
     fn resource_version(&self) -> Option<&str> {
         self.metadata.resource_version.as_deref()
     }
-    fn key(&self) -> ObjectKey {
-        ObjectKey {
-            namespace: self.metadata.namespace.clone().unwrap_or_default(),
-            name: self.metadata.name.clone().unwrap_or_default(),
-        }
+    fn namespace_and_name(&self) -> (&str, &str) {
+        (
+            self.metadata.namespace.as_deref().unwrap_or_default(),
+            self.metadata.name.as_deref().unwrap_or_default(),
+        )
     }
     fn to_json(&self) -> Result<Value, serde_json::Error> {
         serde_json::to_value(self)

@@ -90,8 +90,8 @@ impl ApiObject for Watched {
     fn resource_version(&self) -> Option<&str> {
         ApiObject::resource_version(&self.object)
     }
-    fn key(&self) -> attache_core::topology::ObjectKey {
-        self.object.key()
+    fn namespace_and_name(&self) -> (&str, &str) {
+        self.object.namespace_and_name()
     }
     fn to_json(&self) -> Result<Value, serde_json::Error> {
         self.object.to_json()

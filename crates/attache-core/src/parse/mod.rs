@@ -79,22 +79,23 @@ fn relate(mut inputs: Inputs) -> Inputs {
 /// (docs/semantics.md, "Attachment"). Routes that reach a Gateway of the
 /// input but none of its listeners are reported by `crate::route_parents`.
 fn note_absent_parents(inputs: &mut Inputs) {
+    // Borrowed: every route's parentRefs are looked up each round.
+    let gateways: BTreeSet<(&str, &str)> = inputs
+        .gateways
+        .keys()
+        .map(|k| (k.namespace.as_str(), k.name.as_str()))
+        .collect();
     let mut notes = Vec::new();
     for route in inputs.all_routes() {
         for (index, parent) in route.parent_refs.iter().enumerate() {
-            if !parent.is_gateway() {
-                continue;
-            }
-            let key = ObjectKey {
-                namespace: parent.namespace.clone(),
-                name: parent.name.clone(),
-            };
-            if inputs.gateways.contains_key(&key) {
+            let key = (parent.namespace.as_str(), parent.name.as_str());
+            if !parent.is_gateway() || gateways.contains(&key) {
                 continue;
             }
             notes.push(
                 Diagnostic::note(format!(
-                    "names Gateway {key}, which the input does not have; not attached through it here"
+                    "names Gateway {}/{}, which the input does not have; not attached through it here",
+                    key.0, key.1
                 ))
                 .at(&route.meta.origin)
                 .on(route.object())
