@@ -135,6 +135,27 @@ impl<'a> EntryName<'a> {
     }
 }
 
+impl EntryName<'_> {
+    /// The name as text, what `Display` writes, built in one allocation of
+    /// its length: the resolver names every entry of a Gateway each time it
+    /// resolves it (30,000 at 10,000 routes x 3 rules), and through `fmt`
+    /// that was about a twentieth of a controller's edit round (issue 30).
+    pub fn joined(&self) -> String {
+        let set = self.set.map(|s| [s.namespace, s.name]);
+        let own = [self.listener, self.namespace, self.route, self.rule];
+        let parts = || set.iter().flatten().chain(&own);
+        let slashes = if set.is_some() { 5 } else { 3 };
+        let mut out = String::with_capacity(parts().map(|p| p.len()).sum::<usize>() + slashes);
+        for (i, part) in parts().enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            out.push_str(part);
+        }
+        out
+    }
+}
+
 impl fmt::Display for EntryName<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(s) = self.set {
@@ -151,6 +172,31 @@ impl fmt::Display for EntryName<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_joined_name_is_the_displayed_one() {
+        let own = EntryName {
+            set: None,
+            listener: "http",
+            namespace: "shop",
+            route: "cart",
+            rule: "0",
+        };
+        assert_eq!(own.joined(), "http/shop/cart/0");
+        let in_set = EntryName {
+            set: Some(SetName {
+                namespace: "infra",
+                name: "extra",
+            }),
+            rule: "checkout",
+            ..own
+        };
+        assert_eq!(in_set.joined(), "infra/extra/http/shop/cart/checkout");
+        for name in [own, in_set] {
+            assert_eq!(name.joined(), name.to_string());
+            assert_eq!(EntryName::split(&name.joined()), name);
+        }
+    }
 
     /// The definition `split` keeps (its first version, with iterators).
     fn reference(name: &str) -> EntryName<'_> {
