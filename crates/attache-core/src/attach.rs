@@ -65,7 +65,7 @@ impl<'a> Attachment<'a> {
                 route: &route.key.name,
                 rule: &rule.label(),
             }
-            .to_string(),
+            .joined(),
             None => String::new(),
         }
     }

@@ -5,7 +5,7 @@
 //! document, so no value can be lost on the way to the filter.
 
 use crate::attach::Attachment;
-use crate::contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
+use crate::contract::{HeaderChanges, HttpRouteMatch, Retry, RouteEntry, Timeouts};
 use crate::field::document::Settings;
 use crate::field::{FieldKey, FieldMap};
 use crate::fold::Folded;
@@ -96,6 +96,35 @@ impl EntrySettings {
     /// From a rule's fold, for `data_plane`.
     pub fn folded(folded: &Folded, suppliers: &[Supplier], data_plane: DataPlane) -> Self {
         Self::of(&data_plane.carried(folded, suppliers))
+    }
+}
+
+/// What the data plane reads of an entry (`resolve_for_data_plane`): its
+/// name, hostnames, matches and settings. The parts of its name are left
+/// empty: the data-plane encodings never carry them, and at 10,000 routes
+/// x 3 rules they were 150,000 strings a controller round copied and freed
+/// (issue 30).
+pub(crate) fn data_plane_entry(
+    name: String,
+    hostnames: Vec<String>,
+    matches: Vec<HttpRouteMatch>,
+    settings: &EntrySettings,
+) -> RouteEntry {
+    let EntrySettings {
+        timeouts,
+        retry,
+        request_headers,
+        response_headers,
+    } = settings.clone();
+    RouteEntry {
+        name,
+        hostnames,
+        matches,
+        timeouts,
+        retry,
+        request_headers,
+        response_headers,
+        ..RouteEntry::default()
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::attach::Attachment;
 use crate::contract::{Document, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
-use crate::entry::{entry_of, to_entry, Adjusted, EntrySettings};
+use crate::entry::{data_plane_entry, to_entry, Adjusted, EntrySettings};
 pub use crate::entry_memo::EntryMemo;
 use crate::entry_memo::{EntryKeys, FoldedEntry, SharedSettings};
 pub use crate::error::ResolveError;
@@ -60,12 +60,13 @@ pub fn resolve_for(
 }
 
 /// [`resolve_for`] for a caller that only encodes the document for the
-/// data plane (the controller): the entries carry no `sources`, which the
-/// data-plane encodings drop (`attache_render::plugin_config`), and only
-/// the entries whose inputs changed since `memo` saw this Gateway are
-/// folded again (crate::entry_memo); the others are taken from it.
-/// Otherwise the result is the one [`resolve_for`] gives. Keep one memo
-/// per Gateway.
+/// data plane (the controller): each entry carries only what the
+/// data-plane encodings keep (`attache_render::plugin_config`): its name,
+/// hostnames, matches and settings, not its `sources` nor the parts of its
+/// name, and the resolution has no `backends`. Only the entries whose
+/// inputs changed since `memo` saw this Gateway are folded again
+/// (crate::entry_memo); the others are taken from it. Otherwise the result
+/// is the one [`resolve_for`] gives. Keep one memo per Gateway.
 pub fn resolve_for_data_plane(
     inputs: &Inputs,
     gateway: &ObjectKey,
@@ -75,7 +76,7 @@ pub fn resolve_for_data_plane(
     resolve_entries(inputs, gateway, data_plane, Some(memo))
 }
 
-/// Without a memo, entries with `sources`; with one, entries without.
+/// Without a memo, whole entries; with one, what the data plane reads.
 fn resolve_entries(
     inputs: &Inputs,
     gateway: &ObjectKey,
@@ -138,13 +139,12 @@ fn resolve_entries(
                     }
                 };
                 diagnostics.extend(folded.diagnostics.iter().cloned());
-                let mut entry = entry_of(&att, name.clone(), (*folded.settings).clone());
-                entry.hostnames = att.hostnames;
-                entry.matches = att.matches;
+                let entry = data_plane_entry(name, att.hostnames, att.matches, &folded.settings);
                 if let Some(key) = key {
                     kept.insert(key, folded);
                 }
-                entry
+                routes.push(entry);
+                continue;
             }
         };
         backends.insert(name, leaf_rule.backends.clone());

@@ -344,8 +344,8 @@ proptest! {
     /// `resolve_for_data_plane` takes from its memo the entries whose
     /// inputs did not change: resolving one world, then the same world with
     /// one policy changed, removed or added, through the same memo, gives
-    /// what `resolve_for` gives from scratch (document but `sources`,
-    /// backends and notes), on either data plane.
+    /// what `resolve_for` gives from scratch (the document as the data
+    /// plane reads it, and the notes), on either data plane.
     #[test]
     fn a_memoised_resolve_equals_one_from_scratch(
         before in world_of(true, true),
@@ -367,13 +367,13 @@ proptest! {
         let first = parse(&docs(&yaml(&before, None)));
         let remembered = attache_core::resolve_for_data_plane(&first, &gw, plane, &mut memo).unwrap();
         let fresh = attache_core::resolve_for(&first, &gw, plane).unwrap();
-        prop_assert_eq!(&remembered.resolution.document, &without_sources(fresh.resolution.document));
+        prop_assert_eq!(&remembered.resolution.document, &as_data_plane_reads(fresh.resolution.document));
         prop_assert_eq!(memo.len(), remembered.resolution.document.routes.len());
         let second = parse(&docs(&yaml(&after, None)));
         let remembered = attache_core::resolve_for_data_plane(&second, &gw, plane, &mut memo).unwrap();
         let fresh = attache_core::resolve_for(&second, &gw, plane).unwrap();
-        prop_assert_eq!(&remembered.resolution.document, &without_sources(fresh.resolution.document));
-        prop_assert_eq!(&remembered.resolution.backends, &fresh.resolution.backends);
+        prop_assert_eq!(&remembered.resolution.document, &as_data_plane_reads(fresh.resolution.document));
+        prop_assert!(remembered.resolution.backends.is_empty());
         prop_assert_eq!(&remembered.diagnostics, &fresh.diagnostics);
         // Nothing changed: every entry is taken from the memo.
         let again = attache_core::resolve_for_data_plane(&second, &gw, plane, &mut memo).unwrap();
@@ -382,10 +382,20 @@ proptest! {
     }
 }
 
-/// What the data plane is handed: the document without provenance.
-fn without_sources(mut document: Document) -> Document {
+/// What the data plane reads of a document: each entry's name, hostnames,
+/// matches and settings (no provenance, no parts of the name).
+fn as_data_plane_reads(mut document: Document) -> Document {
     for entry in &mut document.routes {
-        entry.sources.clear();
+        *entry = attache_core::contract::RouteEntry {
+            name: std::mem::take(&mut entry.name),
+            hostnames: std::mem::take(&mut entry.hostnames),
+            matches: std::mem::take(&mut entry.matches),
+            timeouts: entry.timeouts.take(),
+            retry: entry.retry.take(),
+            request_headers: entry.request_headers.take(),
+            response_headers: entry.response_headers.take(),
+            ..Default::default()
+        };
     }
     document
 }
