@@ -72,11 +72,12 @@ fn main() {
     let sealed = envelope::seal_chunks(&bytes, &cuts);
     // The controller's case: the Gateway's last table's pieces kept, one
     // route's timeout changed (alternately two values: each write differs
-    // from the last in one piece).
+    // from the last in one piece). The controller hands over its
+    // resolution; here each run clones it, and the clone is timed too.
     let mut edited = resolved.resolution.clone();
     let middle = edited.document.routes.len() / 2;
     let mut pieces = SealedPieces::default();
-    wasm_plugin_reusing(&edited, &options, &mut pieces).unwrap();
+    wasm_plugin_reusing(edited.clone(), &options, &mut pieces).unwrap();
     let mut turn = 0u64;
     let reusing = time(runs, || {
         turn += 1;
@@ -84,7 +85,7 @@ fn main() {
             request_ms: Some(20_000 + turn % 2),
             ..Default::default()
         });
-        wasm_plugin_reusing(&edited, &options, &mut pieces).unwrap()
+        wasm_plugin_reusing(edited.clone(), &options, &mut pieces).unwrap()
     });
     println!("wasm_plugin (all of it)          {whole:8.1}");
     println!("wasm_plugin_reusing, one edit    {reusing:8.1}");

@@ -7,7 +7,6 @@
 //! or JSON to proto) before the filter sees any. `attache resolve` keeps
 //! schema 1 with `sources`: that output is for people and tools.
 
-use std::collections::HashMap;
 use std::io;
 
 use attache_contract::{envelope, table, DataPlaneDocument, Document};
@@ -77,14 +76,29 @@ pub fn sealed_table(encoded: &DataPlaneDocument) -> envelope::Envelope {
     sealed_table_reusing(encoded, &mut SealedPieces::default())
 }
 
-/// The pieces a Gateway's last table was sealed into, by their bytes, so
+/// The pieces a Gateway's last table was sealed into, in table order, so
 /// that the next table deflates only the pieces an edit changed (a 10,000
 /// route table is ~100 pieces; a one-policy edit changes one or two). Pure
 /// memory of pure results: a piece seals to the same chunk whenever it is
 /// sealed, so reusing one changes nothing in the envelope.
+///
+/// A piece is compared with the one at its place last time, byte for byte:
+/// the cuts follow the table's content (`table::encode_with_cuts`), so an
+/// edit that leaves a piece alone leaves it where it was. Keyed by the
+/// pieces' bytes instead, every round hashed the whole table twice (issue
+/// 30: a tenth of an edit round's encode at 10,000 routes).
 #[derive(Debug, Default, Clone)]
 pub struct SealedPieces {
-    by_bytes: HashMap<Vec<u8>, envelope::Envelope>,
+    in_order: Vec<(Vec<u8>, envelope::Envelope)>,
+    /// How many pieces the last table deflated (the others were reused).
+    deflated: usize,
+}
+
+impl SealedPieces {
+    /// How many pieces the last table deflated rather than reused.
+    pub fn deflated(&self) -> usize {
+        self.deflated
+    }
 }
 
 /// [`sealed_table`], reusing the chunks of `pieces` and leaving it holding
@@ -95,17 +109,21 @@ pub fn sealed_table_reusing(
     pieces: &mut SealedPieces,
 ) -> envelope::Envelope {
     let (bytes, cuts) = table::encode_with_cuts(encoded);
-    let mut kept = HashMap::with_capacity(cuts.len() + 1);
+    let mut last = std::mem::take(&mut pieces.in_order).into_iter();
+    let mut kept = Vec::with_capacity(cuts.len() + 1);
+    pieces.deflated = 0;
     let sealed = envelope::seal_chunks_with(&bytes, &cuts, |piece| {
-        let chunk = pieces
-            .by_bytes
-            .remove(piece)
-            .or_else(|| kept.get(piece).cloned())
-            .unwrap_or_else(|| envelope::seal(piece));
-        kept.insert(piece.to_vec(), chunk.clone());
+        let chunk = match last.next() {
+            Some((was, chunk)) if was == piece => chunk,
+            _ => {
+                pieces.deflated += 1;
+                envelope::seal(piece)
+            }
+        };
+        kept.push((piece.to_vec(), chunk.clone()));
         chunk
     });
-    pieces.by_bytes = kept;
+    pieces.in_order = kept;
     sealed
 }
 
@@ -180,8 +198,9 @@ mod tests {
             sealed_table_reusing(&first, &mut pieces),
             sealed_table(&first)
         );
-        let kept = pieces.by_bytes.len();
+        let kept = pieces.in_order.len();
         assert!(kept > 2, "{kept}");
+        assert_eq!(pieces.deflated(), kept, "nothing to reuse the first time");
         // One route's timeout changes: its profile's piece changes, the
         // others are handed back; the envelope is the fresh one.
         let mut edited = distinct_routes(1000);
@@ -193,8 +212,9 @@ mod tests {
         let sealed = sealed_table_reusing(&edited, &mut pieces);
         assert_eq!(sealed, sealed_table(&edited));
         assert_ne!(sealed, sealed_table(&first));
+        assert_eq!(pieces.deflated(), 1, "only the edited profile's piece");
         assert_eq!(
-            pieces.by_bytes.len(),
+            pieces.in_order.len(),
             kept,
             "the replaced piece is forgotten"
         );

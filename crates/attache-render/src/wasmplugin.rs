@@ -3,7 +3,7 @@
 //! configuration. Every field that changes behaviour is written out, so the
 //! manifest says what it does without Istio's defaults in mind.
 
-use attache_contract::envelope;
+use attache_contract::{envelope, DataPlaneDocument};
 use attache_core::topology::{GatewayResolution, ObjectKey};
 use serde_json::{json, Value};
 
@@ -112,17 +112,21 @@ pub fn plugin_config(
     document: &attache_contract::Document,
     form: ConfigForm,
 ) -> Result<Value, serde_json::Error> {
-    plugin_config_reusing(document, form, &mut SealedPieces::default())
+    plugin_config_of(
+        crate::plugin_config::encode(document),
+        form,
+        &mut SealedPieces::default(),
+    )
 }
 
-/// [`plugin_config`], sealing with the pieces of the Gateway's last table
-/// (`plugin_config::sealed_table_reusing`); the value is the same.
-pub fn plugin_config_reusing(
-    document: &attache_contract::Document,
+/// [`plugin_config`] of a document already encoded, sealing with the
+/// pieces of the Gateway's last table (`plugin_config::sealed_table_reusing`);
+/// the value is the same.
+fn plugin_config_of(
+    encoded: DataPlaneDocument,
     form: ConfigForm,
     pieces: &mut SealedPieces,
 ) -> Result<Value, serde_json::Error> {
-    let encoded = crate::plugin_config::encode(document);
     let compress = match form {
         ConfigForm::Inline => false,
         ConfigForm::Compressed => true,
@@ -162,14 +166,15 @@ pub fn module_fields(
     resolution: &GatewayResolution,
     options: &WasmPluginOptions,
 ) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
-    module_fields_reusing(resolution, options, &mut SealedPieces::default())
+    let config = plugin_config(&resolution.document, options.config_form)?;
+    Ok(module_fields_with(options, config))
 }
 
-fn module_fields_reusing(
-    resolution: &GatewayResolution,
+/// [`module_fields`] with `pluginConfig` given.
+fn module_fields_with(
     options: &WasmPluginOptions,
-    pieces: &mut SealedPieces,
-) -> Result<serde_json::Map<String, Value>, serde_json::Error> {
+    plugin_config: Value,
+) -> serde_json::Map<String, Value> {
     let mut fields = serde_json::Map::new();
     fields.insert("url".into(), json!(options.url));
     fields.insert("imagePullPolicy".into(), json!("IfNotPresent"));
@@ -188,38 +193,48 @@ fn module_fields_reusing(
     if let Some(secret) = &options.image_pull_secret {
         fields.insert("imagePullSecret".into(), json!(secret));
     }
-    fields.insert(
-        "pluginConfig".into(),
-        plugin_config_reusing(&resolution.document, options.config_form, pieces)?,
-    );
-    Ok(fields)
+    fields.insert("pluginConfig".into(), plugin_config);
+    fields
 }
 
 pub fn wasm_plugin(
     resolution: &GatewayResolution,
     options: &WasmPluginOptions,
 ) -> Result<Value, serde_json::Error> {
-    wasm_plugin_reusing(resolution, options, &mut SealedPieces::default())
+    let config = plugin_config(&resolution.document, options.config_form)?;
+    Ok(wasm_plugin_with(&resolution.gateway, options, config))
 }
 
-/// [`wasm_plugin`] for a writer that keeps each Gateway's [`SealedPieces`]
-/// between writes (the controller): the same object, with only the pieces
-/// of the table an edit changed deflated again.
+/// [`wasm_plugin`] for a writer that is done with the resolution and keeps
+/// each Gateway's [`SealedPieces`] between writes (the controller): the
+/// same object, with the document's names and matches moved into its
+/// encoding rather than copied, and only the pieces of the table an edit
+/// changed deflated again.
 pub fn wasm_plugin_reusing(
-    resolution: &GatewayResolution,
+    resolution: GatewayResolution,
     options: &WasmPluginOptions,
     pieces: &mut SealedPieces,
 ) -> Result<Value, serde_json::Error> {
-    let mut plugin = object("WasmPlugin", &resolution.gateway);
+    let encoded = DataPlaneDocument::encode_owned(resolution.document);
+    let config = plugin_config_of(encoded, options.config_form, pieces)?;
+    Ok(wasm_plugin_with(&resolution.gateway, options, config))
+}
+
+fn wasm_plugin_with(
+    gateway: &ObjectKey,
+    options: &WasmPluginOptions,
+    plugin_config: Value,
+) -> Value {
+    let mut plugin = object("WasmPlugin", gateway);
     let spec = &mut plugin["spec"];
-    for (field, value) in module_fields_reusing(resolution, options, pieces)? {
+    for (field, value) in module_fields_with(options, plugin_config) {
         spec[field] = value;
     }
     // Last before the router: nothing after the filter can undo the
     // x-envoy-* retry and timeout headers it sets for the router.
     spec["phase"] = json!("UNSPECIFIED_PHASE");
     spec["priority"] = json!(0);
-    Ok(plugin)
+    plugin
 }
 
 #[cfg(test)]

@@ -7,16 +7,20 @@
 //! reader read, so the applied configuration is what `resolve` gives for the
 //! same objects (docs/semantics.md section 11).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod memo;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use attache_core::topology::ObjectKey;
-use attache_core::ResolveError;
 use attache_core::{DataPlane, EntryMemo, Inputs};
+use attache_core::{ResolveError, Resolved};
 use attache_render::wasmplugin::{wasm_plugin_reusing, SealedPieces, WasmPluginOptions};
 use serde_json::{json, Value};
 use tracing::field::Empty;
+
+pub use memo::Memo;
+use memo::{same, Desired, Encoded};
 
 use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
@@ -156,36 +160,6 @@ pub struct LivePlugin {
     pub key: ObjectKey,
 }
 
-/// What a Gateway resolved to: its plugin and the resolver's notes on
-/// it, or why its last configuration is kept.
-type Desired = Result<(Encoded, Vec<String>), Kept>;
-
-/// A plugin as the memo keeps it between rounds: its JSON text, and a hash
-/// of what [`same`] compares with the live one. Not the `Value` tree, which
-/// costs about twenty times its text (a Gateway of 100 routes: ~1 MiB; 100
-/// such Gateways kept ~100 MiB between rounds).
-#[derive(Debug, Clone)]
-struct Encoded {
-    text: Box<str>,
-    identity: u64,
-}
-
-/// What earlier rounds resolved, by Gateway, with the fingerprint of the
-/// scope each was resolved from: a Gateway whose fingerprint is the same
-/// resolves to the same plugin, so it is not resolved again. A memo serves
-/// one [`Config`] (the loop keeps one for its life). What each object
-/// gave when read is kept by the read cache (`crate::snapshot::ReadObject`).
-#[derive(Debug, Default)]
-pub struct Memo {
-    gateways: HashMap<ObjectKey, (Fingerprint, Desired)>,
-    /// Each Gateway's last sealed table, so that an edit deflates only the
-    /// pieces it changed (`attache_render::wasmplugin::wasm_plugin_reusing`).
-    sealed: HashMap<ObjectKey, SealedPieces>,
-    /// Each Gateway's last folded entries, so that an edit folds again only
-    /// the entries it reaches (`attache_core::resolve_for_data_plane`).
-    entries: HashMap<ObjectKey, EntryMemo>,
-}
-
 /// The objects a round reads: every one (the usual case), or for a
 /// namespaced install only those in its namespaces.
 fn docs_in_scope<'a>(
@@ -253,9 +227,7 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
     diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
     let Serving { served, not_served } = our_gateways(config, snapshot);
     // A Gateway no longer served is forgotten: resolved again if it returns.
-    memo.gateways.retain(|key, _| served.contains_key(key));
-    memo.sealed.retain(|key, _| served.contains_key(key));
-    memo.entries.retain(|key, _| served.contains_key(key));
+    memo.keep_only(&served);
     let mut gateways = BTreeMap::new();
     let mut resolved = BTreeSet::new();
     for (key, uid) in &served {
@@ -402,20 +374,22 @@ fn desired(
     sealed: &mut SealedPieces,
     entries: &mut EntryMemo,
 ) -> Desired {
-    let resolved = attache_core::resolve_for_data_plane(inputs, key, DataPlane::Istio, entries)
-        .map_err(|e| Kept::Unresolvable {
+    let Resolved {
+        resolution,
+        diagnostics,
+    } = attache_core::resolve_for_data_plane(inputs, key, DataPlane::Istio, entries).map_err(
+        |e| Kept::Unresolvable {
             gateway: key.clone(),
             source: Arc::new(e),
-        })?;
+        },
+    )?;
     // How many entries the memo gave: all but those the change reached.
     tracing::Span::current().record("reused", entries.reused());
     let encoding = tracing::info_span!("encode").entered();
     let mut plugin =
-        wasm_plugin_reusing(&resolved.resolution, &config.plugin, sealed).map_err(|e| {
-            Kept::Encode {
-                gateway: key.clone(),
-                source: Arc::new(e),
-            }
+        wasm_plugin_reusing(resolution, &config.plugin, sealed).map_err(|e| Kept::Encode {
+            gateway: key.clone(),
+            source: Arc::new(e),
         })?;
     plugin["metadata"]["ownerReferences"] = json!([{
         "apiVersion": "gateway.networking.k8s.io/v1",
@@ -429,38 +403,16 @@ fn desired(
     if config.written == &TRAFFIC_EXTENSION {
         plugin = as_traffic_extension(&plugin);
     }
-    let text = serde_json::to_string(&plugin).map_err(|e| Kept::Encode {
+    let encoded = Encoded::of(&plugin).map_err(|e| Kept::Encode {
         gateway: key.clone(),
         source: Arc::new(e),
     })?;
-    let encoded = Encoded {
-        text: text.into_boxed_str(),
-        identity: identity(&plugin),
-    };
     drop(encoding);
-    let found = resolved
-        .diagnostics
+    let found = diagnostics
         .iter()
         .map(|d| format!("Gateway {key}: {d}"))
         .collect();
     Ok((encoded, found))
-}
-
-/// Whether the live object already says what we would apply: the spec, our
-/// label and the ownerReference (the API server adds the rest of metadata).
-/// Spec and ownerReferences are compared by a 64-bit hash, as the memo keeps
-/// them (an accidental collision is out of reach in practice).
-fn same(live: &Value, desired: &Encoded) -> bool {
-    managed_by_us(live) && identity(live) == desired.identity
-}
-
-/// A hash of a plugin's spec and ownerReferences: what [`same`] compares.
-fn identity(plugin: &Value) -> u64 {
-    use std::hash::Hasher;
-    let mut hasher = std::hash::DefaultHasher::new();
-    crate::snapshot::hash_value(&plugin["spec"], &mut hasher);
-    crate::snapshot::hash_value(&plugin["metadata"]["ownerReferences"], &mut hasher);
-    hasher.finish()
 }
 
 fn managed_by_us(live: &Value) -> bool {
