@@ -93,6 +93,12 @@ pub const MAX_OBJECT_BYTES: usize = 1024 * 1024;
 /// controller (the Gateway keeps its last applied object) share.
 pub fn size_problem(plugin: &Value) -> Option<String> {
     let bytes = serde_json::to_vec(plugin).map_or(usize::MAX, |b| b.len());
+    size_problem_at(plugin, bytes)
+}
+
+/// [`size_problem`] for a writer that has the plugin's JSON already (the
+/// controller keeps it): `bytes` is its length.
+pub fn size_problem_at(plugin: &Value, bytes: usize) -> Option<String> {
     (bytes > MAX_OBJECT_BYTES).then(|| {
         format!(
             "{} {}/{} is {bytes} bytes of JSON, over the {MAX_OBJECT_BYTES} bytes an object may have to be stored by the API server (etcd's default limit is 1.5 MiB, less what the server adds); the route table is too large for one object even compressed (docs/plugin-delivery.md)",

@@ -19,6 +19,13 @@ use crate::scope::Fingerprint;
 /// it, or why its last configuration is kept.
 pub(super) type Desired = Result<(Encoded, Vec<String>), Kept>;
 
+/// A Gateway's plugin as a resolve gives it: what the memo keeps, and the
+/// object itself for this round's apply.
+pub(super) struct Fresh {
+    pub desired: (Encoded, Vec<String>),
+    pub plugin: Value,
+}
+
 /// A plugin as the memo keeps it between rounds: its JSON text, and a hash
 /// of what [`same`] compares with the live one. Not the `Value` tree, which
 /// costs about twenty times its text (a Gateway of 100 routes: ~1 MiB; 100

@@ -15,12 +15,14 @@ use std::sync::Arc;
 use attache_core::topology::ObjectKey;
 use attache_core::{DataPlane, EntryMemo, Inputs};
 use attache_core::{ResolveError, Resolved};
-use attache_render::wasmplugin::{wasm_plugin_reusing, SealedPieces, WasmPluginOptions};
+use attache_render::wasmplugin::{
+    size_problem_at, wasm_plugin_reusing, SealedPieces, WasmPluginOptions,
+};
 use serde_json::{json, Value};
 use tracing::field::Empty;
 
 pub use memo::Memo;
-use memo::{same, Desired, Encoded};
+use memo::{same, Desired, Encoded, Fresh};
 
 use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
@@ -242,6 +244,9 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
             // A Gateway the parser refused has no fingerprint: resolved
             // (and refused) every round, never remembered.
             let mut unremembered: Option<Desired> = None;
+            // The plugin built this round, for the apply: not parsed back
+            // from the text the memo keeps.
+            let mut built: Option<Value> = None;
             if !current {
                 resolved.insert(key.clone());
                 let resolving = tracing::info_span!("resolve", gateway = %key, reused = Empty);
@@ -249,6 +254,10 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
                     let sealed = memo.sealed.entry(key.clone()).or_default();
                     let entries = memo.entries.entry(key.clone()).or_default();
                     desired(config, &inputs, key, uid, sealed, entries)
+                });
+                let fresh = fresh.map(|Fresh { desired, plugin }| {
+                    built = Some(plugin);
+                    desired
                 });
                 match fingerprint {
                     Some(fingerprint) => {
@@ -267,7 +276,10 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
                     diagnostics.extend(found.iter().cloned());
                     match snapshot.live_plugin(config.written, &plugin_key(key)) {
                         Some(live) if same(live, plugin) => Outcome::Unchanged,
-                        _ => match serde_json::from_str(&plugin.text) {
+                        _ => match built
+                            .take()
+                            .map_or_else(|| serde_json::from_str(&plugin.text), Ok)
+                        {
                             Ok(plugin) => Outcome::Apply(plugin),
                             Err(e) => Outcome::Keep(Kept::Encode {
                                 gateway: key.clone(),
@@ -373,7 +385,7 @@ fn desired(
     uid: &str,
     sealed: &mut SealedPieces,
     entries: &mut EntryMemo,
-) -> Desired {
+) -> Result<Fresh, Kept> {
     let Resolved {
         resolution,
         diagnostics,
@@ -397,9 +409,6 @@ fn desired(
         "name": key.name,
         "uid": uid,
     }]);
-    if let Some(problem) = attache_render::wasmplugin::size_problem(&plugin) {
-        return Err(Kept::TooLarge(problem));
-    }
     if config.written == &TRAFFIC_EXTENSION {
         plugin = as_traffic_extension(&plugin);
     }
@@ -407,12 +416,20 @@ fn desired(
         gateway: key.clone(),
         source: Arc::new(e),
     })?;
+    // The object written is checked, by the text the memo keeps (not
+    // serialised a second time).
+    if let Some(problem) = size_problem_at(&plugin, encoded.text.len()) {
+        return Err(Kept::TooLarge(problem));
+    }
     drop(encoding);
     let found = diagnostics
         .iter()
         .map(|d| format!("Gateway {key}: {d}"))
         .collect();
-    Ok((encoded, found))
+    Ok(Fresh {
+        desired: (encoded, found),
+        plugin,
+    })
 }
 
 fn managed_by_us(live: &Value) -> bool {
