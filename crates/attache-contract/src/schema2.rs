@@ -140,7 +140,9 @@ impl DataPlaneDocument {
 /// The tables [`DataPlaneDocument::encode`] builds, entry by entry.
 struct Encoder {
     strings: Interner,
-    profiles: Vec<Profile>,
+    /// Each distinct profile with its index (its place in the document's
+    /// `profiles`): kept only here, and put in order at the end, so that
+    /// no profile is copied.
     profile_index: HashMap<Profile, u32>,
     groups: Vec<RouteGroup>,
     /// The profile of the entry pushed last.
@@ -151,7 +153,6 @@ impl Encoder {
     fn sized(entries: usize) -> Self {
         Encoder {
             strings: Interner::default(),
-            profiles: Vec::new(),
             // Sized for a profile per entry, the worst case and a common
             // one (a policy per route): growing the table rehashes every
             // profile.
@@ -205,23 +206,24 @@ impl Encoder {
         if profile == Profile::default() {
             return None;
         }
-        // Looked up before it is cloned.
-        if let Some(&known) = self.profile_index.get(&profile) {
-            return Some(known);
-        }
-        let next = index_u32(self.profiles.len());
-        self.profile_index.insert(profile.clone(), next);
-        self.profiles.push(profile);
-        Some(next)
+        // A new profile takes the next index (one hash, no copy).
+        let next = index_u32(self.profile_index.len());
+        Some(*self.profile_index.entry(profile).or_insert(next))
     }
 
     fn finish(self, document: &Document) -> DataPlaneDocument {
+        let mut profiles = vec![Profile::default(); self.profile_index.len()];
+        for (profile, index) in self.profile_index {
+            if let Some(place) = profiles.get_mut(index as usize) {
+                *place = profile;
+            }
+        }
         DataPlaneDocument {
             schema_version: DATA_PLANE_SCHEMA_VERSION,
             gateway: document.gateway.clone(),
             options: document.options.clone(),
             strings: self.strings.table,
-            profiles: self.profiles,
+            profiles,
             groups: self.groups,
         }
     }
@@ -445,9 +447,15 @@ mod tests {
                 ..RouteEntry::default()
             }])
             .chain([entry("http/shop/z/0", 1000, "x-a")])
-            .collect();
-        let encoded = DataPlaneDocument::encode(&document(routes));
+            .collect::<Vec<_>>();
+        let encoded = DataPlaneDocument::encode(&document(routes.clone()));
         assert_eq!(encoded.profiles.len(), 2);
+        // Numbered by first use.
+        let request_ms = |p: &Profile| p.timeouts.as_ref().and_then(|t| t.request_ms);
+        assert_eq!(request_ms(&encoded.profiles[0]), Some(1000));
+        assert_eq!(request_ms(&encoded.profiles[1]), Some(1001));
+        // Moving the names and matches out encodes the same.
+        assert_eq!(DataPlaneDocument::encode_owned(document(routes)), encoded);
         assert_eq!(encoded.strings, vec!["x-a", "1", "x-gone"]);
         // Runs of one profile and hostnames share a group; order is kept, so
         // the last route, back on profile 0, opens a group of its own.
