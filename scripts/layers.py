@@ -94,7 +94,7 @@ LAYERS = {
     # pure decisions; the kube-rs adapter's parts, then the loop that ties
     # them (kube/mod.rs).
     "crates/attache-controller/src": [
-        ("table", ["kinds", "prune"]),
+        ("table", ["kinds", "prune", "content_hash"]),
         ("install", ["rbac", "deploy", "image"]),
         ("scope", ["scope"]),
         ("read", ["snapshot"]),

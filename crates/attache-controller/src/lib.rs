@@ -7,6 +7,7 @@
 //! writes status. Objects from the API are read by the same reader as files
 //! (`attache_input`), resolved by the same core.
 
+pub mod content_hash;
 pub mod deploy;
 pub mod image;
 pub mod kinds;

@@ -30,7 +30,7 @@ use attache_core::source::Origin;
 use attache_core::topology::ObjectKey;
 use attache_core::Inputs;
 
-/// Each document's content version (`crate::snapshot::content_version`),
+/// Each document's content version (`crate::content_hash::content_version`),
 /// by where it was read from.
 pub type Versions = HashMap<Origin, u64>;
 

@@ -285,10 +285,10 @@ fn patches_for(
 fn digest(computed: &Value, programmed: &[Option<Value>], resource_version: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();
-    crate::snapshot::hash_value(computed, &mut hasher);
+    crate::content_hash::hash_value(computed, &mut hasher);
     for condition in programmed {
         match condition {
-            Some(condition) => crate::snapshot::hash_value(condition, &mut hasher),
+            Some(condition) => crate::content_hash::hash_value(condition, &mut hasher),
             None => 6u8.hash(&mut hasher),
         }
     }

@@ -82,7 +82,7 @@ pub(super) fn same(live: &Value, desired: &Encoded) -> bool {
 fn identity(plugin: &Value) -> u64 {
     use std::hash::Hasher;
     let mut hasher = std::hash::DefaultHasher::new();
-    crate::snapshot::hash_value(&plugin["spec"], &mut hasher);
-    crate::snapshot::hash_value(&plugin["metadata"]["ownerReferences"], &mut hasher);
+    crate::content_hash::hash_value(&plugin["spec"], &mut hasher);
+    crate::content_hash::hash_value(&plugin["metadata"]["ownerReferences"], &mut hasher);
     hasher.finish()
 }
