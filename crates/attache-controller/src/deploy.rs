@@ -164,12 +164,12 @@ fn deployment(options: &DeployOptions) -> Value {
                         // the largest cluster measured: 10,000 routes with one
                         // distinct policy each (the `controller_scale`
                         // example, docs/benchmarks.md, "The controller at
-                        // 10,000 routes") peak at 448 MiB RSS on one Gateway
-                        // and 658 MiB spread over 100, caches and per-Gateway
-                        // memos included, so 896Mi leaves ~35% headroom.
+                        // 10,000 routes") peak at 360 MiB RSS on one Gateway
+                        // and 529 MiB spread over 100, caches and per-Gateway
+                        // memos included, so 720Mi leaves ~35% headroom.
                         "resources": {
                             "requests": {"cpu": "100m", "memory": "128Mi"},
-                            "limits": {"cpu": "1", "memory": "896Mi"}
+                            "limits": {"cpu": "1", "memory": "720Mi"}
                         },
                         "securityContext": {
                             "allowPrivilegeEscalation": false,
