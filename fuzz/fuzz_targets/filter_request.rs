@@ -97,27 +97,8 @@ fuzz_target!(|bytes: &[u8]| {
         let indexed = config.fallback().find(&facts, port, &host);
         let scanned = config.fallback().find_by_scan(&facts, port, &host);
         assert_eq!(indexed, scanned, "index and scan disagree");
-        // The same request read header by header, not from one copy of
-        // the map: the strip and the route must come out the same.
-        let mut one_by_one = FakeHost {
-            request: host.request.clone(),
-            properties: host.properties.clone(),
-            announces_header_count: false,
-            ..FakeHost::default()
-        };
-        let mut stream = Stream::new(Some(Rc::clone(&config)), 1);
+        let mut stream = Stream::new(Some(config), 1);
         stream.on_request_headers(&mut host);
-        let mut reference = Stream::new(Some(config), 1);
-        reference.on_request_headers(&mut one_by_one);
-        assert_eq!(
-            host.request, one_by_one.request,
-            "copy and single reads disagree"
-        );
-        assert_eq!(
-            stream.route().map(|r| &r.name),
-            reference.route().map(|r| &r.name),
-            "copy and single reads route differently"
-        );
         host.response = host.request.clone();
         stream.on_response_headers(&mut host);
         let _ = host.values(HeaderMap::Response, "x-d");

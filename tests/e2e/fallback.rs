@@ -1,8 +1,8 @@
 //! Fallback matching in real Envoy: with every rendered route renamed, no
 //! `xds.route_name` is an entry of the document, so the filter finds each
 //! request's entry by Gateway API matching on the `:authority`, `:path` and
-//! `:method` it reads from its one copy of the request's headers
-//! (docs/filter.md, "The request path"), and enforces it as by name.
+//! `:method` it reads from the request's headers (docs/filter.md, "The
+//! request path"), and enforces it as by name.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -21,19 +21,16 @@ const EXPORTS: [&str; 10] = [
     "proxy_on_tick",
 ];
 
-/// The host calls of crates/attache-filter/src/abi.rs, sorted.
-/// `proxy_get_header_map_pairs`: one copy of a request's headers in place
-/// of a read per header (`request::MAX_COPIED_HEADERS`). No
-/// `proxy_set_header_map_pairs`: Envoy removes and re-adds every header.
-/// `proxy_set_property`: the mark a configured instance leaves on the
-/// stream (a second instance then changes nothing;
-/// `stream::ENFORCED_PROPERTY`).
-const PROXY_IMPORTS: [&str; 14] = [
+/// The host calls of crates/attache-filter/src/abi.rs, sorted. No
+/// `proxy_get_header_map_pairs` / `proxy_set_header_map_pairs`: the filter
+/// never copies a whole header map. `proxy_set_property`: the mark a
+/// configured instance leaves on the stream (a second instance then
+/// changes nothing; `stream::ENFORCED_PROPERTY`).
+const PROXY_IMPORTS: [&str; 13] = [
     "proxy_add_header_map_value",
     "proxy_define_metric",
     "proxy_get_buffer_bytes",
     "proxy_get_current_time_nanoseconds",
-    "proxy_get_header_map_pairs",
     "proxy_get_header_map_value",
     "proxy_get_log_level",
     "proxy_get_property",

@@ -24,7 +24,6 @@ use attache_contract::{
 };
 use attache_filter::fallback::FallbackTable;
 use attache_filter::request::RequestFacts;
-use attache_filter::snapshot::HeaderSnapshot;
 use attache_filter::{CompiledConfig, Counter, HeaderMap, Host, LogLevel};
 
 const HOSTNAME: &str = "bench.example.com";
@@ -92,12 +91,6 @@ impl Host for NoHost {
         None
     }
     fn header(&self, _: HeaderMap, _: &str) -> Option<Vec<u8>> {
-        None
-    }
-    fn request_header_count(&self) -> Option<usize> {
-        None
-    }
-    fn request_headers(&self) -> Option<HeaderSnapshot> {
         None
     }
     fn set_property(&mut self, _: &[&str], _: &[u8]) {}

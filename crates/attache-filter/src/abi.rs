@@ -46,7 +46,6 @@ extern "C" {
         value: *mut *mut u8,
         value_size: *mut usize,
     ) -> u32;
-    fn proxy_get_header_map_pairs(map: u32, data: *mut *mut u8, size: *mut usize) -> u32;
     fn proxy_replace_header_map_value(
         map: u32,
         key: *const u8,
@@ -151,16 +150,6 @@ pub fn header(map: u32, name: &str) -> Option<Vec<u8>> {
     // SAFETY: valid key for the call; the host writes a pointer and length.
     let status =
         unsafe { proxy_get_header_map_value(map, name.as_ptr(), name.len(), &mut data, &mut len) };
-    owned(status, data, len)
-}
-
-/// Every header of `map` in proxy-wasm's pair serialisation
-/// (`crate::snapshot`), copied in through our allocator; empty for an
-/// empty map.
-pub fn header_pairs(map: u32) -> Option<Vec<u8>> {
-    let (mut data, mut len) = (null_mut(), 0);
-    // SAFETY: the host writes a pointer and a length through valid pointers.
-    let status = unsafe { proxy_get_header_map_pairs(map, &mut data, &mut len) };
     owned(status, data, len)
 }
 

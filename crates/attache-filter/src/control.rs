@@ -63,79 +63,6 @@ pub const NOT_STRIPPED_BY_ENVOY: [&str; 3] = [
     "x-envoy-decorator-operation",
 ];
 
-/// Which of [`CLIENT_CONTROL_HEADERS`] the strip must remove from a
-/// request: all those sent, when Envoy took the client for internal
-/// ([`ENVOY_INTERNAL`] present), else those of [`NOT_STRIPPED_BY_ENVOY`]
-/// sent. One bit per position in [`CLIENT_CONTROL_HEADERS`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SentControlHeaders(u16);
-
-impl SentControlHeaders {
-    /// Asking `present` about each header the strip needs, one at a time
-    /// (each question a host call): `x-envoy-internal`, then the headers
-    /// Envoy left in place.
-    pub fn asking(mut present: impl FnMut(&str) -> bool) -> Self {
-        let internal = present(ENVOY_INTERNAL);
-        let mut sent = SentControlHeaders::default();
-        for (position, name) in CLIENT_CONTROL_HEADERS.iter().enumerate() {
-            if (internal || NOT_STRIPPED_BY_ENVOY.contains(name)) && present(name) {
-                sent.0 |= 1 << position;
-            }
-        }
-        sent
-    }
-
-    /// From every header name of a request at once (a copy of its map):
-    /// the same answer as [`Self::asking`] gives for that request.
-    pub fn among<'a>(names: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        let mut internal = false;
-        let mut sent = SentControlHeaders::default();
-        for name in names {
-            // Every name concerned starts so; most headers stop here.
-            if !name.starts_with(b"x-envoy-") {
-                continue;
-            }
-            if name == ENVOY_INTERNAL.as_bytes() {
-                internal = true;
-            } else if let Some(position) = CLIENT_CONTROL_HEADERS
-                .iter()
-                .position(|control| control.as_bytes() == name)
-            {
-                sent.0 |= 1 << position;
-            }
-        }
-        if !internal {
-            // Envoy removed the others from an external request; one put
-            // back later (by an earlier filter) is not the client's.
-            sent = sent.only(|name| NOT_STRIPPED_BY_ENVOY.contains(&name));
-        }
-        sent
-    }
-
-    fn only(self, keep: impl Fn(&str) -> bool) -> Self {
-        let mut kept = SentControlHeaders::default();
-        for (position, name) in CLIENT_CONTROL_HEADERS.iter().enumerate() {
-            if self.0 & (1 << position) != 0 && keep(name) {
-                kept.0 |= 1 << position;
-            }
-        }
-        kept
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// The names to remove, in [`CLIENT_CONTROL_HEADERS`]' order.
-    pub fn names(self) -> impl Iterator<Item = &'static str> {
-        CLIENT_CONTROL_HEADERS
-            .iter()
-            .enumerate()
-            .filter(move |(position, _)| self.0 & (1 << position) != 0)
-            .map(|(_, name)| *name)
-    }
-}
-
 /// Envoy's trigger that makes `x-envoy-retriable-status-codes` count.
 const RETRIABLE_STATUS_CODES_TRIGGER: &str = "retriable-status-codes";
 
@@ -215,53 +142,6 @@ mod tests {
             assert!(CLIENT_CONTROL_HEADERS.contains(&name), "{name}");
         }
         assert!(!CLIENT_CONTROL_HEADERS.contains(&ENVOY_INTERNAL));
-    }
-
-    #[test]
-    fn a_copy_of_the_map_finds_what_asking_header_by_header_finds() {
-        // Every subset of a few control headers, with and without the
-        // internal mark, repeated names and other headers around them.
-        let candidates = [
-            MAX_RETRIES,
-            "x-envoy-original-dst-host",
-            "x-envoy-decorator-operation",
-            "x-envoy-force-trace",
-            "x-envoy-original-path",
-            ENVOY_INTERNAL,
-        ];
-        for subset in 0u32..(1 << candidates.len()) {
-            let mut names: Vec<&str> = vec![":path", "x-other"];
-            for (i, name) in candidates.iter().enumerate() {
-                if subset & (1 << i) != 0 {
-                    names.push(name);
-                    names.push(name);
-                }
-            }
-            let mut asked = 0;
-            let one_by_one = SentControlHeaders::asking(|name| {
-                asked += 1;
-                names.contains(&name)
-            });
-            let copied = SentControlHeaders::among(names.iter().map(|n| n.as_bytes()));
-            assert_eq!(copied, one_by_one, "{names:?}");
-            let internal = names.contains(&ENVOY_INTERNAL);
-            let expected_asks = 1 + if internal { 15 } else { 3 };
-            assert_eq!(asked, expected_asks, "{names:?}");
-            for name in one_by_one.names() {
-                assert!(names.contains(&name), "{name}");
-                assert!(internal || NOT_STRIPPED_BY_ENVOY.contains(&name), "{name}");
-            }
-        }
-    }
-
-    #[test]
-    fn an_internal_request_gives_up_every_control_header_it_sent() {
-        let names = std::iter::once(ENVOY_INTERNAL).chain(CLIENT_CONTROL_HEADERS);
-        let sent = SentControlHeaders::among(names.map(str::as_bytes));
-        assert_eq!(sent.names().collect::<Vec<_>>(), CLIENT_CONTROL_HEADERS);
-        let external = SentControlHeaders::among(CLIENT_CONTROL_HEADERS.map(str::as_bytes));
-        assert_eq!(external.names().collect::<Vec<_>>(), NOT_STRIPPED_BY_ENVOY);
-        assert!(SentControlHeaders::among([&b"x-a"[..]]).is_empty());
     }
 
     #[test]

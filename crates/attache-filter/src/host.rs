@@ -2,8 +2,6 @@
 //! implements this over host calls; tests implement it with a fake, so every
 //! decision is exercised natively.
 
-use crate::snapshot::HeaderSnapshot;
-
 /// Which header map a call addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HeaderMap {
@@ -91,17 +89,10 @@ pub trait Host {
     /// state as `wasm.<path>`, where later filters of the same stream read
     /// it by `path` and no client can write it.
     fn set_property(&mut self, path: &[&str], value: &[u8]);
-    /// The first value of `name` (one host call).
+    /// The first value of `name`. The filter has no call that copies a
+    /// whole header map: Envoy answers that through the module's `malloc`,
+    /// one copy per header (docs/filter.md, "The request path").
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>>;
-    /// How many request headers the host announced with the request-headers
-    /// callback (its `num_headers` argument: not a host call); `None`
-    /// outside that callback. What a [`Self::request_headers`] copy would
-    /// cost, known before asking for it.
-    fn request_header_count(&self) -> Option<usize>;
-    /// The whole request header map in one host call, which Envoy copies
-    /// into the module through its `malloc` (docs/filter.md, "The request
-    /// path"); `None` if the host refuses or the copy is malformed.
-    fn request_headers(&self) -> Option<HeaderSnapshot>;
     /// Replaces every value of `name`; `None` removes the header.
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>);
     /// Appends one more value of `name`, keeping existing ones.

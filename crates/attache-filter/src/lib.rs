@@ -24,7 +24,6 @@ pub mod pattern;
 pub mod plugin;
 pub mod request;
 pub mod route;
-pub mod snapshot;
 pub mod stream;
 pub mod syntax;
 pub mod tally;

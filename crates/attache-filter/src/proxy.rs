@@ -40,7 +40,6 @@ use std::cell::{Cell, RefCell};
 use crate::abi;
 use crate::dispatch::Dispatcher;
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::snapshot::HeaderSnapshot;
 use crate::tally::Tally;
 
 /// How often a root context publishes the VM's counts and re-reads Envoy's
@@ -84,7 +83,7 @@ impl VmState {
     }
 
     fn flush(&self) {
-        self.tally.flush(&mut ProxyHost::new(self));
+        self.tally.flush(&mut ProxyHost { vm: self });
     }
 }
 
@@ -109,17 +108,6 @@ fn with_vm<R>(fallback: R, f: impl FnOnce(&VmState, &mut Dispatcher) -> R) -> R 
 
 struct ProxyHost<'a> {
     vm: &'a VmState,
-    /// `num_headers` of the request-headers callback; `None` in any other.
-    request_header_count: Option<usize>,
-}
-
-impl<'a> ProxyHost<'a> {
-    fn new(vm: &'a VmState) -> Self {
-        ProxyHost {
-            vm,
-            request_header_count: None,
-        }
-    }
 }
 
 fn map_type(map: HeaderMap) -> u32 {
@@ -152,23 +140,6 @@ impl Host for ProxyHost<'_> {
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
         // As bytes: a client's non-UTF-8 value must not trap.
         abi::header(map_type(map), name)
-    }
-
-    fn request_header_count(&self) -> Option<usize> {
-        self.request_header_count
-    }
-
-    fn request_headers(&self) -> Option<HeaderSnapshot> {
-        let copy = HeaderSnapshot::from_wire(abi::header_pairs(abi::REQUEST_HEADERS)?);
-        if copy.is_none() && self.log_enabled(LogLevel::Debug) {
-            // The filter then reads header by header: nothing is missed,
-            // but a host that does this on every request pays for both.
-            self.log(
-                LogLevel::Debug,
-                "attache: the host's copy of the request headers is not proxy-wasm's pair format; reading them one by one",
-            );
-        }
-        copy
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
@@ -254,7 +225,7 @@ pub extern "C" fn proxy_on_configure(root_id: u32, size: usize) -> u32 {
         vm.refresh_level();
         // An unreadable configuration is refused like an empty one.
         let bytes = abi::plugin_configuration(size).unwrap_or_default();
-        let accepted = contexts.configure(&mut ProxyHost::new(vm), root_id, bytes);
+        let accepted = contexts.configure(&mut ProxyHost { vm }, root_id, bytes);
         vm.flush();
         accepted
     });
@@ -271,13 +242,9 @@ pub extern "C" fn proxy_on_tick(_root_id: u32) {
 }
 
 #[no_mangle]
-pub extern "C" fn proxy_on_request_headers(id: u32, headers: usize, _end_of_stream: u32) -> u32 {
+pub extern "C" fn proxy_on_request_headers(id: u32, _headers: usize, _end_of_stream: u32) -> u32 {
     with_vm((), |vm, contexts| {
-        let mut host = ProxyHost {
-            vm,
-            request_header_count: Some(headers),
-        };
-        contexts.request_headers(&mut host, id)
+        contexts.request_headers(&mut ProxyHost { vm }, id)
     });
     CONTINUE
 }
@@ -285,7 +252,7 @@ pub extern "C" fn proxy_on_request_headers(id: u32, headers: usize, _end_of_stre
 #[no_mangle]
 pub extern "C" fn proxy_on_response_headers(id: u32, _headers: usize, _end_of_stream: u32) -> u32 {
     with_vm((), |vm, contexts| {
-        contexts.response_headers(&mut ProxyHost::new(vm), id)
+        contexts.response_headers(&mut ProxyHost { vm }, id)
     });
     CONTINUE
 }

@@ -1,31 +1,11 @@
-//! The parts of a request that route matching and the strip look at, read
-//! once from the host: from one copy of the header map when the request has
-//! few enough headers, else one header read each. A pseudo-header that is
-//! absent or not UTF-8 is `None` and simply matches nothing that needs it.
+//! The parts of a request that fallback matching looks at, read once from
+//! the host, one header read each. A pseudo-header that is absent or not UTF-8 is `None` and simply
+//! matches nothing that needs it.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 
 use crate::control::CLIENT_CONTROL_HEADERS;
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::snapshot::HeaderSnapshot;
-
-/// Up to this many request headers, the request path copies the whole map
-/// (one host call) instead of asking for each header it needs (one call
-/// each, four for the strip alone). Envoy copies every header, so the copy
-/// grows with the request while the single reads do not; past this count a
-/// request is read header by header. Chosen, not measured: a third of
-/// Envoy's default limit of 100 headers, and three times the benchmark's
-/// request (docs/filter.md, "The request path").
-pub const MAX_COPIED_HEADERS: usize = 32;
-
-/// The request's headers in one host call, when the host announced at most
-/// [`MAX_COPIED_HEADERS`]; `None`: read them one by one.
-pub fn copy_request_headers(host: &impl Host) -> Option<HeaderSnapshot> {
-    match host.request_header_count() {
-        Some(count) if count <= MAX_COPIED_HEADERS => host.request_headers(),
-        _ => None,
-    }
-}
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
@@ -42,12 +22,10 @@ pub struct RequestFacts {
 impl RequestFacts {
     /// `:authority`, `:path` and `:method`: three header reads.
     pub fn from_host(host: &impl Host) -> Self {
-        Self::from_reader(|name| host.header(HeaderMap::Request, name))
-    }
-
-    /// The pseudo-headers as `read` answers for each name.
-    pub fn from_reader(read: impl Fn(&str) -> Option<Vec<u8>>) -> Self {
-        let text = |name: &str| read(name).and_then(|bytes| String::from_utf8(bytes).ok());
+        let text = |name: &str| {
+            host.header(HeaderMap::Request, name)
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+        };
         Self::from_parts(text(":authority"), text(":path"), text(":method"))
     }
 
@@ -99,10 +77,6 @@ pub struct ReadOnce<'h, H> {
     /// route is found before the strip removes them, and must be the one
     /// the stripped request matches.
     hide_client_control: bool,
-    /// The request headers in one copy ([`copy_request_headers`]), taken
-    /// at the first request-header read; inside, `None` when they are read
-    /// one by one. Every request-header write drops it.
-    copy: OnceCell<Option<HeaderSnapshot>>,
 }
 
 impl<'h, H: Host> ReadOnce<'h, H> {
@@ -112,7 +86,6 @@ impl<'h, H: Host> ReadOnce<'h, H> {
             headers: RefCell::new(Vec::new()),
             properties: RefCell::new(Vec::new()),
             hide_client_control: false,
-            copy: OnceCell::new(),
         }
     }
 
@@ -124,34 +97,10 @@ impl<'h, H: Host> ReadOnce<'h, H> {
         self
     }
 
-    /// The host itself, for a read that happens once anyway (the route
-    /// name): remembering it would only cost an allocation.
+    /// The host itself, for a read that happens once anyway (the route name,
+    /// the pseudo-headers): remembering it would only cost an allocation.
     pub fn uncached(&self) -> &H {
         self.host
-    }
-
-    /// The request headers' copy, taken now if not yet; `None` when they
-    /// are read one by one.
-    pub fn copy(&self) -> Option<&HeaderSnapshot> {
-        self.copy
-            .get_or_init(|| copy_request_headers(&*self.host))
-            .as_ref()
-    }
-
-    /// The copy, for what happens after matching (the strip), so that it
-    /// reads the same map without another host call.
-    pub fn into_copy(self) -> Option<HeaderSnapshot> {
-        self.copy();
-        self.copy.into_inner().flatten()
-    }
-
-    /// A request header read once anyway (a pseudo-header): from the copy,
-    /// else straight from the host, without remembering it.
-    pub fn header_unremembered(&self, name: &str) -> Option<Vec<u8>> {
-        match self.copy() {
-            Some(copy) => copy.first(name).map(<[u8]>::to_vec),
-            None => self.host.header(HeaderMap::Request, name),
-        }
     }
 
     /// The answer remembered under `key`, or asks and remembers it. A few
@@ -176,7 +125,6 @@ impl<'h, H: Host> ReadOnce<'h, H> {
     fn forget(&mut self, map: HeaderMap, name: &str) {
         if map == HeaderMap::Request {
             self.headers.get_mut().retain(|(n, _)| n != name);
-            self.copy = OnceCell::new();
         }
     }
 }
@@ -191,10 +139,7 @@ impl<H: Host> Host for ReadOnce<'_, H> {
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
         match map {
             HeaderMap::Request if self.hide_client_control && is_client_control(name) => None,
-            HeaderMap::Request => match self.copy() {
-                Some(copy) => copy.first(name).map(<[u8]>::to_vec),
-                None => Self::once(&self.headers, name, || self.host.header(map, name)),
-            },
+            HeaderMap::Request => Self::once(&self.headers, name, || self.host.header(map, name)),
             HeaderMap::Response => self.host.header(map, name),
         }
     }
@@ -203,14 +148,6 @@ impl<H: Host> Host for ReadOnce<'_, H> {
         let key = path.join("\0");
         self.properties.get_mut().retain(|(n, _)| *n != key);
         self.host.set_property(path, value);
-    }
-
-    fn request_header_count(&self) -> Option<usize> {
-        self.host.request_header_count()
-    }
-
-    fn request_headers(&self) -> Option<HeaderSnapshot> {
-        self.host.request_headers()
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
@@ -283,9 +220,7 @@ mod tests {
     #[test]
     fn read_once_asks_the_host_once_per_name_and_forgets_what_it_writes() {
         use crate::testing::FakeHost;
-        let mut fake = FakeHost::request("h", "/", &[("x-a", "1")])
-            .with_destination_port(80)
-            .reading_one_by_one();
+        let mut fake = FakeHost::request("h", "/", &[("x-a", "1")]).with_destination_port(80);
         {
             let mut reads = ReadOnce::new(&mut fake);
             for _ in 0..3 {
@@ -299,47 +234,7 @@ mod tests {
             assert_eq!(reads.header(HeaderMap::Request, "x-b"), Some(b"3".to_vec()));
         }
         // x-a, x-b, then each again after its write; one port read.
-        assert_eq!(fake.calls(), (1, 4, 0, 2));
-    }
-
-    #[test]
-    fn read_once_reads_a_copy_of_the_map_and_copies_again_after_a_write() {
-        use crate::testing::FakeHost;
-        let mut fake = FakeHost::request("h", "/", &[("x-a", "1")]);
-        {
-            let mut reads = ReadOnce::new(&mut fake);
-            for _ in 0..3 {
-                assert_eq!(reads.header(HeaderMap::Request, "x-a"), Some(b"1".to_vec()));
-                assert_eq!(reads.header(HeaderMap::Request, "x-b"), None);
-                assert_eq!(reads.header_unremembered(":path"), Some(b"/".to_vec()));
-            }
-            reads.set_header(HeaderMap::Request, "x-a", Some("2"));
-            assert_eq!(reads.header(HeaderMap::Request, "x-a"), Some(b"2".to_vec()));
-            assert_eq!(reads.header(HeaderMap::Request, "x-b"), None);
-        }
-        // One copy for every read before the write, one after it.
-        assert_eq!(fake.calls(), (0, 0, 2, 1));
-    }
-
-    #[test]
-    fn a_request_with_many_headers_is_read_header_by_header() {
-        use crate::testing::FakeHost;
-        let names: Vec<String> = (0..MAX_COPIED_HEADERS).map(|i| format!("x-{i}")).collect();
-        let headers: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "v")).collect();
-        // Three pseudo-headers and the extra ones: over the limit.
-        let mut many = FakeHost::request("h", "/", &headers);
-        assert!(copy_request_headers(&many).is_none());
-        assert_eq!(many.calls(), (0, 0, 0, 0));
-        assert_eq!(
-            ReadOnce::new(&mut many).header(HeaderMap::Request, "x-0"),
-            Some(b"v".to_vec())
-        );
-        assert_eq!(many.calls(), (0, 1, 0, 0));
-        // At the limit, one copy.
-        let at_limit = FakeHost::request("h", "/", &headers[3..]);
-        assert_eq!(at_limit.request.len(), MAX_COPIED_HEADERS);
-        assert!(copy_request_headers(&at_limit).is_some());
-        assert_eq!(at_limit.calls(), (0, 0, 1, 0));
+        assert_eq!(fake.calls(), (1, 4, 2));
     }
 
     #[test]

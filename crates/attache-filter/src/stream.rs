@@ -1,10 +1,7 @@
 //! What happens to one request and its response.
 //!
-//! Request headers (docs/filter.md, "The request path"): read from one copy
-//! of the whole map when the host announced at most
-//! `request::MAX_COPIED_HEADERS` headers (one host call however many reads
-//! follow), else one host call per header read; one call per header
-//! written:
+//! Request headers, one host call per header read or written and never a
+//! copy of the whole map (docs/filter.md, "The request path"):
 //! 1. find the route: the `xds.route_name` property and one hash lookup,
 //!    else fallback matching on `:authority`, `:path`, `:method` and only the
 //!    headers its matches name, each read once (a control header the strip
@@ -19,13 +16,11 @@
 //!    trusts them), on every request, matched or not. Envoy's connection
 //!    manager already removed most of them unless it took the client for
 //!    internal, which it then marks with `x-envoy-internal` (a header no
-//!    client can forge: Envoy removes it first). So: the copy of the map
-//!    (the one matching used, if it took one), else one read of
-//!    `x-envoy-internal` and of each header Envoy never strips; a remove
-//!    only for a header that is there (`crate::control`);
+//!    client can forge: Envoy removes it first). So: one read of
+//!    `x-envoy-internal`, one read of each header Envoy never strips, and a
+//!    remove only for a header that is there (`crate::control`);
 //! 4. apply the route's header changes, then its control headers, one
-//!    replace/add/remove call each (a remove of a header the copy shows
-//!    absent is skipped: it would be a write). A request with nothing to strip and a
+//!    replace/add/remove call each. A request with nothing to strip and a
 //!    route without request changes writes nothing, so Envoy keeps its
 //!    cached route (any request-header write clears it).
 //!
@@ -35,12 +30,11 @@
 use std::rc::Rc;
 
 use crate::config::CompiledConfig;
-use crate::control::SentControlHeaders;
+use crate::control::{CLIENT_CONTROL_HEADERS, ENVOY_INTERNAL, NOT_STRIPPED_BY_ENVOY};
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
 use crate::ops;
-use crate::request::{copy_request_headers, ReadOnce, RequestFacts};
+use crate::request::{ReadOnce, RequestFacts};
 use crate::route::CompiledRoute;
-use crate::snapshot::HeaderSnapshot;
 
 /// The Envoy property holding the name of the route Envoy selected.
 pub const ROUTE_NAME_PROPERTY: [&str; 2] = ["xds", "route_name"];
@@ -94,31 +88,26 @@ impl Stream {
         let Some(config) = self.config.clone() else {
             // No document yet: strip anyway, enforce nothing, leave no mark
             // (the next instance on the stream enforces: never none).
-            let copy = copy_request_headers(host);
-            strip_client_control_headers(host, copy.as_ref());
+            strip_client_control_headers(host);
             return;
         };
         let trusted = config.trust_client_control_headers;
         // Found before the strip writes anything, so that a second instance
         // decides before touching what the first one set; fallback matching
         // sees the control headers as the strip will leave them.
-        let (route, how, copy) = {
+        let (route, how) = {
             let reads = ReadOnce::new(&mut *host).hiding_client_control_headers(!trusted);
-            let (route, how) = find_route(&reads, &config);
-            // The strip reads the map matching read; a trusted document
-            // strips nothing and takes no copy for it.
-            let copy = if trusted { None } else { reads.into_copy() };
-            (route, how, copy)
+            find_route(&reads, &config)
         };
         if route.as_ref().is_some_and(|r| r.applies_once) && !claim_stream(host) {
             host.increment(Counter::EnforcedByAnotherInstance);
             return;
         }
         if !trusted {
-            strip_client_control_headers(host, copy.as_ref());
+            strip_client_control_headers(host);
         }
         if let Some(route) = &route {
-            ops::apply_to_request(host, &route.request_ops, copy.as_ref());
+            ops::apply_each(host, HeaderMap::Request, &route.request_ops);
         }
         self.finish_match(host, route, how);
     }
@@ -191,7 +180,7 @@ fn find_route<H: Host>(
     if table.is_empty() {
         return (None, "");
     }
-    let facts = RequestFacts::from_reader(|name| host.header_unremembered(name));
+    let facts = RequestFacts::from_host(host.uncached());
     // Listener-aware only where the document's listeners have different
     // ports: otherwise the port is not read.
     let port = match table.tells_ports_apart() {
@@ -225,21 +214,24 @@ const DESTINATION_PORT_PROPERTY: [&str; 2] = ["destination", "port"];
 
 /// Removes the client's control headers that Envoy left in place: all of
 /// them for a request Envoy took for internal (`x-envoy-internal` present),
-/// else only those Envoy never strips (`SentControlHeaders`). Which are
-/// there comes from `copy`, the request's map as the host handed it over,
-/// else from one read per header. A header is removed only if it is there:
-/// a remove is a write, and every request-header write makes Envoy match the
-/// route again. Returns whether any was there.
-fn strip_client_control_headers(host: &mut impl Host, copy: Option<&HeaderSnapshot>) -> bool {
-    let sent = match copy {
-        Some(copy) => SentControlHeaders::among(copy.pairs().map(|(name, _)| name)),
-        None => SentControlHeaders::asking(|name| host.header(HeaderMap::Request, name).is_some()),
+/// else only those Envoy never strips. A header is removed only if it is
+/// there: a remove is a write, and every request-header write makes Envoy
+/// match the route again. Returns whether any was there.
+fn strip_client_control_headers(host: &mut impl Host) -> bool {
+    let internal = host.header(HeaderMap::Request, ENVOY_INTERNAL).is_some();
+    let names: &[&str] = match internal {
+        true => &CLIENT_CONTROL_HEADERS,
+        false => &NOT_STRIPPED_BY_ENVOY,
     };
-    for name in sent.names() {
-        host.set_header(HeaderMap::Request, name, None);
+    let mut stripped = false;
+    for name in names {
+        if host.header(HeaderMap::Request, name).is_some() {
+            host.set_header(HeaderMap::Request, name, None);
+            stripped = true;
+        }
     }
-    if !sent.is_empty() {
+    if stripped {
         host.increment(Counter::ClientControlHeadersStripped);
     }
-    !sent.is_empty()
+    stripped
 }

@@ -5,7 +5,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use crate::host::{Counter, HeaderMap, Host, LogLevel};
-use crate::snapshot::HeaderSnapshot;
 
 #[derive(Debug)]
 pub struct FakeHost {
@@ -25,15 +24,8 @@ pub struct FakeHost {
     /// mark every configured request costs (one read, one write), counted
     /// apart so that the lookup's own reads stay visible.
     pub mark_calls: RefCell<usize>,
-    /// How many copies of the whole request header map were taken.
-    pub map_reads: RefCell<usize>,
     /// How many single-header writes (set, remove, add) were made.
     pub header_writes: usize,
-    /// Whether the request-headers callback announces how many headers
-    /// there are, as Envoy does; without it the filter reads one by one.
-    pub announces_header_count: bool,
-    /// Whether a copy of the whole map is refused (counted all the same).
-    pub refuses_map_copy: bool,
     /// The fake clock, in nanoseconds, and how far each reading moves it.
     pub clock: Cell<u64>,
     pub clock_step: u64,
@@ -53,10 +45,7 @@ impl Default for FakeHost {
             lookups: RefCell::new(0),
             property_reads: RefCell::new(0),
             mark_calls: RefCell::new(0),
-            map_reads: RefCell::new(0),
             header_writes: 0,
-            announces_header_count: true,
-            refuses_map_copy: false,
             clock: Cell::new(0),
             clock_step: 0,
             memory: None,
@@ -103,22 +92,14 @@ impl FakeHost {
         self
     }
 
-    /// Every host call the stream made, by kind: (property reads,
-    /// single-header reads, whole-map copies, header writes).
-    pub fn calls(&self) -> (usize, usize, usize, usize) {
+    /// Every host call the stream made, by kind: (property reads, header
+    /// reads, header writes). The host has no whole-map call to count.
+    pub fn calls(&self) -> (usize, usize, usize) {
         (
             *self.property_reads.borrow(),
             *self.lookups.borrow(),
-            *self.map_reads.borrow(),
             self.header_writes,
         )
-    }
-
-    /// As a host that does not say how many headers a request has: the
-    /// filter then reads them one by one.
-    pub fn reading_one_by_one(mut self) -> Self {
-        self.announces_header_count = false;
-        self
     }
 
     /// As Envoy hands the request to the filter for a client it takes for
@@ -188,20 +169,6 @@ impl Host for FakeHost {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
-    }
-
-    fn request_header_count(&self) -> Option<usize> {
-        self.announces_header_count.then_some(self.request.len())
-    }
-
-    fn request_headers(&self) -> Option<HeaderSnapshot> {
-        *self.map_reads.borrow_mut() += 1;
-        if self.refuses_map_copy {
-            return None;
-        }
-        // Serialised as the host does, so the parse is exercised too.
-        let pairs = self.request.iter().map(|(n, v)| (n.as_bytes(), &v[..]));
-        HeaderSnapshot::from_wire(HeaderSnapshot::to_wire(pairs))
     }
 
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {

@@ -155,28 +155,26 @@ fn attempts_without_triggers_only_caps_retries() {
     assert!(host.request_values("x-envoy-retry-on").is_empty());
 }
 
-// Host calls per request: the route name property, one copy of the whole
-// request header map for the strip (and for fallback matching, which reads
-// the same copy), then one single-header write per change. A host that
-// does not announce a small header count gets the strip's single reads
-// instead: `x-envoy-internal` and the three control headers Envoy never
-// strips. The response path writes one header per change and nothing for
-// a route without any.
+// Host calls per request: the route name property, one read of
+// `x-envoy-internal` and of each of the three control headers Envoy never
+// strips, then one single-header write per change; never a copy of the
+// whole map. The response path writes one header per change and nothing
+// for a route without any.
 
-/// The strip's reads one by one, for a request from an external client:
-/// `x-envoy-internal` and `control::NOT_STRIPPED_BY_ENVOY`.
+/// The strip's reads on a request from an external client: `x-envoy-internal`
+/// and `control::NOT_STRIPPED_BY_ENVOY`.
 const STRIP_READS: usize = 4;
 
 #[test]
-fn a_matched_request_costs_one_property_read_one_map_copy_and_one_write_per_change() {
+fn a_matched_request_costs_one_property_read_the_strip_reads_and_one_write_per_change() {
     // As Envoy hands over an external request: it already removed the
     // client's x-envoy-max-retries (e2e control_headers.rs proves it).
     let mut host = FakeHost::request("h", "/", &[("x-b", "gone"), ("x-a", "client")])
         .with_route_name("http/shop/checkout/0");
     let mut stream = request(&checkout(), &mut host);
-    // (property reads, header reads, map copies, header writes): remove
-    // x-b, set x-a, add x-tag, two timeouts, three retry headers.
-    assert_eq!(host.calls(), (1, 0, 1, 8));
+    // (property reads, header reads, header writes): remove x-b, set x-a,
+    // add x-tag, two timeouts, three retry headers.
+    assert_eq!(host.calls(), (1, STRIP_READS, 8));
     assert!(host.request_values("x-b").is_empty());
     assert_eq!(host.request_values("x-a"), vec!["1"]);
     assert_eq!(host.request_values("x-envoy-max-retries"), vec!["3"]);
@@ -184,33 +182,7 @@ fn a_matched_request_costs_one_property_read_one_map_copy_and_one_write_per_chan
     assert_eq!(host.request_values(":authority"), vec!["h"]);
     stream.on_response_headers(&mut host);
     // remove server, set cache-control, add x-served-by: three single writes.
-    assert_eq!(host.calls(), (1, 0, 1, 11));
-}
-
-#[test]
-fn removing_a_header_the_client_did_not_send_costs_no_write() {
-    let mut host =
-        FakeHost::request("h", "/", &[("x-a", "client")]).with_route_name("http/shop/checkout/0");
-    request(&checkout(), &mut host);
-    // The eight writes above but the remove of x-b, which the copy lacks.
-    assert_eq!(host.calls(), (1, 0, 1, 7));
-    // Read one by one, nothing says x-b is absent: the remove is written.
-    let mut host = FakeHost::request("h", "/", &[("x-a", "client")])
-        .with_route_name("http/shop/checkout/0")
-        .reading_one_by_one();
-    request(&checkout(), &mut host);
-    assert_eq!(host.calls(), (1, STRIP_READS, 0, 8));
-}
-
-#[test]
-fn without_a_header_count_the_strip_reads_four_headers_instead_of_one_copy() {
-    let mut host = FakeHost::request("h", "/", &[("x-b", "gone"), ("x-a", "client")])
-        .with_route_name("http/shop/checkout/0")
-        .reading_one_by_one();
-    request(&checkout(), &mut host);
-    assert_eq!(host.calls(), (1, STRIP_READS, 0, 8));
-    assert!(host.request_values("x-b").is_empty());
-    assert_eq!(host.request_values("x-a"), vec!["1"]);
+    assert_eq!(host.calls(), (1, STRIP_READS, 11));
 }
 
 #[test]
@@ -219,39 +191,24 @@ fn nothing_to_change_means_no_write() {
     let c = compile(&doc(json!([entry("r", json!({"responseHeaders": {}}))])));
     let mut host = FakeHost::request("h", "/", &[("x-keep", "1")]).with_route_name("r");
     let mut stream = request(&c, &mut host);
-    assert_eq!(host.calls(), (1, 0, 1, 0));
+    assert_eq!(host.calls(), (1, STRIP_READS, 0));
     stream.on_response_headers(&mut host);
-    assert_eq!(host.calls(), (1, 0, 1, 0));
+    assert_eq!(host.calls(), (1, STRIP_READS, 0));
     assert_eq!(host.request_values("x-keep"), vec!["1"]);
 }
 
 #[test]
-fn an_internal_request_costs_one_copy_where_it_cost_sixteen_reads() {
+fn an_internal_request_reads_every_control_header_and_removes_those_sent() {
     let c = compile(&doc(json!([entry("r", json!({}))])));
-    let internal = |host: FakeHost| host.with_route_name("r").internal();
-    let mut copied = internal(FakeHost::request("h", "/", &[("x-envoy-retry-on", "5xx")]));
-    request(&c, &mut copied);
-    assert_eq!(copied.calls(), (1, 0, 1, 1));
-    assert!(copied.request_values("x-envoy-retry-on").is_empty());
-    let mut one_by_one =
-        internal(FakeHost::request("h", "/", &[("x-envoy-retry-on", "5xx")]).reading_one_by_one());
-    request(&c, &mut one_by_one);
-    assert_eq!(
-        one_by_one.calls(),
-        (1, 1 + crate::control::CLIENT_CONTROL_HEADERS.len(), 0, 1)
-    );
-    assert_eq!(one_by_one.request, copied.request);
-}
-
-#[test]
-fn a_refused_copy_falls_back_to_reading_header_by_header() {
-    let c = compile(&doc(json!([entry("r", json!({}))])));
-    let mut host = FakeHost::request("h", "/", &[("x-envoy-original-dst-host", "10.0.0.1:80")])
-        .with_route_name("r");
-    host.refuses_map_copy = true;
+    let mut host = FakeHost::request("h", "/", &[("x-envoy-retry-on", "5xx")])
+        .with_route_name("r")
+        .internal();
     request(&c, &mut host);
-    assert_eq!(host.calls(), (1, STRIP_READS, 1, 1));
-    assert!(host.request_values("x-envoy-original-dst-host").is_empty());
+    assert_eq!(
+        host.calls(),
+        (1, 1 + crate::control::CLIENT_CONTROL_HEADERS.len(), 1)
+    );
+    assert!(host.request_values("x-envoy-retry-on").is_empty());
 }
 
 #[test]
@@ -261,12 +218,12 @@ fn trusted_document_and_a_route_without_request_changes_cost_one_property_read()
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("r");
     let mut stream = request(&compile(&d), &mut host);
     stream.on_response_headers(&mut host);
-    assert_eq!(host.calls(), (1, 0, 0, 0));
+    assert_eq!(host.calls(), (1, 0, 0));
     assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
 }
 
 #[test]
-fn fallback_matching_reads_the_pseudo_headers_from_the_strips_copy() {
+fn fallback_matching_reads_the_three_pseudo_headers_one_by_one() {
     let c = compile(&doc(json!([entry(
         "r",
         json!({"matches": [{"path": {"type": "Exact", "value": "/a"}}],
@@ -275,28 +232,8 @@ fn fallback_matching_reads_the_pseudo_headers_from_the_strips_copy() {
     let mut host = FakeHost::request("h", "/a", &[]).with_route_name("unknown");
     let stream = request(&c, &mut host);
     assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
-    assert_eq!(host.calls(), (1, 0, 1, 1));
+    assert_eq!(host.calls(), (1, STRIP_READS + 3, 1));
     assert_eq!(host.request_values("x-a"), vec!["1"]);
-    // One by one: the three pseudo-headers and the strip's reads.
-    let mut host = FakeHost::request("h", "/a", &[])
-        .with_route_name("unknown")
-        .reading_one_by_one();
-    request(&c, &mut host);
-    assert_eq!(host.calls(), (1, STRIP_READS + 3, 0, 1));
-}
-
-#[test]
-fn a_trusted_document_copies_the_map_only_for_fallback_matching() {
-    let mut d = doc(json!([entry(
-        "r",
-        json!({"matches": [{"path": {"type": "Exact", "value": "/a"},
-                            "headers": [{"name": "x-v", "value": "2"}]}]})
-    )]));
-    d["options"] = json!({"trustClientControlHeaders": true});
-    let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]);
-    let stream = request(&compile(&d), &mut host);
-    assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
-    assert_eq!(host.calls(), (1, 0, 1, 0));
 }
 
 #[test]
@@ -306,18 +243,17 @@ fn fallback_matching_reads_a_header_only_where_a_match_names_it() {
         json!({"matches": [{"path": {"type": "Exact", "value": "/a"},
                             "headers": [{"name": "x-v", "value": "2"}]}]})
     )])));
-    let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]).reading_one_by_one();
+    let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]);
     let stream = request(&c, &mut host);
     assert_eq!(stream.route().map(|r| &*r.name), Some("r"));
     // The route name property is asked for and absent.
-    assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0, 0));
+    assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0));
 }
 
 #[test]
 fn a_header_that_several_candidates_name_is_read_once() {
     // Both entries match `/a` and name `x-v`: the first (document order)
-    // fails on it, the second matches. Read one by one, the header is
-    // asked for once; from a copy, not at all.
+    // fails on it, the second matches. The header is asked for once.
     let c = compile(&doc(json!([
         entry(
             "r1",
@@ -330,15 +266,11 @@ fn a_header_that_several_candidates_name_is_read_once() {
                                          "headers": [{"name": "x-v", "value": "2"}]}]})
         ),
     ])));
-    let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]).reading_one_by_one();
-    let stream = request(&c, &mut host);
-    assert_eq!(stream.route().map(|r| &*r.name), Some("r2"));
-    // Before issue 24's read-once host: STRIP_READS + 3 + 2.
-    assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0, 0));
     let mut host = FakeHost::request("h", "/a", &[("x-v", "2")]);
     let stream = request(&c, &mut host);
     assert_eq!(stream.route().map(|r| &*r.name), Some("r2"));
-    assert_eq!(host.calls(), (1, 0, 1, 0));
+    // Before issue 24's read-once host: STRIP_READS + 3 + 2.
+    assert_eq!(host.calls(), (1, STRIP_READS + 3 + 1, 0));
 }
 
 /// Two instances of the filter on one stream (both Istio objects live for a

@@ -97,7 +97,6 @@ proptest! {
         header_value in proptest::collection::vec(any::<u8>(), 0..256),
         control in 0..CLIENT_CONTROL_HEADERS.len(),
         internal in any::<bool>(),
-        one_by_one in any::<bool>(),
     ) {
         let c = config();
         let name = CLIENT_CONTROL_HEADERS[control];
@@ -112,8 +111,6 @@ proptest! {
         if internal {
             host = host.internal();
         }
-        // From one copy of the map, or header by header.
-        host.announces_header_count = !one_by_one;
         let mut stream = request(&c, &mut host);
         stream.on_response_headers(&mut host);
         prop_assert!(host.request_values(name).is_empty());
