@@ -73,8 +73,10 @@ def paired_ratio(results: dict, key: str, floor: str) -> tuple[float, float, flo
 # Issue 24's targets (issue 12's, the floor tightened to 1.15x), all medians of per-round
 # ratios within one run.
 FLOOR_MAX, LUA_MAX, SCALE_MAX = 1.15, 1.00, 1.05
-# Istio's layout: the filter against native route configuration of the same shape.
-ISTIO_MAX = 1.15
+# Issue 31: the request path on Istio's layout is held to the same floor and Lua targets,
+# each reference run on the same route table. Native configuration of that shape is
+# reported beside them without a target: an empty Wasm filter alone costs 1.10-1.16x
+# native, which would leave the filter almost nothing (issue 31 dropped that target).
 # "No worse than today": the full run of 02:01 UTC (4ee551d; docs/benchmarks.md then).
 PREVIOUS_FILTER_LOAD_MS, PREVIOUS_ECDS_BYTES = 58, 981_199
 WASM_BYTES_MAX = 400_000
@@ -111,6 +113,7 @@ def _targets(results: dict) -> list[str]:
     if r:
         out.append(f"- Filter (by route name, 10 routes) vs Lua: {r[0]:.2f}x (rounds {r[1]:.2f}-{r[2]:.2f}x); "
                    f"target <= {LUA_MAX:.2f}x: {_met(r[0] <= LUA_MAX)}.")
+    out.extend(_istio_layout_lines(results))
     for key, label in (("attache-1k", "1,000"), ("attache-10k", "10,000"),
                        ("attache-fallback-10k", "10,000 (fallback matching)")):
         base = "attache-fallback" if "fallback" in key else "attache-name"
@@ -171,6 +174,20 @@ def _targets(results: dict) -> list[str]:
     return out
 
 
+def _istio_layout_lines(results: dict) -> list[str]:
+    """Issue 31's request path: the filter on Istio's layout against the empty Wasm filter
+    and Lua, each on the same route table."""
+    out = []
+    for floor, label, limit in (("empty-wasm-istio-10k", "the empty Wasm", FLOOR_MAX),
+                                ("lua-istio-10k", "Lua", LUA_MAX)):
+        r = paired_ratio(results, "attache-istio-10k", floor)
+        if r:
+            out.append(f"- Istio layout (10,000 routes over 1,000 virtual hosts): the filter vs {label} on the "
+                       f"same route table, CPU per request: {r[0]:.2f}x (rounds {r[1]:.2f}-{r[2]:.2f}x); "
+                       f"target <= {limit:.2f}x: {_met(r[0] <= limit)}.")
+    return out
+
+
 def _issue_24_lines(results: dict) -> list[str]:
     """Istio's layout, the opt-level A/B and what fewer exports would save."""
     out = []
@@ -178,7 +195,8 @@ def _issue_24_lines(results: dict) -> list[str]:
     if r:
         out.append(f"- Istio layout (10,000 routes over 1,000 virtual hosts `<host>:<port>`): the filter vs "
                    f"native route configuration of the same shape, CPU per request: {r[0]:.2f}x "
-                   f"(rounds {r[1]:.2f}-{r[2]:.2f}x); target <= {ISTIO_MAX:.2f}x: {_met(r[0] <= ISTIO_MAX)}.")
+                   f"(rounds {r[1]:.2f}-{r[2]:.2f}x); no target (issue 31 measures this layout against "
+                   f"the empty Wasm and Lua, above).")
         one = paired_ratio(results, "attache-rendered-10k", "native-rendered-10k")
         if one:
             out.append(f"  Beside it, one virtual host of 10,000 routes (the rendered table): {one[0]:.2f}x "
