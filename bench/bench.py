@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench import config_load, documents, envoy_configs, load, report, variants, verify  # noqa: E402
+from attache_bench import config_load, documents, envoy_configs, load, machine, report, variants, verify  # noqa: E402
 from attache_bench.envoy_proc import Envoy, EnvoyError, version  # noqa: E402
 
 UPSTREAM_PORT, UPSTREAM_ADMIN = 10099, 10199
@@ -69,6 +69,7 @@ def start(binary: Path, config: Path, admin: int, cpu: str, log: Path, base_id: 
 def main() -> int:
     args = parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    load_at_start = machine.load_average()
     chosen = variants.select(args.variants, args.profile)
     skipped = {}
     if args.attache_wasm is None or not args.attache_wasm.exists():
@@ -136,9 +137,10 @@ def main() -> int:
                 v, envoy, port = under_test[key]
                 m = load.run(envoy, port, v.path, args.seconds, args.connections)
                 rounds[key].append(m.as_dict())
+                steal = "" if m.steal_share is None else f"  steal {100 * m.steal_share:4.1f}%"
                 print(f"round {r + 1}/{args.rounds} {key:22s} {m.rps:9.0f} rps  p50 {m.p50_ms:6.3f} ms  "
-                      f"p99 {m.p99_ms:6.3f} ms  {m.cpu_us_per_req:6.2f} us/req (sched {m.sched_us_per_req:6.2f})",
-                      flush=True)
+                      f"p99 {m.p99_ms:6.3f} ms  {m.cpu_us_per_req:6.2f} us/req (sched {m.sched_us_per_req:6.2f})"
+                      f"{steal}", flush=True)
 
         for key, (v, envoy, port) in under_test.items():
             results["variants"][key] = {
@@ -164,6 +166,8 @@ def main() -> int:
         "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPUs, "
                    f"{platform.release()}",
         "cpu_model": report.cpu_model(),
+        "load_average_at_start": load_at_start,
+        "steal_share": _run_steal(results),
         "command": args.command or " ".join(sys.argv),
         "rounds": args.rounds, "seconds": args.seconds, "connections": args.connections,
         "wasm_bytes": {k: p.stat().st_size for k, p in wasm.items() if p.exists()},
@@ -178,6 +182,15 @@ def main() -> int:
         args.out_md.write_text(report.markdown(results))
     print(report.table(results))
     return 0
+
+
+def _run_steal(results: dict) -> dict | None:
+    """Median and largest steal share over every measured run, when it was read."""
+    shares = [m["steal_share"] for v in results["variants"].values() for m in v["rounds"]
+              if m.get("steal_share") is not None]
+    if not shares:
+        return None
+    return {"median": statistics.median(shares), "max": max(shares), "runs": len(shares)}
 
 
 def measure_config_load(args: argparse.Namespace, wasm: dict[str, Path], docs: dict) -> dict:

@@ -79,7 +79,8 @@ mkdir -p "$work"
 update() {
     # shellcheck disable=SC2086
     python3 bench/update_bench.py --envoy "$envoy" --attache "$target_dir/release/attache" \
-        --wasm "$wasm_dir/attache_filter.wasm" --work "$root/.run/bench-update" \
+        --wasm "$wasm_dir/attache_filter.wasm" --floor-wasm "$wasm_dir/examples/probe.wasm" \
+        --work "$root/.run/bench-update" \
         --command "bench/run.sh${*:+ $*}" \
         --out-md docs/benchmarks-update.md --out-json docs/benchmarks-update.json ${UPDATE_ARGS:-}
 }

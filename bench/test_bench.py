@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench import config_load, documents, envoy_configs, load, policy, report, updates, variants  # noqa: E402
+from attache_bench import config_load, documents, envoy_configs, load, machine, policy, report, updates, variants  # noqa: E402
 
 HEY_OUTPUT = """
 Summary:
@@ -343,6 +343,31 @@ class Report(unittest.TestCase):
 
 
 
+class Machine(unittest.TestCase):
+    def test_steal_is_the_share_of_all_ticks_since_the_first_sample(self):
+        before = machine.parse_cpu_line("cpu  100 0 50 800 10 0 5 35 7 0")
+        after = machine.parse_cpu_line("cpu  200 0 100 1500 10 0 5 85 9 0")
+        # user nice system idle iowait irq softirq steal: 1000 -> 1900 ticks, 35 -> 85 stolen;
+        # guest (7 -> 9) is inside user already and must not count twice.
+        self.assertEqual(before.total, 1000)
+        self.assertAlmostEqual(after.steal_share_since(before), 50 / 900)
+        self.assertEqual(before.steal_share_since(before), 0.0)
+        self.assertIsNone(machine.steal_share(None, after))
+
+    def test_a_line_that_is_not_the_cpu_total_is_refused(self):
+        with self.assertRaises(ValueError):
+            machine.parse_cpu_line("cpu0 1 2 3 4 5 6 7 8")
+        with self.assertRaises(ValueError):
+            machine.parse_cpu_line("cpu 1 2 3")
+
+    def test_the_report_says_what_the_machine_did_only_when_it_was_recorded(self):
+        self.assertEqual(report._machine_state({}), "")
+        text = report._machine_state({"load_average_at_start": 0.5,
+                                      "steal_share": {"median": 0.004, "max": 0.11, "runs": 9}})
+        self.assertIn("Load average 0.50 at the start.", text)
+        self.assertIn("0.4% of the CPU time in the median run (most 11.0%", text)
+
+
 class Updates(unittest.TestCase):
     """The update benchmark's pure parts (bench/attache_bench/updates.py)."""
 
@@ -417,6 +442,24 @@ class Updates(unittest.TestCase):
         self.assertIn("## 1,000 routes (3,000 entries)", text)
         self.assertIn("| ecds | 985.0 |", text)
         self.assertIn("**met**", text)
+        self.assertNotIn("floor", text, "no floor line when the floor did not run")
+
+    def test_the_floor_is_compared_with_its_own_steady_runs(self):
+        steady = [{"rps": 1000.0, "p50_ms": 1.0, "p99_ms": 2.0, "max_ms": 5.0, "applied": 0},
+                  {"rps": 1000.0, "p50_ms": 1.0, "p99_ms": 4.0, "max_ms": 6.0, "applied": 0}]
+        ecds = [{"rps": 1000.0, "p50_ms": 1.0, "p99_ms": 3.0, "max_ms": 9.0, "applied": 19},
+                {"rps": 990.0, "p50_ms": 1.0, "p99_ms": 5.0, "max_ms": 10.0, "applied": 18}]
+        floor = updates.summarise_floor({10_000: {"steady": steady, "ecds": ecds}})
+        # Round by round: p99 1.5x and 1.25x, slowest +4 and +4 ms.
+        self.assertAlmostEqual(floor[10_000]["ecds"]["p99"], 1.375)
+        self.assertAlmostEqual(floor[10_000]["ecds"]["max_excess_ms"], 4.0)
+        line = updates.floor_lines(floor, 10_000)
+        self.assertEqual(len(line), 1)
+        self.assertIn("p99 1.38x, slowest +4.0 ms against its own steady runs; edits taken 18", line[0])
+        self.assertEqual(updates.floor_lines(floor, 1000), [], "a size without a floor has no line")
+        summary = {10_000: {"figures": {}}}
+        self.assertIn("floor (the same ECDS updates to the probe filter",
+                      updates.markdown(summary, {}, floor))
 
 if __name__ == "__main__":
     unittest.main()

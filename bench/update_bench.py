@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench import envoy_configs, updates  # noqa: E402
+from attache_bench import envoy_configs, machine, updates  # noqa: E402
 from attache_bench.envoy_proc import Envoy, EnvoyError, version  # noqa: E402
 
 UPSTREAM_PORT, UPSTREAM_ADMIN = 10399, 10499
@@ -41,9 +41,12 @@ class Gateway:
     """One Envoy on the file-based xDS layout of an N-route distinct-policy Gateway, with
     edited ECDS and RDS files staged beside the watched ones."""
 
-    def __init__(self, args, routes: int, index: int):
+    def __init__(self, args, routes: int, index: int, wasm: Path | None = None, label: str = ""):
+        """`wasm`: the module the ECDS files name (the filter unless given: the floor
+        passes the probe); `label` keeps the floor's files apart from the filter's."""
+        wasm = wasm or args.wasm
         self.routes = routes
-        self.dir = args.work / f"g{routes}"
+        self.dir = args.work / f"g{routes}{label}"
         shutil.rmtree(self.dir, ignore_errors=True)
         self.xds = self.dir / "xds"
         self.stage = self.dir / "stage"
@@ -60,7 +63,7 @@ class Gateway:
         self.common = ["--backend", f"*=127.0.0.1:{UPSTREAM_PORT}", "--listener-port", f"http={self.port}"]
         run_cli([args.attache, "render", "xds", "-f", base, "--xds-dir", self.xds, "--ecds", self.ecds,
                  *self.common])
-        run_cli([args.attache, "render", "ecds", "-f", base, "--wasm", args.wasm, "-o", self.ecds])
+        run_cli([args.attache, "render", "ecds", "-f", base, "--wasm", wasm, "-o", self.ecds])
         run_cli([args.attache, "render", "envoy", "-f", base, "--xds-dir", self.xds,
                  "--admin-port", str(self.admin), "-o", self.dir / "envoy.yaml"])
         self.rds = sorted(self.xds.glob("rds/*/routes.json"))
@@ -74,7 +77,7 @@ class Gateway:
             target = updates.edited_route(routes, step)
             edited.write_text(updates.distinct_manifests(routes, timeout_edit=target, generation=step))
             out = self.stage / f"ecds-{step}.json"
-            run_cli([args.attache, "render", "ecds", "-f", edited, "--wasm", args.wasm, "-o", out])
+            run_cli([args.attache, "render", "ecds", "-f", edited, "--wasm", wasm, "-o", out])
             self.alternates["ecds"].append((out, self.ecds))
             edited.write_text(updates.distinct_manifests(routes, path_edit=target, generation=step))
             out_dir = self.stage / f"xds-{step}"
@@ -108,6 +111,7 @@ def one_run(args, gw: Gateway, kind: str) -> dict:
     host, path = updates.request(gw.routes)
     before = gw.taken(kind) if kind != "steady" else 0
     cmd = updates.rate_command(gw.port, host, path, args.seconds, args.rate, args.connections)
+    before_machine = machine.cpu_times()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     start = time.monotonic()
     if kind != "steady":
@@ -119,7 +123,16 @@ def one_run(args, gw: Gateway, kind: str) -> dict:
         raise RuntimeError(f"hey failed: {err[-400:]}")
     figures = updates.parse_hey(out)
     figures["applied"] = (gw.taken(kind) - before) if kind != "steady" else 0
+    steal = machine.steal_share(before_machine, machine.cpu_times())
+    if steal is not None:
+        figures["steal_share"] = steal
     return figures
+
+
+def report_run(r: int, rounds: int, what: str, f: dict) -> None:
+    steal = f" steal {100 * f['steal_share']:4.1f}%" if "steal_share" in f else ""
+    print(f"round {r + 1}/{rounds} {what} {f['rps']:8.1f}/s p50 {f['p50_ms']:6.2f} p99 {f['p99_ms']:7.2f} "
+          f"max {f['max_ms']:7.1f} ms edits taken {f['applied']}{steal}", flush=True)
 
 
 def main() -> int:
@@ -134,6 +147,9 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--edits-per-second", type=float, default=1.0)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--floor-wasm", type=Path,
+                   help="the probe filter: with it, the floor runs beside the filter (updates.py)")
+    p.add_argument("--floor-routes", type=int, nargs="*", default=[10_000])
     p.add_argument("--out-md", type=Path)
     p.add_argument("--out-json", type=Path)
     p.add_argument("--command", default="")
@@ -142,6 +158,7 @@ def main() -> int:
     args.wasm = args.wasm.resolve()
     running = []
     runs: dict = {}
+    floor_runs: dict = {}
     try:
         up = envoy_configs.write(args.work / "upstream.json",
                                  envoy_configs.upstream_bootstrap(UPSTREAM_PORT, UPSTREAM_ADMIN))
@@ -155,7 +172,15 @@ def main() -> int:
             gateways.append(gw)
             runs[n] = {k: [] for k in updates.KINDS}
             print(f"ready: {n} routes on port {gw.port}", flush=True)
-        for gw in gateways:  # warm-up: the figures are not read
+        floors = []
+        if args.floor_wasm is not None:
+            for i, n in enumerate(args.floor_routes):
+                gw = Gateway(args, n, len(args.routes) + i, wasm=args.floor_wasm.resolve(), label="-floor")
+                running.append(gw.envoy)
+                floors.append(gw)
+                floor_runs[n] = {"steady": [], "ecds": []}
+                print(f"ready: the floor of {n} routes on port {gw.port}", flush=True)
+        for gw in gateways + floors:  # warm-up: the figures are not read
             host, path = updates.request(gw.routes)
             subprocess.run(updates.rate_command(gw.port, host, path, 2.0, args.rate, args.connections),
                            capture_output=True, check=False)
@@ -165,21 +190,26 @@ def main() -> int:
                 for kind in order:
                     f = one_run(args, gw, kind)
                     runs[gw.routes][kind].append(f)
-                    print(f"round {r + 1}/{args.rounds} {gw.routes:6d} routes {kind:6s} "
-                          f"{f['rps']:8.1f}/s p50 {f['p50_ms']:6.2f} p99 {f['p99_ms']:7.2f} "
-                          f"max {f['max_ms']:7.1f} ms edits taken {f['applied']}", flush=True)
+                    report_run(r, args.rounds, f"{gw.routes:6d} routes {kind:6s}", f)
+            for gw in floors:
+                for kind in ("steady", "ecds") if r % 2 == 0 else ("ecds", "steady"):
+                    f = one_run(args, gw, kind)
+                    floor_runs[gw.routes][kind].append(f)
+                    report_run(r, args.rounds, f"{gw.routes:6d} floor  {kind:6s}", f)
     finally:
         for envoy in reversed(running):
             envoy.stop()
     summary = updates.summarise(runs)
+    floor = updates.summarise_floor(floor_runs)
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "envoy_version": version(args.envoy), "rate": args.rate, "seconds": args.seconds,
             "edits_per_second": args.edits_per_second, "rounds": args.rounds,
             "command": args.command or " ".join(sys.argv),
             "load_average": os.getloadavg()[0]}
     if args.out_json:
-        args.out_json.write_text(json.dumps({"meta": meta, "runs": runs, "summary": summary}, indent=1) + "\n")
-    text = updates.markdown(summary, meta)
+        args.out_json.write_text(json.dumps({"meta": meta, "runs": runs, "summary": summary,
+                                             "floor_runs": floor_runs, "floor": floor}, indent=1) + "\n")
+    text = updates.markdown(summary, meta, floor)
     if args.out_md:
         args.out_md.write_text(text)
     print(text)

@@ -4,7 +4,7 @@ import re
 import subprocess
 from dataclasses import dataclass, asdict
 
-from . import policy
+from . import machine, policy
 from .envoy_proc import Envoy
 
 SERVED_STAT = "http.ingress.downstream_rq_completed"
@@ -24,6 +24,7 @@ class Measurement:
     p99_ms: float
     cpu_us_per_req: float        # utime+stime / requests (the figure)
     sched_us_per_req: float      # scheduler on-CPU ns / requests (finer clock)
+    steal_share: float | None = None  # CPU time the hypervisor took during the run
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -53,10 +54,10 @@ def parse_hey(text: str) -> dict:
 
 def run(envoy: Envoy, port: int, path: str, seconds: float, connections: int) -> Measurement:
     before_served = envoy.counters(SERVED_STAT).get(SERVED_STAT, 0)
-    before_cpu = envoy.cpu()
+    before_cpu, before_machine = envoy.cpu(), machine.cpu_times()
     proc = subprocess.run(hey_command(port, path, seconds, connections),
                           capture_output=True, text=True, check=False)
-    after_cpu = envoy.cpu()
+    after_cpu, after_machine = envoy.cpu(), machine.cpu_times()
     after_served = envoy.counters(SERVED_STAT).get(SERVED_STAT, 0)
     if proc.returncode != 0:
         raise LoadError(f"hey failed ({proc.returncode}): {proc.stderr[-500:]}")
@@ -74,4 +75,5 @@ def run(envoy: Envoy, port: int, path: str, seconds: float, connections: int) ->
         p99_ms=hey["p99_ms"],
         cpu_us_per_req=cpu_us / served,
         sched_us_per_req=sched_us / served,
+        steal_share=machine.steal_share(before_machine, after_machine),
     )

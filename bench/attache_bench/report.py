@@ -38,6 +38,18 @@ def cpu_model() -> str:
     return "unknown"
 
 
+def _machine_state(meta: dict) -> str:
+    """What the machine was doing besides the benchmark, where the run recorded it."""
+    out = ""
+    if meta.get("load_average_at_start") is not None:
+        out += f" Load average {meta['load_average_at_start']:.2f} at the start."
+    steal = meta.get("steal_share")
+    if steal:
+        out += (f" The hypervisor took {100 * steal['median']:.1f}% of the CPU time in the median run "
+                f"(most {100 * steal['max']:.1f}%; /proc/stat steal, {steal['runs']} runs).")
+    return out
+
+
 def _ratio(value: float, floor: float | None) -> str:
     return f"{value / floor:.2f}x" if floor else "-"
 
@@ -249,7 +261,7 @@ def markdown(results: dict) -> str:
         "",
         f"- Date: {meta['date']}",
         f"- Envoy: {meta['envoy_version']}",
-        f"- Machine: {meta['machine']}; {meta['cpu_model']}. Shared with other work while it ran.",
+        f"- Machine: {meta['machine']}; {meta['cpu_model']}.{_machine_state(meta)}",
         f"- Command: `{meta['command']}`",
         f"- Load: hey, {meta['connections']} connections, {meta['seconds']:g} s per run, "
         f"{meta['rounds']} interleaved rounds; medians below, every round in {meta.get('json', 'the JSON')}.",
