@@ -4,7 +4,8 @@
     bench/run.sh --update          (builds, then runs this with the defaults)
     python3 bench/update_bench.py --envoy .venv/bin/envoy --attache target/release/attache \
         --wasm target/wasm32-wasip1/release/attache_filter.wasm --work .run/bench-update \
-        [--routes 1000 10000] [--rate 1000] [--seconds 20] [--edits-per-second 1] [--rounds 3]
+        [--routes 1000 10000] [--rate 1000] [--seconds 20] [--edits-per-second 1] [--rounds 3] \
+        [--floor-wasm target/wasm32-wasip1/release/examples/probe.wasm [--floor-routes 10000]]
 
 Needs hey and taskset, and 2 CPUs: Envoy under test on CPU 0, hey and the upstream on CPU 1.
 Writes --out-md and --out-json when given.
