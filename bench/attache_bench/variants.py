@@ -82,6 +82,14 @@ PROFILE = [
     Variant("probe-like-attache", "probe: the attache filter's host calls, nothing else", "probe",
             extra={"steps": "property,check:4,set:9,response:2"}),
     Variant("attache-name", "attache, by route name (10 routes)", "attache", routes=10),
+    # The same floor on Istio's layout, where issue 31 holds the request path to the empty
+    # Wasm of the same table: the probe's writes clear the route cache as the filter's do.
+    Variant("empty-wasm-istio-10k", "empty Wasm, Istio layout (10,000 routes, 1,000 vhosts)", "empty-wasm",
+            routes=10_000, extra={"istio_table": 1000}),
+    Variant("probe-like-attache-istio-10k", "probe: the attache filter's host calls, Istio layout", "probe",
+            routes=10_000, extra={"steps": "property,check:4,set:9,response:2", "istio_table": 1000}),
+    Variant("attache-istio-10k", "attache, Istio layout (10,000 routes, 1,000 vhosts)", "attache",
+            routes=10_000, extra={"istio_table": 1000}),
 ]
 
 QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback"]
