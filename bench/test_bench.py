@@ -449,7 +449,7 @@ class Updates(unittest.TestCase):
                   {"rps": 1000.0, "p50_ms": 1.0, "p99_ms": 4.0, "max_ms": 6.0, "applied": 0}]
         ecds = [{"rps": 1000.0, "p50_ms": 1.0, "p99_ms": 3.0, "max_ms": 9.0, "applied": 19},
                 {"rps": 990.0, "p50_ms": 1.0, "p99_ms": 5.0, "max_ms": 10.0, "applied": 18}]
-        floor = updates.summarise_floor({10_000: {"steady": steady, "ecds": ecds}})
+        floor = updates.summarise({10_000: {"steady": steady, "ecds": ecds}})
         # Round by round: p99 1.5x and 1.25x, slowest +4 and +4 ms.
         self.assertAlmostEqual(floor[10_000]["ecds"]["p99"], 1.375)
         self.assertAlmostEqual(floor[10_000]["ecds"]["max_excess_ms"], 4.0)

@@ -201,7 +201,7 @@ def main() -> int:
         for envoy in reversed(running):
             envoy.stop()
     summary = updates.summarise(runs)
-    floor = updates.summarise_floor(floor_runs)
+    floor = updates.summarise(floor_runs)
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "envoy_version": version(args.envoy), "rate": args.rate, "seconds": args.seconds,
             "edits_per_second": args.edits_per_second, "rounds": args.rounds,

@@ -167,7 +167,8 @@ def verdicts(ecds: dict, rds: dict) -> dict:
 
 def summarise(runs: dict) -> dict:
     """runs[routes][kind] = list of per-round hey figures (dicts with "applied", the edits
-    Envoy took). Per size: medians per kind, per-round comparisons and verdicts."""
+    Envoy took). Per size: medians per kind, per-round comparisons and verdicts. The floor's
+    runs (steady and ecds only) summarise the same way, without verdicts."""
     out = {}
     for routes, kinds in runs.items():
         steady = kinds.get("steady", [])
@@ -182,22 +183,10 @@ def summarise(runs: dict) -> dict:
     return out
 
 
-def summarise_floor(runs: dict) -> dict:
-    """runs[routes] = {"steady": [...], "ecds": [...]} of the probe's Envoy: per size, its
-    ECDS updates against its own steady runs, round by round."""
-    out = {}
-    for routes, kinds in runs.items():
-        pairs = list(zip(kinds.get("steady", []), kinds.get("ecds", [])))
-        if pairs:
-            out[routes] = {"figures": {k: medians(v) for k, v in kinds.items() if v},
-                           "ecds": medians([compare(s, r) for s, r in pairs])}
-    return out
-
-
 def floor_lines(floor: dict, routes) -> list[str]:
     """The report's line for one size's floor, if it ran."""
     entry = floor.get(routes) or floor.get(str(routes))
-    if not entry:
+    if not entry or "ecds" not in entry:
         return []
     c, f = entry["ecds"], entry["figures"].get("ecds", {})
     return [f"- floor (the same ECDS updates to the probe filter, which reads none of the bytes): served "

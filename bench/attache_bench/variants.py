@@ -61,11 +61,19 @@ ALL = [
             routes=10, extra={"native_strip": True, "trust": True, "native_timeouts_retries": True}),
 ]
 
+# The variants of ALL that --profile measures too, as the same objects.
+_SHARED = {v.key: v for v in ALL}
+
+# Issue 24's request path: 4 header reads (x-envoy-internal and the three control headers
+# Envoy never strips), 9 single-header writes, 2 response writes; counters are tallied in
+# the VM.
+LIKE_ATTACHE_STEPS = "property,check:4,set:9,response:2"
+
 # --profile: the empty filter plus, cumulatively, each kind of host call the Attaché filter
 # makes per request (crates/bench-empty-filter/examples/probe.rs); differences between
 # neighbours are the marginal cost of one step.
 PROFILE = [
-    Variant("empty-wasm", "empty Wasm (floor)", "empty-wasm"),
+    _SHARED["empty-wasm"],
     Variant("probe-property", "probe: read xds.route_name", "probe", extra={"steps": "property"}),
     Variant("probe-remove", "probe: + remove 10 request headers", "probe",
             extra={"steps": "property,remove:10"}),
@@ -77,19 +85,15 @@ PROFILE = [
             extra={"steps": "property,check:10,set:8,response:2"}),
     Variant("probe-batch", "probe: property, whole-map rewrite (strip 10, add 8), response 2", "probe",
             extra={"steps": "property,batch:8,response:2"}),
-    # Issue 24's request path: 4 header reads (x-envoy-internal and the three control
-    # headers Envoy never strips), 9 single-header writes; counters are tallied in the VM.
     Variant("probe-like-attache", "probe: the attache filter's host calls, nothing else", "probe",
-            extra={"steps": "property,check:4,set:9,response:2"}),
-    Variant("attache-name", "attache, by route name (10 routes)", "attache", routes=10),
+            extra={"steps": LIKE_ATTACHE_STEPS}),
+    _SHARED["attache-name"],
     # The same floor on Istio's layout, where issue 31 holds the request path to the empty
     # Wasm of the same table: the probe's writes clear the route cache as the filter's do.
-    Variant("empty-wasm-istio-10k", "empty Wasm, Istio layout (10,000 routes, 1,000 vhosts)", "empty-wasm",
-            routes=10_000, extra={"istio_table": 1000}),
+    _SHARED["empty-wasm-istio-10k"],
     Variant("probe-like-attache-istio-10k", "probe: the attache filter's host calls, Istio layout", "probe",
-            routes=10_000, extra={"steps": "property,check:4,set:9,response:2", "istio_table": 1000}),
-    Variant("attache-istio-10k", "attache, Istio layout (10,000 routes, 1,000 vhosts)", "attache",
-            routes=10_000, extra={"istio_table": 1000}),
+            routes=10_000, extra={"steps": LIKE_ATTACHE_STEPS, "istio_table": 1000}),
+    _SHARED["attache-istio-10k"],
 ]
 
 QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback"]
