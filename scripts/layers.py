@@ -98,7 +98,7 @@ LAYERS = {
         ("install", ["rbac", "deploy", "image"]),
         ("scope", ["scope"]),
         ("read", ["snapshot"]),
-        ("serve", ["serving"]),
+        ("serve", ["serving", "served"]),
         ("decide", ["reconcile", "status"]),
         ("metrics", ["kube::metrics", "kube::memory"]),
         ("adapter", ["kube::watch", "kube::watched", "kube::lease", "kube::serve", "kube::api", "kube::cluster"]),

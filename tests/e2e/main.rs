@@ -29,6 +29,7 @@ mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;
+mod served_stats;
 mod strategies;
 mod timeouts;
 mod two_instances;

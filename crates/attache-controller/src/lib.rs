@@ -17,6 +17,7 @@ pub mod prune;
 pub mod rbac;
 pub mod reconcile;
 pub mod scope;
+pub mod served;
 pub mod serving;
 pub mod snapshot;
 pub mod status;

@@ -16,6 +16,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use attache_contract::document_id::DocumentId;
 use attache_contract::precedence::MatchPrecedence;
 use attache_contract::table::{self, read_match, read_profile, Reader, TableError, Walked};
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
@@ -32,6 +33,9 @@ use crate::validate::{CheckRecord, EntryError};
 pub struct CompiledConfig {
     pub gateway: String,
     pub trust_client_control_headers: bool,
+    /// attache_contract::document_id of the table: what the filter
+    /// publishes as served.
+    document_id: u64,
     ports: BTreeMap<String, u16>,
     /// The table up to its groups (the header and the profiles); `spans`
     /// are each profile record's place in it.
@@ -144,6 +148,12 @@ impl CompiledConfig {
             None => bytes.get(head_len..).unwrap_or_default(),
         };
         let head = bytes.get(..head_len).unwrap_or_default();
+        let document_id = {
+            let mut id = DocumentId::new();
+            id.update(head);
+            id.update(groups);
+            id.finish()
+        };
         let mut profiles = Vec::with_capacity(count);
         for (p, &(start, len)) in spans.iter().enumerate() {
             let record = head
@@ -182,6 +192,7 @@ impl CompiledConfig {
         Ok(CompiledConfig {
             gateway,
             trust_client_control_headers: flags & 1 != 0,
+            document_id,
             ports,
             head,
             chunks: Vec::new(),
@@ -305,6 +316,12 @@ impl CompiledConfig {
     #[cfg(test)]
     pub fn index(&self) -> &RouteIndex {
         &self.index
+    }
+
+    /// The document's identity (attache_contract::document_id), the same
+    /// in every VM and for every form the document came in.
+    pub fn document_id(&self) -> u64 {
+        self.document_id
     }
 
     pub fn route_count(&self) -> usize {

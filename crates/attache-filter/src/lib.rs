@@ -35,8 +35,8 @@ mod abi;
 mod proxy;
 
 pub use config::CompiledConfig;
-pub use error::{ConfigError, Problem};
-pub use host::{Counter, HeaderMap, Host, LogLevel};
+pub use error::{ConfigError, Problem, RefusalClass};
+pub use host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 pub use plugin::Plugin;
 pub use stream::Stream;
 pub use tally::Tally;

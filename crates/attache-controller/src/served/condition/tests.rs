@@ -1,0 +1,116 @@
+use attache_core::status::Condition;
+use attache_core::topology::ObjectKey;
+
+use super::{column, confirm, Confirmation, Served, PENDING, REJECTED};
+use crate::served::Verdict;
+
+fn programmed() -> Condition {
+    Condition {
+        kind: "Programmed".into(),
+        status: "True".into(),
+        reason: "Programmed".into(),
+        message: "every value is in effect (applied to Gateway infra/edge)".into(),
+        observed_generation: Some(3),
+    }
+}
+
+fn edge() -> ObjectKey {
+    ObjectKey {
+        namespace: "infra".into(),
+        name: "edge".into(),
+    }
+}
+
+fn served(verdict: Verdict) -> Served {
+    [(
+        edge(),
+        Confirmation {
+            verdict,
+            applied_at: "2026-11-28T14:00:00Z".into(),
+        },
+    )]
+    .into()
+}
+
+#[test]
+fn served_by_every_replica_keeps_true_and_says_how_many() {
+    let c = confirm(
+        programmed(),
+        &[&edge()],
+        &served(Verdict::Served { replicas: 3 }),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_str()),
+        ("True", "Programmed")
+    );
+    assert!(
+        c.message.ends_with("; served by 3 of 3 replicas"),
+        "{}",
+        c.message
+    );
+    assert_eq!(column(&c.reason, &c.message, Some(4)), "3/3");
+}
+
+#[test]
+fn lagging_replicas_make_it_pending_with_counts_and_times() {
+    let verdict = Verdict::Pending {
+        serving: 2,
+        replicas: 3,
+        unknown: 0,
+        oldest: Some("2026-11-28T13:59:00Z".into()),
+    };
+    let c = confirm(programmed(), &[&edge()], &served(verdict)).unwrap();
+    assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", PENDING));
+    assert_eq!(
+        c.message,
+        "served by 2 of 3 replicas of Gateway infra/edge; the document applied at 2026-11-28T14:00:00Z is not served yet by 1, the oldest still served was applied at 2026-11-28T13:59:00Z"
+    );
+    assert_eq!(c.observed_generation, Some(3));
+    assert_eq!(column(&c.reason, &c.message, Some(40)), "2/3 since 40s");
+}
+
+#[test]
+fn a_refusal_wins_over_lagging_and_names_the_class() {
+    let verdict = Verdict::Rejected {
+        refused: 1,
+        replicas: 3,
+        classes: vec!["invalid"],
+    };
+    let c = confirm(programmed(), &[&edge()], &served(verdict)).unwrap();
+    assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", REJECTED));
+    assert!(
+        c.message
+            .starts_with("refused by 1 of 3 replicas of Gateway infra/edge (invalid"),
+        "{}",
+        c.message
+    );
+    assert_eq!(column(&c.reason, &c.message, None), "rejected");
+}
+
+#[test]
+fn not_yet_scraped_waits_and_confirmation_off_changes_nothing() {
+    assert_eq!(
+        confirm(programmed(), &[&edge()], &served(Verdict::Unread)),
+        None
+    );
+    assert_eq!(
+        confirm(programmed(), &[&edge()], &Served::new()),
+        Some(programmed())
+    );
+    let mut reconciling = programmed();
+    reconciling.status = "False".into();
+    reconciling.reason = "Reconciling".into();
+    let pending = served(Verdict::NoReplicas);
+    assert_eq!(
+        confirm(reconciling.clone(), &[&edge()], &pending),
+        Some(reconciling)
+    );
+    let none = confirm(programmed(), &[&edge()], &pending).unwrap();
+    assert_eq!(none.reason, PENDING);
+    assert!(none
+        .message
+        .contains("no ready proxy pod of Gateway infra/edge"));
+    assert_eq!(column(&none.reason, &none.message, Some(1)), "0/0");
+    assert_eq!(column("Programmed", "every value is in effect", None), "-");
+}
