@@ -33,6 +33,7 @@ fn status_drift_is_none_after_the_controller_and_named_after_edits() {
         debounce: std::time::Duration::from_millis(50),
         max_delay: std::time::Duration::from_millis(300),
         plugin_kind: Default::default(),
+        served: None,
     };
     let controller = cluster.runtime.spawn(async move {
         let _ = run(options).await;

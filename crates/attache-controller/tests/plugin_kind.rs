@@ -59,6 +59,7 @@ fn start_probed(
         debounce: Duration::from_millis(50),
         max_delay: Duration::from_millis(300),
         plugin_kind: choice,
+        served: None,
     };
     tokio::spawn(async move {
         run(options).await.unwrap();

@@ -20,10 +20,12 @@ use crate::reconcile::Config;
 
 pub mod api;
 pub mod cluster;
+pub mod confirm;
 pub mod lease;
 pub mod memory;
 pub mod metrics;
 pub mod round;
+pub mod scrape;
 pub mod serve;
 pub mod watch;
 pub mod watched;
@@ -50,6 +52,9 @@ pub struct Options {
     pub max_delay: Duration,
     /// WasmPlugin or TrafficExtension (`--plugin-kind`; discovery when auto).
     pub plugin_kind: crate::plugin_kind::Choice,
+    /// How the Gateways' proxies are read to confirm what they serve;
+    /// `None` (`--confirm-served=false`): `Programmed` once applied.
+    pub served: Option<scrape::ScrapeOptions>,
 }
 
 const CLUSTER_HINT: &str =
@@ -217,8 +222,19 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         written: delivery.kind.row(),
         ..options.config.clone()
     };
+    let confirmer = options.served.clone().map(|scraping| {
+        let pods = scrape::watch_pods(&client, &scraping.label, &config.namespaces, &mut tasks.0);
+        Arc::new(confirm::Confirmer::new(scraping, pods))
+    });
+    if let Some(confirmer) = confirmer.clone() {
+        let (shared, metrics) = (caches.shared.clone(), metrics.clone());
+        tasks
+            .0
+            .push(tokio::spawn(confirm::run(confirmer, shared, metrics)));
+    }
     let mut reconciler = Reconciler::new(client, config, metrics, &options.identity);
     reconciler.delivery = delivery;
+    reconciler.confirmer = confirmer;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let mut backoff: Option<Duration> = None;

@@ -232,6 +232,15 @@ impl GatewayServed {
         &self.published
     }
 
+    /// Served by all, and nothing read that might change it: no other
+    /// verdict waiting for confirmation, no replica failing to answer. The
+    /// scrape loop reads often until then.
+    pub fn settled(&self) -> bool {
+        matches!(self.published, Verdict::Served { .. })
+            && self.candidate.is_none()
+            && self.replicas.values().all(|r| r.failures == 0)
+    }
+
     /// Replicas that serve the applied document, that serve another, and
     /// that refused it, as last read (not held back by hysteresis): the
     /// metrics' figures.

@@ -137,8 +137,11 @@ fn a_replica_that_cannot_be_read_keeps_its_reading_then_is_unknown() {
         serving(1),
         Scrape::Failed("timed out after 2 s".into()),
     ];
+    assert!(all_serve_one(t0).settled());
     let (state, _) = scrape_n(&all_serve_one(t0), &failing, UNKNOWN_AFTER as u8 - 1, t0);
     assert_eq!(state.published(), &Verdict::Served { replicas: 3 });
+    // Still served, but read often until the failure is decided.
+    assert!(!state.settled());
     let (state, _) = scrape_n(&state, &failing, CONFIRM + 1, t0);
     assert_eq!(
         state.published(),
