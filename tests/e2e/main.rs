@@ -29,6 +29,7 @@ mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;
+mod steering;
 mod strategies;
 mod timeouts;
 mod two_instances;
