@@ -30,6 +30,7 @@ mod matching;
 mod precedence;
 mod retries;
 mod served_stats;
+mod steering;
 mod strategies;
 mod timeouts;
 mod two_instances;
