@@ -5,8 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use attache_core::status::{cut_message, Condition};
+use attache_core::status::{cut_message, Condition, CONTROLLER_NAME};
 use attache_core::topology::ObjectKey;
+/// The clock type of `served_cell` (the CLI reads the clock, this module does not).
+pub use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
 
 use super::Verdict;
 
@@ -140,6 +143,47 @@ pub fn column(reason: &str, message: &str, age: Option<u64>) -> String {
         (PENDING, None) => "0/0".into(),
         (_, Some((serving, replicas))) => format!("{serving}/{replicas}"),
         _ => "-".into(),
+    }
+}
+
+/// The SERVED cell of a policy from its stored `status`: its ancestors of
+/// this controller, the worst first (a refusal, then a lag, then what is
+/// served by all, each distinct value once); `-` when none says.
+pub fn served_cell(status: &Value, now: Timestamp) -> String {
+    let mut cells: Vec<(u8, String)> = Vec::new();
+    let ours = status["ancestors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["controllerName"] == CONTROLLER_NAME);
+    for ancestor in ours {
+        let conditions = ancestor["conditions"].as_array().into_iter().flatten();
+        for c in conditions.filter(|c| c["type"] == "Programmed") {
+            let reason = c["reason"].as_str().unwrap_or_default();
+            let since = c["lastTransitionTime"]
+                .as_str()
+                .and_then(|t| t.parse::<Timestamp>().ok())
+                .map(|t| u64::try_from(now.as_second() - t.as_second()).unwrap_or(0));
+            let cell = column(reason, c["message"].as_str().unwrap_or_default(), since);
+            let rank = match reason {
+                REJECTED => 0,
+                PENDING => 1,
+                _ => 2,
+            };
+            if cell != "-" && !cells.iter().any(|(_, c)| *c == cell) {
+                cells.push((rank, cell));
+            }
+        }
+    }
+    cells.sort_by_key(|(rank, _)| *rank);
+    match cells.first() {
+        None => "-".into(),
+        Some((rank, cell)) if *rank < 2 => cell.clone(),
+        Some(_) => cells
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 

@@ -1,7 +1,7 @@
 use attache_core::status::Condition;
 use attache_core::topology::ObjectKey;
 
-use super::{column, confirm, Confirmation, Served, PENDING, REJECTED};
+use super::{column, confirm, served_cell, Confirmation, Served, PENDING, REJECTED};
 use crate::served::Verdict;
 
 fn programmed() -> Condition {
@@ -113,4 +113,39 @@ fn not_yet_scraped_waits_and_confirmation_off_changes_nothing() {
         .contains("no ready proxy pod of Gateway infra/edge"));
     assert_eq!(column(&none.reason, &none.message, Some(1)), "0/0");
     assert_eq!(column("Programmed", "every value is in effect", None), "-");
+}
+
+#[test]
+fn the_served_cell_names_the_worst_of_a_policys_ancestors() {
+    let now: k8s_openapi::jiff::Timestamp = "2026-11-28T14:00:40Z".parse().unwrap();
+    let ancestor = |controller: &str, reason: &str, message: &str| {
+        serde_json::json!({"controllerName": controller, "conditions": [
+            {"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+             "lastTransitionTime": "2026-11-28T13:00:00Z"},
+            {"type": "Programmed", "status": "False", "reason": reason, "message": message,
+             "lastTransitionTime": "2026-11-28T14:00:00Z"}]})
+    };
+    let ours = "policy.attache.dev/attache";
+    let served = ancestor(ours, "Programmed", "x; served by 3 of 3 replicas");
+    let lagging = ancestor(
+        ours,
+        PENDING,
+        "served by 2 of 3 replicas of Gateway infra/edge; ...",
+    );
+    let refused = ancestor(ours, REJECTED, "refused by 1 of 3 replicas ...");
+    let theirs = ancestor(
+        "example.com/other",
+        REJECTED,
+        "refused by 1 of 3 replicas ...",
+    );
+    let cell = |ancestors: Vec<serde_json::Value>| {
+        served_cell(&serde_json::json!({"ancestors": ancestors}), now)
+    };
+    assert_eq!(cell(vec![served.clone()]), "3/3");
+    assert_eq!(cell(vec![served.clone(), lagging.clone()]), "2/3 since 40s");
+    assert_eq!(cell(vec![lagging, refused, served.clone()]), "rejected");
+    assert_eq!(cell(vec![theirs, served.clone(), served]), "3/3");
+    assert_eq!(cell(vec![]), "-");
+    let applied_only = ancestor(ours, "Programmed", "every value is in effect");
+    assert_eq!(cell(vec![applied_only]), "-");
 }
