@@ -29,6 +29,7 @@ mod listener_sets;
 mod matching;
 mod precedence;
 mod retries;
+mod served_replicas;
 mod served_stats;
 mod steering;
 mod strategies;
