@@ -82,12 +82,12 @@ async fn answer(mut socket: tokio::net::TcpStream, answer: Answer) {
     }
 }
 
-/// Three fake proxies on 127.0.0.2-4, one port.
-async fn proxies() -> (u16, Vec<(IpAddr, Shared)>) {
+/// Fake proxies on 127.0.0.N for each N of `last_octets`, one port.
+async fn proxies(last_octets: &[u8]) -> (u16, Vec<(IpAddr, Shared)>) {
     'port: loop {
         let port = free_port();
         let mut out = Vec::new();
-        for n in 2..=4u8 {
+        for &n in last_octets {
             let ip = IpAddr::from([127, 0, 0, n]);
             let Ok(listener) = TcpListener::bind(SocketAddr::new(ip, port)).await else {
                 continue 'port;
@@ -107,10 +107,14 @@ async fn proxies() -> (u16, Vec<(IpAddr, Shared)>) {
 }
 
 fn pod(i: usize, ip: IpAddr) -> Value {
+    pod_of("edge", i, ip)
+}
+
+fn pod_of(gateway: &str, i: usize, ip: IpAddr) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": format!("edge-{i}"), "namespace": "infra",
-                     "labels": {"gateway.networking.k8s.io/gateway-name": "edge"}},
+        "metadata": {"name": format!("{gateway}-{i}"), "namespace": "infra",
+                     "labels": {"gateway.networking.k8s.io/gateway-name": gateway}},
         "spec": {"containers": [{"name": "istio-proxy", "image": "proxyv2"}]},
         "status": {"podIP": ip.to_string(),
                    "conditions": [{"type": "Ready", "status": "True"}]}
@@ -119,7 +123,11 @@ fn pod(i: usize, ip: IpAddr) -> Value {
 
 /// The `Programmed` condition of `shop/storefront` at its first ancestor.
 fn programmed(server: &Handle) -> Option<Value> {
-    let policy = server.object("policy.attache.dev", "routepolicies", "shop", "storefront")?;
+    programmed_of(server, "shop", "storefront")
+}
+
+fn programmed_of(server: &Handle, namespace: &str, name: &str) -> Option<Value> {
+    let policy = server.object("policy.attache.dev", "routepolicies", namespace, name)?;
     let conditions = policy["status"]["ancestors"][0]["conditions"].as_array()?;
     conditions
         .iter()
@@ -160,7 +168,7 @@ fn set(proxy: &Shared, to: Answer) {
 async fn programmed_follows_what_the_replicas_serve() {
     let server = shop_server().await;
     server.serve_kind(KindSpec::new("", "v1", "Pod", "pods", true).with_status());
-    let (port, fakes) = proxies().await;
+    let (port, fakes) = proxies(&[2, 3, 4]).await;
     let pods: Vec<Value> = fakes
         .iter()
         .enumerate()
@@ -335,4 +343,74 @@ async fn programmed_follows_what_the_replicas_serve() {
         .filter(|w| w.contains("/storefront/"))
         .collect();
     assert_eq!(storefront.len(), 1, "{writes:#?}");
+}
+
+/// A second Gateway, `infra/side`, with one route and one policy on it.
+fn side() -> Vec<Value> {
+    vec![
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": "side", "namespace": "infra"},
+            "spec": {"gatewayClassName": "attache",
+                     "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}}),
+        json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "side", "namespace": "infra"},
+            "spec": {"parentRefs": [{"name": "side"}],
+                     "rules": [{"backendRefs": [{"name": "up", "port": 80}]}]}}),
+        json!({"apiVersion": "policy.attache.dev/v1alpha1", "kind": "RoutePolicy",
+            "metadata": {"name": "side", "namespace": "infra"},
+            "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": "side"}],
+                     "defaults": {"timeouts": {"request": "3s"}}}}),
+    ]
+}
+
+/// Every pod of `edge` hangs, and reads time out only after a minute: the
+/// other Gateway's replicas are read and its policy confirmed meanwhile.
+#[tokio::test]
+async fn a_hanging_replica_of_one_gateway_never_holds_back_another() {
+    let server = shop_server().await;
+    server.serve_kind(KindSpec::new("", "v1", "Pod", "pods", true).with_status());
+    server.seed(side()).unwrap();
+    let (port, fakes) = proxies(&[5, 6, 7]).await;
+    set(&fakes[0].1, Answer::Hang);
+    set(&fakes[1].1, Answer::Hang);
+    server
+        .seed([
+            pod_of("edge", 0, fakes[0].0),
+            pod_of("edge", 1, fakes[1].0),
+            pod_of("side", 0, fakes[2].0),
+        ])
+        .unwrap();
+    let scraping = ScrapeOptions {
+        port,
+        timeout: Duration::from_secs(60),
+        ..ScrapeOptions::default()
+    };
+    let _controller =
+        start_controller_tuned(&server, "side", free_port(), Config::default(), |o| {
+            o.lease = None;
+            o.served = Some(scraping);
+        });
+    let plugin = || {
+        server.object(
+            "extensions.istio.io",
+            "wasmplugins",
+            "infra",
+            "attache-side",
+        )
+    };
+    eventually("the side Gateway's plugin", || plugin().is_some()).await;
+    let id = of_plugin(&plugin().unwrap()).unwrap();
+    set(&fakes[2].1, Answer::Serves { id, invalid: 0 });
+    eventually("the side policy confirmed while edge's reads hang", || {
+        programmed_of(&server, "infra", "side").is_some_and(|c| {
+            c["status"] == "True"
+                && c["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .ends_with("served by 1 of 1 replicas")
+        })
+    })
+    .await;
+    // edge's policies wait for their first reading: nothing written yet.
+    assert!(programmed(&server).is_none());
 }

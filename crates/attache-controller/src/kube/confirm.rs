@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 use attache_core::topology::ObjectKey;
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::Store;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 
 use super::metrics::Metrics;
-use super::scrape::{ready_pods, scrape_all, ScrapeOptions};
+use super::scrape::{ready_pods, scrape_gateway, ScrapeOptions};
 use super::watch::CacheSync;
 use crate::reconcile::{plugin_key, Config, Outcome, Plan};
 use crate::served::condition::{Confirmation, Served};
-use crate::served::{document, AppliedDoc, GatewayServed};
+use crate::served::{document, AppliedDoc, GatewayServed, Scrape};
 use crate::snapshot::Snapshot;
 use crate::status::Applied;
 
@@ -34,13 +34,15 @@ pub struct Confirmer {
     pub options: ScrapeOptions,
     pods: Vec<Store<Pod>>,
     state: Mutex<Tracked>,
-    /// Woken when a round applied something new: scrape at once.
+    /// Woken when the set of Gateways changed: their tasks follow.
     wake: Notify,
 }
 
 #[derive(Default)]
 struct Tracked {
     gateways: BTreeMap<ObjectKey, GatewayServed>,
+    /// Each Gateway's task is woken by its own: a new document applied.
+    wakes: BTreeMap<ObjectKey, Arc<Notify>>,
     /// The live plugin's resourceVersion each identity was computed from,
     /// so that a Gateway left unchanged is not inflated every round.
     live: BTreeMap<ObjectKey, (String, u64)>,
@@ -77,13 +79,17 @@ impl Confirmer {
     ) -> Served {
         let now = Instant::now();
         let mut tracked = self.lock();
+        let before = tracked.gateways.len();
         tracked
             .gateways
             .retain(|key, _| plan.gateways.contains_key(key));
         tracked
             .live
             .retain(|key, _| plan.gateways.contains_key(key));
-        let mut fresh = false;
+        tracked
+            .wakes
+            .retain(|key, _| plan.gateways.contains_key(key));
+        let mut changed_set = tracked.gateways.len() != before;
         for (key, outcome) in &plan.gateways {
             if !matches!(applied.get(key), Some(Ok(()))) {
                 continue;
@@ -105,11 +111,15 @@ impl Confirmer {
                 stamp: stamp.to_string(),
             };
             let before = tracked.gateways.get(key);
-            fresh |= before.is_none_or(|b| b.applied.id != id);
+            changed_set |= before.is_none();
+            let fresh = before.is_none_or(|b| b.applied.id != id);
             let next = GatewayServed::applied(before, doc);
             tracked.gateways.insert(key.clone(), next);
+            if fresh {
+                tracked.wakes.entry(key.clone()).or_default().notify_one();
+            }
         }
-        if fresh {
+        if changed_set {
             self.wake.notify_one();
         }
         served(&tracked.gateways)
@@ -148,43 +158,113 @@ fn served(gateways: &BTreeMap<ObjectKey, GatewayServed>) -> Served {
         .collect()
 }
 
-/// Scrapes forever: at once after a round applied something, every
-/// [`BUSY`] while a Gateway is not served by all its replicas, every
-/// [`IDLE`] once every one is settled (`GatewayServed::settled`). A changed verdict wakes a round.
-pub async fn run(confirmer: Arc<Confirmer>, shared: Arc<CacheSync>, metrics: Arc<Metrics>) {
-    loop {
-        let gateways: Vec<ObjectKey> = confirmer.lock().gateways.keys().cloned().collect();
-        let pods = ready_pods(&confirmer.pods, &confirmer.options.label, gateways);
-        let scrapes = scrape_all(pods, &confirmer.options).await;
-        let now = Instant::now();
-        let (changed, settled) = {
-            let mut tracked = confirmer.lock();
-            let mut changed = false;
-            for (key, scrapes) in scrapes {
-                let Some(state) = tracked.gateways.get(&key) else {
-                    continue;
-                };
-                let (next, took) = state.scraped(scrapes, now);
-                if next.published() != state.published() {
-                    tracing::info!(gateway = %key, verdict = ?next.published(), "what the replicas serve changed");
-                    changed = true;
-                }
-                if let Some(took) = took {
-                    metrics.served_after(took.as_secs_f64());
-                }
-                metrics.replicas(&key, next.counts());
-                tracked.gateways.insert(key, next);
-            }
-            let settled = tracked.gateways.values().all(GatewayServed::settled);
-            (changed, settled)
+impl Confirmer {
+    /// One Gateway's scrape taken into its state; whether the published
+    /// verdict changed.
+    fn take(&self, key: &ObjectKey, scrapes: BTreeMap<String, Scrape>, metrics: &Metrics) -> bool {
+        let mut tracked = self.lock();
+        let Some(state) = tracked.gateways.get(key) else {
+            return false;
         };
+        let (next, took) = state.scraped(scrapes, Instant::now());
+        let changed = next.published() != state.published();
         if changed {
-            shared.changed.notify_one();
+            tracing::info!(gateway = %key, verdict = ?next.published(), "what the replicas serve changed");
         }
-        let wait = if settled { IDLE } else { BUSY };
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = confirmer.wake.notified() => {}
+        if let Some(took) = took {
+            metrics.served_after(took.as_secs_f64());
+        }
+        metrics.replicas(key, next.counts());
+        tracked.gateways.insert(key.clone(), next);
+        changed
+    }
+
+    /// Whether `key` is settled (`GatewayServed::settled`); `None` once it
+    /// is no longer tracked.
+    fn settled(&self, key: &ObjectKey) -> Option<bool> {
+        self.lock().gateways.get(key).map(GatewayServed::settled)
+    }
+
+    fn wake_of(&self, key: &ObjectKey) -> Arc<Notify> {
+        self.lock().wakes.entry(key.clone()).or_default().clone()
+    }
+}
+
+/// The per-Gateway tasks, aborted with the loop that holds them.
+#[derive(Default)]
+struct GatewayTasks(BTreeMap<ObjectKey, tokio::task::JoinHandle<()>>);
+
+impl Drop for GatewayTasks {
+    fn drop(&mut self) {
+        for task in self.0.values() {
+            task.abort();
+        }
+    }
+}
+
+/// One task per tracked Gateway, started and stopped as rounds add and
+/// drop Gateways: a Gateway whose pods hang waits for its own timeouts and
+/// never holds back another's readings.
+pub async fn run(confirmer: Arc<Confirmer>, shared: Arc<CacheSync>, metrics: Arc<Metrics>) {
+    let permits = Arc::new(Semaphore::new(confirmer.options.concurrency.max(1)));
+    let mut tasks = GatewayTasks::default();
+    loop {
+        let keys: Vec<ObjectKey> = confirmer.lock().gateways.keys().cloned().collect();
+        tasks.0.retain(|key, task| {
+            let keep = keys.contains(key) && !task.is_finished();
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        for key in keys {
+            tasks.0.entry(key.clone()).or_insert_with(|| {
+                let gateway = Gateway {
+                    key,
+                    confirmer: confirmer.clone(),
+                    shared: shared.clone(),
+                    metrics: metrics.clone(),
+                    permits: permits.clone(),
+                };
+                tokio::spawn(gateway.run())
+            });
+        }
+        confirmer.wake.notified().await;
+    }
+}
+
+/// What one Gateway's task needs.
+struct Gateway {
+    key: ObjectKey,
+    confirmer: Arc<Confirmer>,
+    shared: Arc<CacheSync>,
+    metrics: Arc<Metrics>,
+    permits: Arc<Semaphore>,
+}
+
+impl Gateway {
+    /// Scrapes at once, then every [`BUSY`] until settled, every [`IDLE`]
+    /// after, and at once again when a new document is applied; a changed
+    /// verdict wakes a round. Ends when the Gateway is no longer tracked.
+    async fn run(self) {
+        let wake = self.confirmer.wake_of(&self.key);
+        let options = &self.confirmer.options;
+        loop {
+            let mut pods = ready_pods(&self.confirmer.pods, &options.label, [self.key.clone()]);
+            let pods = pods.remove(&self.key).unwrap_or_default();
+            let scrapes = scrape_gateway(pods, options, &self.permits).await;
+            if self.confirmer.take(&self.key, scrapes, &self.metrics) {
+                self.shared.changed.notify_one();
+            }
+            let wait = match self.confirmer.settled(&self.key) {
+                None => return,
+                Some(true) => IDLE,
+                Some(false) => BUSY,
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = wake.notified() => {}
+            }
         }
     }
 }

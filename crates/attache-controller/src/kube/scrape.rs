@@ -17,6 +17,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client};
 use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
 
 use crate::served::stats::Reader;
 use crate::served::Scrape;
@@ -39,7 +40,7 @@ pub struct ScrapeOptions {
     /// Bytes of body read at most; the lines are read as they come, one
     /// held at a time (`crate::served::stats::Reader`).
     pub max_bytes: u64,
-    /// Pods read at once, over all Gateways.
+    /// Pods read at once, over all Gateways (`Semaphore` permits).
     pub concurrency: usize,
 }
 
@@ -219,29 +220,20 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Every pod of every Gateway, at most `concurrency` at once: a pod that
-/// hangs holds one slot for the timeout, never a Gateway's turn.
-pub async fn scrape_all(
-    pods: BTreeMap<ObjectKey, BTreeMap<String, IpAddr>>,
+/// Every ready pod of one Gateway, each holding one of `permits` (shared
+/// by all Gateways: at most `concurrency` pods are read at once) while it
+/// is read. A pod that hangs holds its permit for the timeout only.
+pub async fn scrape_gateway(
+    pods: BTreeMap<String, IpAddr>,
     options: &ScrapeOptions,
-) -> BTreeMap<ObjectKey, BTreeMap<String, Scrape>> {
-    let mut out: BTreeMap<ObjectKey, BTreeMap<String, Scrape>> = pods
-        .keys()
-        .map(|gateway| (gateway.clone(), BTreeMap::new()))
-        .collect();
-    let jobs = pods.into_iter().flat_map(|(gateway, pods)| {
-        pods.into_iter()
-            .map(move |(pod, ip)| (gateway.clone(), pod, ip))
+    permits: &Semaphore,
+) -> BTreeMap<String, Scrape> {
+    let reads = pods.into_iter().map(|(pod, ip)| async move {
+        let scrape = match permits.acquire().await {
+            Ok(_permit) => scrape(ip, options).await,
+            Err(e) => Scrape::Failed(e.to_string()),
+        };
+        (pod, scrape)
     });
-    let results: Vec<_> = futures::stream::iter(jobs)
-        .map(|(gateway, pod, ip)| async move { (gateway, pod, scrape(ip, options).await) })
-        .buffer_unordered(options.concurrency.max(1))
-        .collect()
-        .await;
-    for (gateway, pod, result) in results {
-        if let Some(pods) = out.get_mut(&gateway) {
-            pods.insert(pod, result);
-        }
-    }
-    out
+    futures::future::join_all(reads).await.into_iter().collect()
 }
