@@ -66,8 +66,9 @@ pub struct Reconciler {
     /// watchers read each object as it arrives (`super::watch::Watched`),
     /// so this holds only what a snapshot had to read itself.
     cache: ReadCache,
-    /// What each Gateway resolved to, kept while its scope is unchanged.
-    memo: Memo,
+    /// What each Gateway resolved to, kept while its scope is unchanged
+    /// (for one written kind: the loop starts it afresh on a switch).
+    pub(super) memo: Memo,
     /// Each Gateway's share of the status fold, kept alike.
     statuses: StatusMemo,
     /// The last failure reported per Gateway, so that an Event is sent once
