@@ -151,6 +151,14 @@ fn status_drift_is_none_after_the_controller_and_named_after_edits() {
         text(&out.stdout)
     );
     assert_eq!(drift_column(&out), ["infra/edge-defaults -"]);
+    let explained = live(&cluster, &["explain", "--route", "shop/orders"]);
+    assert!(
+        text(&explained.stderr).contains(
+            "note: Gateway infra/edge: these values are served by every ready replica (3/3)\n"
+        ),
+        "{}",
+        text(&explained.stderr)
+    );
 
     // stale: the spec changed and nothing wrote since.
     edit("shop", "storefront", &|p| {

@@ -150,29 +150,52 @@ pub fn column(reason: &str, message: &str, age: Option<u64>) -> String {
 /// this controller, the worst first (a refusal, then a lag, then what is
 /// served by all, each distinct value once); `-` when none says.
 pub fn served_cell(status: &Value, now: Timestamp) -> String {
-    let mut cells: Vec<(u8, String)> = Vec::new();
-    let ours = status["ancestors"]
+    worst(programmed_of(status), now)
+}
+
+/// What the stored statuses of `policies` say of `gateway`'s replicas (its
+/// conditions that name it), as [`served_cell`] says it: what live
+/// `attache explain` prints of the Gateway whose values it explains.
+pub fn gateway_cell<'a>(
+    policies: impl IntoIterator<Item = &'a Value>,
+    gateway: &ObjectKey,
+    now: Timestamp,
+) -> String {
+    let named = format!("Gateway {gateway}");
+    let conditions = policies
+        .into_iter()
+        .flat_map(|p| programmed_of(&p["status"]))
+        .filter(|c| c["message"].as_str().is_some_and(|m| m.contains(&named)));
+    worst(conditions, now)
+}
+
+/// The `Programmed` conditions of this controller's ancestors in `status`.
+fn programmed_of(status: &Value) -> impl Iterator<Item = &Value> {
+    status["ancestors"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|a| a["controllerName"] == CONTROLLER_NAME);
-    for ancestor in ours {
-        let conditions = ancestor["conditions"].as_array().into_iter().flatten();
-        for c in conditions.filter(|c| c["type"] == "Programmed") {
-            let reason = c["reason"].as_str().unwrap_or_default();
-            let since = c["lastTransitionTime"]
-                .as_str()
-                .and_then(|t| t.parse::<Timestamp>().ok())
-                .map(|t| u64::try_from(now.as_second() - t.as_second()).unwrap_or(0));
-            let cell = column(reason, c["message"].as_str().unwrap_or_default(), since);
-            let rank = match reason {
-                REJECTED => 0,
-                PENDING => 1,
-                _ => 2,
-            };
-            if cell != "-" && !cells.iter().any(|(_, c)| *c == cell) {
-                cells.push((rank, cell));
-            }
+        .filter(|a| a["controllerName"] == CONTROLLER_NAME)
+        .flat_map(|a| a["conditions"].as_array().into_iter().flatten())
+        .filter(|c| c["type"] == "Programmed")
+}
+
+fn worst<'a>(conditions: impl Iterator<Item = &'a Value>, now: Timestamp) -> String {
+    let mut cells: Vec<(u8, String)> = Vec::new();
+    for c in conditions {
+        let reason = c["reason"].as_str().unwrap_or_default();
+        let since = c["lastTransitionTime"]
+            .as_str()
+            .and_then(|t| t.parse::<Timestamp>().ok())
+            .map(|t| u64::try_from(now.as_second() - t.as_second()).unwrap_or(0));
+        let cell = column(reason, c["message"].as_str().unwrap_or_default(), since);
+        let rank = match reason {
+            REJECTED => 0,
+            PENDING => 1,
+            _ => 2,
+        };
+        if cell != "-" && !cells.iter().any(|(_, c)| *c == cell) {
+            cells.push((rank, cell));
         }
     }
     cells.sort_by_key(|(rank, _)| *rank);

@@ -1,7 +1,7 @@
 use attache_core::status::Condition;
 use attache_core::topology::ObjectKey;
 
-use super::{column, confirm, served_cell, Confirmation, Served, PENDING, REJECTED};
+use super::{column, confirm, gateway_cell, served_cell, Confirmation, Served, PENDING, REJECTED};
 use crate::served::Verdict;
 
 fn programmed() -> Condition {
@@ -148,4 +148,31 @@ fn the_served_cell_names_the_worst_of_a_policys_ancestors() {
     assert_eq!(cell(vec![]), "-");
     let applied_only = ancestor(ours, "Programmed", "every value is in effect");
     assert_eq!(cell(vec![applied_only]), "-");
+}
+
+#[test]
+fn a_gateways_cell_reads_the_conditions_that_name_it() {
+    let now: k8s_openapi::jiff::Timestamp = "2026-11-28T14:00:10Z".parse().unwrap();
+    let policy = |reason: &str, message: &str| {
+        serde_json::json!({"status": {"ancestors": [{"controllerName": "policy.attache.dev/attache",
+            "conditions": [{"type": "Programmed", "status": "True", "reason": reason,
+                "message": message, "lastTransitionTime": "2026-11-28T14:00:00Z"}]}]}})
+    };
+    let on_edge = policy(
+        "Programmed",
+        "x (applied to Gateway infra/edge); served by 3 of 3 replicas",
+    );
+    let other = policy(
+        REJECTED,
+        "refused by 1 of 2 replicas of Gateway infra/other (schema ...)",
+    );
+    let lag = policy(
+        PENDING,
+        "served by 1 of 3 replicas of Gateway infra/edge; ...",
+    );
+    let cell =
+        |policies: &[&serde_json::Value]| gateway_cell(policies.iter().copied(), &edge(), now);
+    assert_eq!(cell(&[&on_edge, &other]), "3/3");
+    assert_eq!(cell(&[&on_edge, &other, &lag]), "1/3 since 10s");
+    assert_eq!(cell(&[&other]), "-");
 }
