@@ -259,7 +259,7 @@ fn print_notes(notes: &[String]) {
 
 pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
     Ok(
-        attache_render::ecds::discovery_response(&resolved.resolution.document, wasm)
+        attache_render::ecds::discovery_response(&resolved.resolution.filter_document(), wasm)
             .map_err(attache_render::RenderError::from)?,
     )
 }

@@ -55,7 +55,7 @@ pub fn envoy_bootstrap(
     let resources = gateway_resources(resolution, book, &options.listeners)?;
     // Until the ECDS file is there (a generator still starting), the filter
     // runs with the document as it was at render time.
-    let default_config = wasm::filter_config(&resolution.document, &options.wasm_path)?;
+    let default_config = wasm::filter_config(&resolution.filter_document(), &options.wasm_path)?;
     let filter = FilterSource {
         ecds_path: &options.ecds_path,
         default_config: Some(&default_config),

@@ -160,7 +160,7 @@ pub fn xds_state(
         default_config: None,
     };
     let mut state = XdsState {
-        document: resolution.document.clone(),
+        document: resolution.filter_document(),
         clusters: resources.clusters,
         ..XdsState::default()
     };
