@@ -181,17 +181,25 @@ async fn programmed_follows_what_the_replicas_serve() {
         max_bytes: 256 * 1024,
         ..ScrapeOptions::default()
     };
+    let started = Instant::now();
     let _controller =
         start_controller_tuned(&server, "served", free_port(), Config::default(), |o| {
             o.lease = None;
             o.served = Some(scraping);
         });
 
-    // Applied, served by none: Pending, naming the counts.
+    // Applied, served by none: Pending, naming the counts; written once
+    // (the first round waits for the first reading instead of guessing).
     eventually("Pending before any replica serves", || {
         says(&server, "Pending", "served by 0 of 3 replicas")
     })
     .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let cold: Vec<String> = writes_since(&server, started)
+        .into_iter()
+        .filter(|w| w.contains("/storefront/status"))
+        .collect();
+    assert_eq!(cold.len(), 1, "{cold:#?}");
     let first = applied_id(&server);
     for (_, fake) in &fakes {
         set(
