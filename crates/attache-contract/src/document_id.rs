@@ -12,6 +12,10 @@
 //! controller computes the same number from the document it applied, with
 //! no knowledge of how it travelled.
 //!
+//! The head (gateway, options, profiles) and the groups are hashed apart
+//! ([`of_parts`]), so that an update that keeps its routes costs the filter
+//! a pass over the head only.
+//!
 //! [`BITS`] bits: a Prometheus sample is a double, exact for integers below
 //! 2^53, and so is a number that goes through a `Struct`. Never 0, which
 //! the gauge reads before any document was accepted.
@@ -21,87 +25,44 @@ pub const BITS: u32 = 52;
 
 const K: u64 = 0x517c_c1b7_2722_0a95;
 
-/// A streaming hash over the table's bytes, eight bytes a step: the filter
-/// holds a table as two slices (its head and its groups), the controller
-/// as one, and any split gives the same identity.
-#[derive(Debug, Clone)]
-pub struct DocumentId {
-    state: u64,
-    len: u64,
-    pending: [u8; 8],
-    filled: usize,
-}
-
-impl Default for DocumentId {
-    fn default() -> Self {
-        DocumentId {
-            state: K,
-            len: 0,
-            pending: [0; 8],
-            filled: 0,
-        }
-    }
-}
-
 fn step(h: u64, word: u64) -> u64 {
     let h = (h ^ word).wrapping_mul(K);
     h ^ (h >> 29)
 }
 
-impl DocumentId {
-    pub fn new() -> Self {
-        DocumentId::default()
+/// A 64-bit hash of `bytes`, eight bytes a step, their length first.
+pub fn hash_words(bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut h = step(K, bytes.len() as u64);
+    for word in &mut words {
+        h = step(h, word.try_into().map_or(0, u64::from_le_bytes));
     }
-
-    /// Hashes the next bytes of the table.
-    pub fn update(&mut self, mut bytes: &[u8]) {
-        self.len = self.len.wrapping_add(bytes.len() as u64);
-        if self.filled > 0 {
-            let take = (8 - self.filled).min(bytes.len());
-            let (now, rest) = bytes.split_at(take);
-            if let Some(room) = self.pending.get_mut(self.filled..self.filled + take) {
-                room.copy_from_slice(now);
-            }
-            self.filled += take;
-            bytes = rest;
-            if self.filled < 8 {
-                return;
-            }
-            self.state = step(self.state, u64::from_le_bytes(self.pending));
-            self.filled = 0;
-        }
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            self.state = step(self.state, word.try_into().map_or(0, u64::from_le_bytes));
-        }
-        let rest = words.remainder();
-        if let Some(room) = self.pending.get_mut(..rest.len()) {
-            room.copy_from_slice(rest);
-        }
-        self.filled = rest.len();
+    let mut last = [0u8; 8];
+    let rest = words.remainder();
+    if let Some(room) = last.get_mut(..rest.len()) {
+        room.copy_from_slice(rest);
     }
-
-    /// The identity: [`BITS`] bits, never 0.
-    pub fn finish(self) -> u64 {
-        let mut last = [0u8; 8];
-        if let (Some(room), Some(rest)) =
-            (last.get_mut(..self.filled), self.pending.get(..self.filled))
-        {
-            room.copy_from_slice(rest);
-        }
-        // The length last: a table and the same table with zero bytes
-        // appended differ.
-        let h = step(step(self.state, u64::from_le_bytes(last)), self.len).wrapping_mul(K);
-        let id = (h ^ (h >> 32)) >> (64 - BITS);
-        id.max(1)
-    }
+    step(h, u64::from_le_bytes(last))
 }
 
-/// The identity of a table (attache_contract::table's bytes).
+/// The identity from the hashes of the table's head and of its groups
+/// ([`crate::table::groups_offset`] splits them): hashed apart so that the
+/// filter, whose update keeps the groups of its last document when they
+/// are the same bytes, keeps their hash too and hashes only the head.
+/// [`BITS`] bits, never 0.
+pub fn of_parts(head: u64, groups: u64) -> u64 {
+    let h = step(step(K, head), groups).wrapping_mul(K);
+    let id = (h ^ (h >> 32)) >> (64 - BITS);
+    id.max(1)
+}
+
+/// The identity of a table (attache_contract::table's bytes). Bytes that
+/// are not a table are hashed as a head without groups (the filter refuses
+/// them; they have an identity all the same).
 pub fn document_id(table: &[u8]) -> u64 {
-    let mut id = DocumentId::new();
-    id.update(table);
-    id.finish()
+    let split = crate::table::groups_offset(table).unwrap_or(table.len());
+    let (head, groups) = table.split_at(split.min(table.len()));
+    of_parts(hash_words(head), hash_words(groups))
 }
 
 /// The identity of a schema-2 document: that of its table.
@@ -111,31 +72,46 @@ pub fn of_document(doc: &crate::DataPlaneDocument) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{document_id, DocumentId, BITS};
+    use super::{document_id, hash_words, of_parts, BITS};
+    use crate::table::groups_offset;
+
+    fn table() -> Vec<u8> {
+        let doc: crate::DataPlaneDocument = serde_json::from_str(
+            r#"{"schemaVersion": 2, "gateway": "infra/edge", "strings": ["x-a", "1"],
+                "profiles": [{"timeouts": {"requestMs": 1500}, "requestHeaders": {"set": [[0, 1]]}}],
+                "groups": [{"profile": 0, "hostnames": ["a.example"], "routes": [{"name": "http/shop/a/0"}]}]}"#,
+        )
+        .unwrap();
+        crate::table::encode(&doc)
+    }
 
     #[test]
-    fn any_split_of_the_bytes_gives_the_same_identity() {
-        let bytes: Vec<u8> = (0..61u8).map(|b| b.wrapping_mul(37)).collect();
-        let whole = document_id(&bytes);
-        for a in 0..=bytes.len() {
-            for b in a..=bytes.len() {
-                let mut id = DocumentId::new();
-                id.update(&bytes[..a]);
-                id.update(&bytes[a..b]);
-                id.update(&bytes[b..]);
-                assert_eq!(id.finish(), whole, "split at {a} and {b}");
-            }
-        }
+    fn a_tables_identity_is_that_of_its_head_and_groups() {
+        let table = table();
+        let split = groups_offset(&table).unwrap();
+        assert!(split > crate::table::MAGIC.len() && split < table.len());
+        let (head, groups) = table.split_at(split);
+        assert_eq!(
+            document_id(&table),
+            of_parts(hash_words(head), hash_words(groups))
+        );
+        // The same bytes cut elsewhere are another document.
+        let (a, b) = table.split_at(split - 1);
+        assert_ne!(document_id(&table), of_parts(hash_words(a), hash_words(b)));
     }
 
     #[test]
     fn identities_tell_tables_apart_and_fit_a_double() {
-        let base = document_id(b"AT\x03\0edge");
-        assert_ne!(base, document_id(b"AT\x03\0edgf"));
-        assert_ne!(document_id(b"a"), document_id(b"a\0"));
-        assert_ne!(document_id(b""), document_id(b"\0"));
-        for table in [&b""[..], b"x", b"12345678", b"123456789"] {
-            let id = document_id(table);
+        let table = table();
+        let mut changed = table.clone();
+        if let Some(last) = changed.last_mut() {
+            *last ^= 1;
+        }
+        assert_ne!(document_id(&table), document_id(&changed));
+        assert_ne!(hash_words(b"a"), hash_words(b"a\0"));
+        assert_ne!(hash_words(b""), hash_words(b"\0"));
+        for bytes in [&b""[..], b"x", b"12345678", b"123456789", &table] {
+            let id = document_id(bytes);
             assert!(id > 0 && id < 1 << BITS, "{id}");
             // Exact as a Prometheus sample and as a protobuf Struct number.
             assert_eq!(id as f64 as u64, id);

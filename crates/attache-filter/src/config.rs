@@ -16,7 +16,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use attache_contract::document_id::DocumentId;
+use attache_contract::document_id::{hash_words, of_parts};
 use attache_contract::precedence::MatchPrecedence;
 use attache_contract::table::{self, read_match, read_profile, Reader, TableError, Walked};
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
@@ -148,12 +148,6 @@ impl CompiledConfig {
             None => bytes.get(head_len..).unwrap_or_default(),
         };
         let head = bytes.get(..head_len).unwrap_or_default();
-        let document_id = {
-            let mut id = DocumentId::new();
-            id.update(head);
-            id.update(groups);
-            id.finish()
-        };
         let mut profiles = Vec::with_capacity(count);
         for (p, &(start, len)) in spans.iter().enumerate() {
             let record = head
@@ -181,6 +175,9 @@ impl CompiledConfig {
             Some(old) => Rc::clone(&old.index),
             None => Rc::new(RouteIndex::build(groups, count, istio, &ports)?),
         };
+        // The groups' half of the identity comes with the index: an update
+        // that reuses them hashes the head alone.
+        let document_id = of_parts(hash_words(head), index.groups_hash());
         // The groups are in the index now: keep the head only, without a
         // second copy of it beside the whole table.
         let mut bytes = bytes;

@@ -79,9 +79,17 @@ fn an_update_moves_the_gauge_and_a_refused_one_leaves_it_and_counts_its_class() 
     assert_eq!(host.gauge(Gauge::DocumentId), 0);
     assert!(plugin.configure(&mut host, &generations, document(100)));
     let first = host.gauge(Gauge::DocumentId);
+    let first_config = plugin.current().unwrap();
     assert!(plugin.configure(&mut host, &generations, document(200)));
     let second = host.gauge(Gauge::DocumentId);
     assert_ne!(second, first);
+    // The update kept the routes (the index and its groups' hash, reused):
+    // the identity is still the one computed from the whole document.
+    let parsed: DataPlaneDocument = serde_json::from_slice(&document(200)).unwrap();
+    assert_eq!(second, of_document(&parsed));
+    let current = plugin.current().unwrap();
+    let reused = std::ptr::eq(first_config.index(), current.index());
+    assert!(reused, "the update built its index again");
 
     let refusals = [
         (b"".to_vec(), Counter::RejectedSyntax),
