@@ -211,7 +211,13 @@ pub async fn run(confirmer: Arc<Confirmer>, shared: Arc<CacheSync>, metrics: Arc
     loop {
         let keys: Vec<ObjectKey> = confirmer.lock().gateways.keys().cloned().collect();
         tasks.0.retain(|key, task| {
-            let keep = keys.contains(key) && !task.is_finished();
+            let tracked = keys.contains(key);
+            if !tracked {
+                // Its last reading may have come after the round forgot
+                // the Gateway's series: they go now, with its task.
+                metrics.forget_gateway(key);
+            }
+            let keep = tracked && !task.is_finished();
             if !keep {
                 task.abort();
             }
