@@ -237,3 +237,56 @@ pub async fn scrape_gateway(
     });
     futures::future::join_all(reads).await.into_iter().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use attache_core::topology::ObjectKey;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::runtime::reflector;
+    use kube::runtime::watcher::Event;
+    use serde_json::json;
+
+    use super::{ready_pods, DEFAULT_LABEL};
+
+    fn pod(name: &str, gateway: &str, ip: Option<&str>, ready: &str, deleting: bool) -> Pod {
+        let mut pod = json!({
+            "metadata": {"name": name, "namespace": "infra",
+                         "labels": {DEFAULT_LABEL: gateway}},
+            "status": {"conditions": [{"type": "Ready", "status": ready}]}
+        });
+        if let Some(ip) = ip {
+            pod["status"]["podIP"] = json!(ip);
+        }
+        if deleting {
+            pod["metadata"]["deletionTimestamp"] = json!("2026-11-28T14:00:00Z");
+        }
+        serde_json::from_value(pod).unwrap()
+    }
+
+    #[test]
+    fn only_ready_pods_of_the_gateway_with_an_ip_and_not_deleting_are_read() {
+        let (reader, mut writer) = reflector::store();
+        for p in [
+            pod("edge-0", "edge", Some("10.0.0.1"), "True", false),
+            pod("edge-1", "edge", Some("10.0.0.2"), "False", false),
+            pod("edge-2", "edge", None, "True", false),
+            pod("edge-3", "edge", Some("10.0.0.4"), "True", true),
+            pod("other-0", "other", Some("10.0.0.5"), "True", false),
+        ] {
+            writer.apply_watcher_event(&Event::Apply(p));
+        }
+        let edge = ObjectKey {
+            namespace: "infra".into(),
+            name: "edge".into(),
+        };
+        let found = ready_pods(&[reader], DEFAULT_LABEL, [edge.clone()]);
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(
+            found[&edge].iter().collect::<Vec<_>>(),
+            [(&"edge-0".to_string(), &ip)]
+        );
+        assert_eq!(found.len(), 1, "only the Gateways asked for");
+    }
+}
