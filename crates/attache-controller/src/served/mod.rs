@@ -232,11 +232,12 @@ impl GatewayServed {
         &self.published
     }
 
-    /// Served by all, and nothing read that might change it: no other
-    /// verdict waiting for confirmation, no replica failing to answer. The
-    /// scrape loop reads often until then.
+    /// Served by all (or no replica to read: a Gateway scaled to zero, or
+    /// pods the selector does not find), and nothing read that might change
+    /// it: no other verdict waiting for confirmation, no replica failing to
+    /// answer. The scrape loop reads often until then.
     pub fn settled(&self) -> bool {
-        matches!(self.published, Verdict::Served { .. })
+        matches!(self.published, Verdict::Served { .. } | Verdict::NoReplicas)
             && self.candidate.is_none()
             && self.replicas.values().all(|r| r.failures == 0)
     }

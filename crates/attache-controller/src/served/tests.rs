@@ -194,6 +194,8 @@ fn a_replica_gone_from_the_ready_set_is_forgotten_and_none_left_says_so() {
     assert_eq!(state.replicas.len(), 2);
     let (state, _) = scrape_n(&state, &[], CONFIRM, t0);
     assert_eq!(state.published(), &Verdict::NoReplicas);
+    // Nothing to read: no reason to read often.
+    assert!(state.settled());
 }
 
 #[test]
