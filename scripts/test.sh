@@ -51,6 +51,10 @@ say "the map is checked (scripts/docs_map.py)"
 python3 "$ROOT/scripts/docs_map.py" --self-test
 python3 "$ROOT/scripts/docs_map.py"
 
+say "each crate does only what the map's table allows (scripts/crate_rules.py)"
+python3 "$ROOT/scripts/crate_rules.py" --self-test
+python3 "$ROOT/scripts/crate_rules.py"
+
 if cargo clippy --version >/dev/null 2>&1; then
   say "cargo clippy"
   cargo clippy --workspace --all-targets --features attache/e2e -- -D warnings

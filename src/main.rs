@@ -3,6 +3,8 @@
 //! `attache-core`. Installed as `kubectl-attache` it is the kubectl plugin
 //! (`cmd::kubectl`).
 
+#![forbid(unsafe_code)]
+
 mod cmd;
 mod error;
 mod input;

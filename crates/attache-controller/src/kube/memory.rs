@@ -8,6 +8,10 @@
 //! delay; this still trims what glibc holds (C code, and embedders of this
 //! crate that keep glibc, such as the examples).
 
+// malloc_trim is a C function: the controller's one `unsafe` (lib.rs
+// denies it elsewhere).
+#![allow(unsafe_code)]
+
 /// Returns the heap's free pages to the system (glibc only; elsewhere the
 /// allocator decides, and this does nothing).
 pub fn release_freed() {
