@@ -17,7 +17,7 @@ use cmd::kubectl::{self, Invocation};
 
 // The controller's rounds allocate and free heavily (a 10,000-route Gateway's
 // resolution); mimalloc did them faster than glibc at about the same RSS
-// (docs/benchmarks.md, "The controller at 10,000 routes", session 4).
+// (bench/findings.md, "The controller at 10,000 routes", session 4).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
