@@ -462,7 +462,7 @@ class Updates(unittest.TestCase):
                       updates.markdown(summary, {}, floor))
 
 # The report and its pictures (bench/test_figures.py), run with the rest.
-from test_figures import Committed, Pictures, Report, Series  # noqa: E402,F401
+from test_figures import Committed, Pictures, Report, SecondBySecond, Series  # noqa: E402,F401
 
 if __name__ == "__main__":
     unittest.main()

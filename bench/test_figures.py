@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench import figures, report  # noqa: E402
+from attache_bench import figures, report, updates  # noqa: E402
 import make_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,10 +80,51 @@ class Series(unittest.TestCase):
         self.assertEqual(list(runs), [1000, 10000])
         self.assertEqual(runs[10000]["ecds"][0]["p99_ms"], 5.0)
 
+    def test_edit_to_served_reads_what_edit_to_served_py_writes(self):
+        import edit_to_served
+
+        written = edit_to_served.record(10_000, [(7, 0.080, 0.600, 0.680), (9, 0.070, 0.650, 0.720)], "now")
+        self.assertEqual(figures.edit_to_served(json.loads(json.dumps(written))), [680.0, 720.0])
+        self.assertEqual(written["edits"][0]["route"], 7)
+
     def test_edit_to_served_reads_every_edit(self):
         edits = {"edits": [{"edit_to_served_ms": 600}, {"edit_to_served_ms": 700.5}]}
         self.assertEqual(figures.edit_to_served(edits), [600.0, 700.5])
         self.assertEqual(figures.edit_to_served({}), [])
+
+
+class SecondBySecond(unittest.TestCase):
+    """The update runs' p99 second by second, from hey's CSV (bench/update_bench.py)."""
+
+    HEADER = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+
+    def csv(self, rows):
+        return self.HEADER + "".join(f"{ms / 1e3:.4f},0,0,0,0,0,{code},{at:.4f}\n" for ms, code, at in rows)
+
+    def test_hey_percentiles_follow_hey(self):
+        values = [float(v) for v in range(1, 101)]
+        self.assertEqual(updates.hey_percentile(values, 99), 100.0)
+        self.assertEqual(updates.hey_percentile(values, 50), 51.0)
+        self.assertEqual(updates.hey_percentile([3.0], 99), 3.0)
+
+    def test_each_second_has_its_own_p99(self):
+        rows = [(1.0 + i % 10, 200, 0.01 * i) for i in range(100)]  # second 0: 1-10 ms
+        rows += [(20.0, 503, 1.5)] + [(2.0, 200, 1.0 + 0.01 * i) for i in range(99)]  # second 1
+        parsed = updates.parse_hey_csv(self.csv(rows), 3.0)
+        self.assertEqual(parsed["p99_ms_by_second"], [10.0, 20.0, None])
+        self.assertEqual(parsed["codes"], {200: 199, 503: 1})
+        self.assertEqual(parsed["max_ms"], 20.0)
+        self.assertAlmostEqual(parsed["rps"], 200 / 3.0)
+        self.assertEqual(parsed["p99_ms"], updates.hey_percentile(sorted(r[0] for r in rows), 99))
+        with self.assertRaises(ValueError):
+            updates.parse_hey_csv(self.HEADER, 3.0)
+
+    def test_the_csv_run_asks_hey_for_csv_and_medians_skip_the_series(self):
+        cmd = updates.rate_command(10300, "h0.example.com", "/r0/b", 20, 1000, 10, csv=True)
+        self.assertEqual(cmd[-3:], ["-o", "csv", "http://127.0.0.1:10300/r0/b"])
+        self.assertNotIn("-o", updates.rate_command(10300, "h", "/", 20, 1000, 10))
+        runs = [{"p99_ms": 3.0, "p99_ms_by_second": [3.0]}, {"p99_ms": 5.0, "p99_ms_by_second": [5.0]}]
+        self.assertEqual(updates.medians(runs), {"p99_ms": 4.0})
 
 
 class Report(unittest.TestCase):

@@ -124,7 +124,9 @@ def draw_updates(runs: dict[int, dict[str, list[dict]]], meta: dict) -> str:
     for ax, (routes, kinds) in zip(axes[0], runs.items()):
         for kind, label, colour in UPDATE_KINDS:
             for i, run in enumerate(kinds.get(kind, [])):
-                ys = run["p99_ms_by_second"] if by_second else [run["p99_ms"]]
+                # A second with no response is a gap in the line, not a zero.
+                ys = [float("nan") if y is None else y for y in run["p99_ms_by_second"]] if by_second \
+                    else [run["p99_ms"]]
                 xs = range(1, len(ys) + 1) if by_second else [i + 1]
                 ax.plot(xs, ys, "-" if by_second else "o", color=colour, alpha=0.6,
                         label=label if i == 0 else None)
