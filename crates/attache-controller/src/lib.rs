@@ -7,6 +7,10 @@
 //! writes status. Objects from the API are read by the same reader as files
 //! (`attache_input`), resolved by the same core.
 
+// Denied, not forbidden: `kube::memory` calls glibc's malloc_trim, the one
+// `unsafe` here (ARCHITECTURE.md, "What each crate may do").
+#![deny(unsafe_code)]
+
 pub mod content_hash;
 pub mod deploy;
 pub mod image;

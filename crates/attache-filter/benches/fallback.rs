@@ -4,7 +4,7 @@
 //! route `svc-NNNNN` matching `PathPrefix /svc-NNNNN`, every route with the
 //! benchmark policy's settings), compiled by `CompiledConfig::from_bytes`,
 //! and a request for the last entry, the worst case for anything that scans.
-//! Only the lookup is timed: no Envoy, no host calls (docs/benchmarks.md has
+//! Only the lookup is timed: no Envoy, no host calls (bench/findings.md has
 //! the figures and what they leave out). The old linear scan
 //! (`find_by_scan`, kept for the tests) is timed too, for comparison, when
 //! the `fuzzing` feature exposes it.

@@ -11,6 +11,10 @@
 //! export as a `Vec<u8>` of exactly that size, so it is taken back with
 //! `Vec::from_raw_parts(ptr, size, size)`.
 
+// The host calls are foreign functions: this adapter is where the filter's
+// `unsafe` lives (lib.rs denies it everywhere else).
+#![allow(unsafe_code)]
+
 use std::ptr::null_mut;
 
 use crate::host::with_property_path;

@@ -8,6 +8,10 @@
 //! table, tested natively. docs/filter.md describes the behaviour for
 //! operators.
 
+// Denied, not forbidden: the proxy-wasm adapter (`abi`, `proxy`) allows it
+// for itself; nothing else may (ARCHITECTURE.md, "What each crate may do").
+#![deny(unsafe_code)]
+
 pub mod config;
 pub mod control;
 pub mod dispatch;

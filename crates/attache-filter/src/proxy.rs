@@ -35,6 +35,10 @@
 //! Counters are recorded in the VM and published from the tick (see
 //! [`crate::tally`]); Envoy's log level is cached the same way.
 
+// Exports by symbol name (`#[no_mangle]`) and raw memory from the host:
+// with `abi`, the only `unsafe` of the filter (lib.rs denies the rest).
+#![allow(unsafe_code)]
+
 use std::cell::{Cell, RefCell};
 
 use crate::abi;
