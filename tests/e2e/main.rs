@@ -27,6 +27,7 @@ mod internal_clients;
 mod istio;
 mod listener_sets;
 mod matching;
+mod module_so;
 mod precedence;
 mod retries;
 mod strategies;

@@ -26,6 +26,7 @@ pub mod error;
 pub mod listener;
 pub mod manifests;
 pub mod matching;
+pub mod module;
 pub mod oci;
 pub mod plugin_config;
 pub mod resources;
