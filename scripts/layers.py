@@ -70,6 +70,8 @@ LAYERS = {
                 "virtual_hosts",
                 "plugin_config",
                 "wasm",
+                "module",
+                "filter",
                 "manifests",
                 "secrets",
                 "backends",

@@ -4,7 +4,7 @@
 //! even where it has nothing to change (`render envoy --xds-dir`), so one
 //! set of flags drives a whole setup.
 
-use attache_render::wasm::FilterBinary;
+use attache_render::filter::FilterBinary;
 
 use crate::error::CliError;
 

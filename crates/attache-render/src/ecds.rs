@@ -4,7 +4,8 @@
 use attache_contract::Document;
 use serde_json::{json, Value};
 
-use crate::wasm::{filter_config, FilterBinary, FILTER_NAME};
+use crate::filter::{filter_config, FilterBinary};
+use crate::wasm::FILTER_NAME;
 
 pub const TYPED_EXTENSION_CONFIG_TYPE_URL: &str =
     "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";

@@ -23,6 +23,7 @@ pub mod crds;
 pub mod duration;
 pub mod ecds;
 pub mod error;
+pub mod filter;
 pub mod listener;
 pub mod manifests;
 pub mod matching;

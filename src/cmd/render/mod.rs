@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use attache_core::topology::ObjectKey;
 use attache_core::{DataPlane, Resolved};
 use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
-use attache_render::wasm::FilterBinary;
+use attache_render::filter::FilterBinary;
 use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
 

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use attache_render::wasm::FilterBinary;
+use attache_render::filter::FilterBinary;
 use attache_render::xds::{self, Step, XdsLayout, XdsState};
 use serde_json::Value;
 

@@ -15,7 +15,6 @@ use crate::backends::AddressBook;
 use crate::error::RenderError;
 use crate::listener::{listener, FilterSource, Routes};
 use crate::resources::{gateway_resources, ListenerOptions};
-use crate::wasm;
 use crate::xds::{config_source, XdsLayout};
 
 /// Envoy's admin interface.
@@ -33,7 +32,7 @@ pub struct EnvoyOptions {
     pub ecds_path: String,
     /// The filter's build and file (the `.wasm`, or the dynamic module's
     /// `.so`), written verbatim into the default configuration.
-    pub filter: wasm::FilterBinary,
+    pub filter: crate::filter::FilterBinary,
     pub admin: AdminOptions,
     pub listeners: ListenerOptions,
 }
@@ -55,7 +54,7 @@ pub fn envoy_bootstrap(
     let resources = gateway_resources(resolution, book, &options.listeners)?;
     // Until the ECDS file is there (a generator still starting), the filter
     // runs with the document as it was at render time.
-    let default_config = wasm::filter_config(&resolution.document, &options.filter)?;
+    let default_config = crate::filter::filter_config(&resolution.document, &options.filter)?;
     let filter = FilterSource {
         ecds_path: &options.ecds_path,
         default_config: Some(&default_config),
