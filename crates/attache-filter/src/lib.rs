@@ -8,6 +8,10 @@
 //! table, tested natively. docs/filter.md describes the behaviour for
 //! operators.
 
+// `unsafe` only in the proxy-wasm adapter (`abi`, `proxy`), as in the
+// dynamic module's crate (crates/attache-module): the core is safe code.
+#![deny(unsafe_code)]
+
 pub mod config;
 pub mod control;
 pub mod dispatch;
@@ -30,8 +34,10 @@ pub mod tally;
 pub mod validate;
 
 #[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
 mod abi;
 #[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
 mod proxy;
 
 pub use config::CompiledConfig;
