@@ -30,6 +30,7 @@ mod matching;
 mod module_so;
 mod precedence;
 mod retries;
+mod route_cache;
 mod strategies;
 mod timeouts;
 mod two_instances;
