@@ -98,9 +98,16 @@ impl FakeEnvoy {
     /// One stream through a new filter: request headers, then (the backend
     /// having answered with `stream.response`) response headers.
     pub fn exchange(&self, stream: &mut FakeStream) {
+        self.exchange_then(stream, |_| {});
+    }
+
+    /// As [`FakeEnvoy::exchange`], with `backend` run between the request
+    /// and the response hooks (it may write the response it answers with).
+    pub fn exchange_then(&self, stream: &mut FakeStream, backend: impl FnOnce(&mut FakeStream)) {
         let envoy: *mut FakeStream = stream;
         // SAFETY: `config` is live (dropped with self); `envoy` outlives
-        // the filter, which is destroyed before this returns.
+        // the filter, which is destroyed before this returns; no hook runs
+        // while `backend` holds the stream.
         unsafe {
             let filter =
                 exports::envoy_dynamic_module_on_http_filter_new(self.config, envoy.cast());
@@ -109,6 +116,9 @@ impl FakeEnvoy {
                 filter,
                 true,
             );
+            if let Some(stream) = envoy.as_mut() {
+                backend(stream);
+            }
             exports::envoy_dynamic_module_on_http_filter_response_headers(
                 envoy.cast(),
                 filter,
