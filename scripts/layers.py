@@ -54,7 +54,7 @@ LAYERS = {
         ("model", ["model", "supplier", "authored_form", "near_miss", "overlay"]),
         ("parse", ["parse"]),
         ("attach", ["attach", "route_parents"]),
-        ("fold", ["fold", "retries", "gateway_pass"]),
+        ("fold", ["fold", "retries", "gateway_pass", "steering"]),
         ("entry", ["entry", "entry_memo", "who_applies", "explain", "status", "diff"]),
         ("resolve", ["resolve", "schema", "reach", ""]),
     ],

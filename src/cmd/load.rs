@@ -136,12 +136,48 @@ pub fn resolve_docs(
 /// name (`MessageUtil::loadFromFile`): `.yaml` or `.yml` is YAML, any other
 /// name JSON; so a file gets what Envoy will parse, and standard output,
 /// which has no name, YAML for people.
+///
+/// Envoy's YAML parser (yaml-cpp) follows YAML 1.1, where an unquoted `yes`,
+/// `off` or `1_000` is not a string, while the YAML writer follows 1.2 and
+/// leaves them unquoted: a header match on the value "yes" became
+/// `exact: true`, and Envoy refused the file. Where any string would read
+/// back as something else, the text is JSON, which both YAML versions read
+/// as written (JSON is flow-style YAML).
 pub fn encode_for(value: &Value, path: Option<&Path>) -> Result<String, CliError> {
-    if path.is_some_and(|path| !envoy_reads_yaml(path)) {
+    if path.is_some_and(|path| !envoy_reads_yaml(path)) || !yaml_1_1_reads_back(value) {
         pretty_json(value)
     } else {
         serde_yaml_ng::to_string(value).map_err(|source| CliError::Yaml { source })
     }
+}
+
+/// Whether every string of `value` stays a string for a YAML 1.1 reader
+/// when written unquoted (keys included).
+fn yaml_1_1_reads_back(value: &Value) -> bool {
+    match value {
+        Value::String(s) => !yaml_1_1_scalar(s),
+        Value::Array(items) => items.iter().all(yaml_1_1_reads_back),
+        Value::Object(map) => map
+            .iter()
+            .all(|(k, v)| !yaml_1_1_scalar(k) && yaml_1_1_reads_back(v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => true,
+    }
+}
+
+/// A plain scalar Envoy's YAML reading turns into a bool, null or number
+/// (`yaml_utility.cc` tries yaml-cpp's bool conversion, which takes YAML
+/// 1.1's `y`/`yes`/`on`/... words, then integer and float), that a YAML
+/// 1.2 writer may leave unquoted. Numbers with `_` separators count too.
+fn yaml_1_1_scalar(s: &str) -> bool {
+    const WORDS: [&str; 16] = [
+        "y", "yes", "n", "no", "true", "false", "on", "off", "null", "~", "", ".nan", ".inf",
+        "-.inf", "+.inf", "0x",
+    ];
+    let lower = s.to_ascii_lowercase();
+    let unseparated = lower.replace('_', "");
+    WORDS.contains(&lower.as_str())
+        || unseparated.parse::<f64>().is_ok()
+        || unseparated.parse::<i64>().is_ok()
 }
 
 fn envoy_reads_yaml(path: &Path) -> bool {
@@ -229,6 +265,34 @@ mod tests {
         }
         let stdout = encode_for(&value, None).unwrap();
         assert!(stdout.starts_with("a:\n"), "{stdout}");
+    }
+
+    #[test]
+    fn a_string_yaml_1_1_would_read_as_another_type_makes_the_file_json() {
+        for ambiguous in [
+            "yes", "No", "ON", "off", "y", "~", "1_000", ".5", "1e3", "-7",
+        ] {
+            let value = serde_json::json!({"match": {"exact": ambiguous}});
+            for name in [Some(Path::new("envoy.yaml")), None] {
+                let text = encode_for(&value, name).unwrap();
+                assert!(text.starts_with('{'), "{ambiguous} {name:?}: {text}");
+                // JSON is YAML: a YAML reader gets the string back.
+                assert_eq!(serde_yaml_ng::from_str::<Value>(&text).unwrap(), value);
+            }
+        }
+        for plain in [
+            "gold",
+            "x-tier",
+            "/set",
+            "yesterday",
+            "http/team-a/shop/0",
+            "10s",
+            "0.0.0.0",
+        ] {
+            let value = serde_json::json!({"exact": plain});
+            let text = encode_for(&value, Some(Path::new("envoy.yaml"))).unwrap();
+            assert!(text.starts_with("exact:"), "{plain}: {text}");
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod module_so;
 mod precedence;
 mod retries;
 mod route_cache;
+mod steering;
 mod strategies;
 mod timeouts;
 mod two_instances;

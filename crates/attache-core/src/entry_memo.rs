@@ -110,6 +110,9 @@ pub(crate) struct EntryKeys<'a> {
     inputs: &'a Inputs,
     gateway: &'a Gateway,
     data_plane: DataPlane,
+    /// `Steering::fingerprint`: every rule's header matches on the Gateway
+    /// (an entry's refusals depend on other rules' matches).
+    steering: u64,
     policies: Vec<Option<u64>>,
     /// By the listener's address: the listeners are the Gateway's own, so
     /// the address names one for the whole resolution.
@@ -119,11 +122,17 @@ pub(crate) struct EntryKeys<'a> {
 }
 
 impl<'a> EntryKeys<'a> {
-    pub fn new(inputs: &'a Inputs, gateway: &'a Gateway, data_plane: DataPlane) -> Self {
+    pub fn new(
+        inputs: &'a Inputs,
+        gateway: &'a Gateway,
+        data_plane: DataPlane,
+        steering: u64,
+    ) -> Self {
         EntryKeys {
             inputs,
             gateway,
             data_plane,
+            steering,
             policies: vec![None; inputs.policies.len()],
             uppers: HashMap::new(),
             routes: HashMap::new(),
@@ -134,6 +143,7 @@ impl<'a> EntryKeys<'a> {
     pub fn of(&mut self, att: &Attachment<'_>) -> u64 {
         let mut h = DefaultHasher::new();
         (self.data_plane == DataPlane::Istio).hash(&mut h);
+        self.steering.hash(&mut h);
         self.upper(att.listener).hash(&mut h);
         att.chain.len().hash(&mut h);
         for (route, rule) in &att.chain {

@@ -41,6 +41,7 @@ pub mod schema;
 pub(crate) mod settings;
 pub mod source;
 pub mod status;
+pub(crate) mod steering;
 pub mod supplier;
 pub mod topology;
 pub mod who_applies;

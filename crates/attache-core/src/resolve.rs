@@ -22,6 +22,7 @@ use crate::gateway_pass::{clamp, clamp_warning, fold_full, grpc_timeout_note, pr
 use crate::model::kinds::RouteKind;
 use crate::model::{Gateway, Inputs};
 use crate::retries::{self, add_connection_errors};
+use crate::steering::{refusal_warning, Steering};
 use crate::supplier::Supplier;
 use crate::topology::{GatewayResolution, ListenerInfo, ObjectKey};
 use crate::who_applies::{istio_request_conflicts, DataPlane};
@@ -89,13 +90,14 @@ fn resolve_entries(
         mut diagnostics,
     } = prepare(inputs, gateway)?;
     let mut shared = SharedUpper::new(inputs, gw);
+    let steering = Steering::new(&attachments);
     let per_rule = folds_per_rule(inputs);
     // With a policy that folds per rule (`folds_per_rule`) every entry is
     // folded afresh; the memo is for the usual case.
     let mut keys = memo
         .as_ref()
         .filter(|_| !per_rule)
-        .map(|_| EntryKeys::new(inputs, gw, data_plane));
+        .map(|_| EntryKeys::new(inputs, gw, data_plane, steering.fingerprint()));
     let mut kept = HashMap::with_capacity(if memo.is_some() { attachments.len() } else { 0 });
     let mut shared_settings = SharedSettings::default();
     if let Some(memo) = memo.as_deref_mut() {
@@ -108,7 +110,14 @@ fn resolve_entries(
             continue;
         };
         let name = att.entry_name();
-        let mut fold = || fold_rule(inputs, gw, &att, &mut shared, per_rule, data_plane, &name);
+        let mut fold = || {
+            let pass = RulePass {
+                per_rule,
+                data_plane,
+                steering: &steering,
+            };
+            fold_rule(inputs, gw, &att, &mut shared, pass, &name)
+        };
         let entry = match memo.as_deref_mut() {
             None => {
                 let rule = fold();
@@ -198,15 +207,27 @@ struct FoldedRule {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// How every rule of one resolution is folded.
+#[derive(Clone, Copy)]
+struct RulePass<'s> {
+    per_rule: bool,
+    data_plane: DataPlane,
+    steering: &'s Steering,
+}
+
 fn fold_rule<'a>(
     inputs: &'a Inputs,
     gw: &'a Gateway,
     att: &Attachment<'a>,
     shared: &mut SharedUpper<'a>,
-    per_rule: bool,
-    data_plane: DataPlane,
+    pass: RulePass<'_>,
     name: &str,
 ) -> FoldedRule {
+    let RulePass {
+        per_rule,
+        data_plane,
+        steering,
+    } = pass;
     let mut diagnostics = Vec::new();
     let (mut folded, suppliers) = if per_rule {
         let full = fold_full(inputs, gw, att);
@@ -219,6 +240,9 @@ fn fold_rule<'a>(
     let clamped = clamp(&mut folded);
     if let Some(note) = &clamped {
         diagnostics.push(clamp_warning(note, att, name));
+    }
+    for refusal in steering.refuse(att, &mut folded, &suppliers) {
+        diagnostics.extend(refusal_warning(inputs, &refusal, &suppliers, name));
     }
     if data_plane == DataPlane::Istio {
         let carried = data_plane.carried(&folded, &suppliers);
@@ -244,6 +268,7 @@ pub fn explain_route(
     route: &ObjectKey,
 ) -> Result<Vec<Explanation>, ResolveError> {
     let prepared = prepare(inputs, gateway)?;
+    let steering = Steering::new(&prepared.attachments);
     let mut out = Vec::new();
     for att in &prepared.attachments {
         let Some((leaf_route, leaf_rule)) = att.leaf() else {
@@ -255,6 +280,14 @@ pub fn explain_route(
         let mut fold = fold_full(inputs, prepared.gateway, att);
         let name = att.entry_name();
         let mut notes: Vec<String> = clamp(&mut fold.folded).into_iter().collect();
+        for refusal in steering.refuse(att, &mut fold.folded, &fold.suppliers) {
+            let who: Vec<String> = refusal
+                .policies
+                .iter()
+                .filter_map(|&i| fold.suppliers.get(i).map(ToString::to_string))
+                .collect();
+            notes.push(format!("{}: {}", who.join(" + "), refusal.describe()));
+        }
         notes.extend(grpc_timeout_note(leaf_route.kind, &fold.folded));
         if add_connection_errors(&mut fold.folded) {
             notes.push(retries::NOTE.to_string());
@@ -348,11 +381,14 @@ fn backend_filters_note(target: &crate::topology::BackendTarget) -> Option<Strin
 #[doc(hidden)]
 pub fn resolve_unshared(inputs: &Inputs, gateway: &ObjectKey) -> Result<Document, ResolveError> {
     let prepared = prepare(inputs, gateway)?;
+    let steering = Steering::new(&prepared.attachments);
     let mut routes = Vec::new();
     for att in &prepared.attachments {
         let mut fold = fold_full(inputs, prepared.gateway, att);
+        let clamped = clamp(&mut fold.folded).is_some();
+        steering.refuse(att, &mut fold.folded, &fold.suppliers);
         let adjusted = Adjusted {
-            clamped: clamp(&mut fold.folded).is_some(),
+            clamped,
             connection_errors: add_connection_errors(&mut fold.folded),
         };
         let entry = to_entry(

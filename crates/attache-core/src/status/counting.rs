@@ -18,6 +18,7 @@ use crate::model::levels::upper_targets;
 use crate::model::peers::PEERS;
 use crate::model::Inputs;
 use crate::model::Target;
+use crate::steering::{refusal_warning, Refusal, Steering};
 use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 
@@ -35,7 +36,41 @@ pub struct ContributionStats {
     /// Policies at the same level and with the same operation that beat it
     /// on precedence with a different value.
     pub conflicts_with: BTreeSet<String>,
+    /// Request-header changes refused because a rule's header match tests
+    /// the header (crate::steering), counted per route rule.
+    pub refused_changes: usize,
+    /// What the first [`MAX_REFUSALS_NAMED`] refusals say.
+    pub refused: BTreeSet<String>,
 }
+
+impl ContributionStats {
+    /// Adds `other`'s counts to these (one Gateway's share of the status
+    /// fold into the whole). Destructured: a new count does not compile
+    /// until it is added here.
+    pub fn absorb(&mut self, other: &ContributionStats) {
+        let ContributionStats {
+            entries,
+            fields_set,
+            fields_lost,
+            winners,
+            conflicts_with,
+            refused_changes,
+            refused,
+        } = other;
+        self.entries += entries;
+        self.fields_set += fields_set;
+        self.fields_lost += fields_lost;
+        self.winners.extend(winners.iter().cloned());
+        self.conflicts_with.extend(conflicts_with.iter().cloned());
+        self.refused_changes += refused_changes;
+        let room = MAX_REFUSALS_NAMED.saturating_sub(self.refused.len());
+        self.refused.extend(refused.iter().take(room).cloned());
+    }
+}
+
+/// At most this many refusals are named in one policy's status at one
+/// target; the count says how many there were.
+pub const MAX_REFUSALS_NAMED: usize = 3;
 
 /// Per (index into `Inputs::policies`, target).
 pub type StatsByTarget = BTreeMap<(usize, Target), ContributionStats>;
@@ -52,6 +87,7 @@ pub(crate) fn contributions(
         return contributions_per_rule(inputs, gateway);
     }
     let mut prepared = prepare(inputs, gateway)?;
+    let steering = Steering::new(&prepared.attachments);
     let gw = prepared.gateway;
     let mut stats = StatsByTarget::new();
     let mut shared = SharedUpper::new(inputs, gw).counting();
@@ -79,6 +115,15 @@ pub(crate) fn contributions(
             &mut stats,
         );
         record_replaced(inputs, gw, att.listener, &lower, &mut stats);
+        let refusals = steering.refuse(att, &mut merged, &suppliers);
+        record_refusals(
+            inputs,
+            att,
+            &refusals,
+            &suppliers,
+            &mut stats,
+            &mut prepared.diagnostics,
+        );
     }
     // Every rule on a listener reaches every policy of its upper levels.
     for listener in &gw.listeners {
@@ -230,6 +275,42 @@ fn record_lower_stats(
     }
 }
 
+/// Each policy whose request-header change was refused on this rule
+/// (crate::steering): one more refused change, and the field lost when
+/// the whole field went. Counted after the fold's own losses, which never
+/// include a field the policy still held.
+fn record_refusals(
+    inputs: &Inputs,
+    att: &crate::attach::Attachment<'_>,
+    refusals: &[Refusal],
+    suppliers: &[Supplier],
+    stats: &mut StatsByTarget,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for refusal in refusals {
+        diagnostics.extend(refusal_warning(
+            inputs,
+            refusal,
+            suppliers,
+            &att.entry_name(),
+        ));
+        for &i in &refusal.policies {
+            let Some(Source::Policy { index, target, .. }) = suppliers.get(i).map(|s| &s.source)
+            else {
+                continue;
+            };
+            let s = stats.entry((*index, target.clone())).or_default();
+            s.refused_changes += 1;
+            if refusal.whole_field {
+                s.fields_lost += 1;
+            }
+            if s.refused.len() < MAX_REFUSALS_NAMED {
+                s.refused.insert(refusal.describe());
+            }
+        }
+    }
+}
+
 /// Folds every level per rule: the reference `contributions` must agree
 /// with (tests only).
 #[doc(hidden)]
@@ -248,6 +329,7 @@ fn contributions_per_rule(
     gateway: &ObjectKey,
 ) -> Result<(StatsByTarget, Vec<Diagnostic>), ResolveError> {
     let mut prepared = prepare(inputs, gateway)?;
+    let steering = Steering::new(&prepared.attachments);
     let mut stats = BTreeMap::new();
     for att in &prepared.attachments {
         let mut fold = fold_full(inputs, prepared.gateway, att);
@@ -257,6 +339,15 @@ fn contributions_per_rule(
                 .push(clamp_warning(&note, att, &att.entry_name()));
         }
         record_stats(&fold.folded, &fold.suppliers, &fold.maps, &mut stats);
+        let refusals = steering.refuse(att, &mut fold.folded, &fold.suppliers);
+        record_refusals(
+            inputs,
+            att,
+            &refusals,
+            &fold.suppliers,
+            &mut stats,
+            &mut prepared.diagnostics,
+        );
         count_replaced(
             inputs,
             std::mem::take(&mut fold.replaced),

@@ -394,26 +394,56 @@ fn attached(
 ) -> Condition {
     let winners = s.winners.iter().cloned().collect::<Vec<_>>().join("; ");
     let lost_all = s.fields_set > 0 && s.fields_lost == s.fields_set;
+    let refused = refused_words(s);
     if s.entries == 0 {
         condition("Attached", true, "Attached", unreached(), generation)
-    } else if s.fields_lost == 0 {
+    } else if s.fields_lost == 0 && s.refused_changes == 0 {
         let message = format!(
             "supplies every field it sets on {} route rule(s)",
             s.entries
         );
         condition("Attached", true, "Attached", message, generation)
+    } else if lost_all && winners.is_empty() {
+        let message = format!(
+            "nothing it sets is in effect{}",
+            refused.replacen(";", ":", 1)
+        );
+        condition("Attached", false, "Refused", message, generation)
     } else if lost_all {
-        let message = format!("every value it sets is overridden by {winners}");
+        let message = format!("every value it sets is overridden by {winners}{refused}");
         condition("Attached", false, "Overridden", message, generation)
     } else {
+        let others = if winners.is_empty() {
+            String::new()
+        } else {
+            format!("; the others went to {winners}")
+        };
         let message = format!(
-            "{} of {} field values over {} route rule(s) are in effect; the others went to {winners}",
+            "{} of {} field values over {} route rule(s) are in effect{others}{refused}",
             s.fields_set - s.fields_lost,
             s.fields_set,
             s.entries
         );
         condition("Attached", true, "Merged", message, generation)
     }
+}
+
+/// What the refusals of crate::steering add to a message: "" without any.
+fn refused_words(s: &ContributionStats) -> String {
+    if s.refused_changes == 0 {
+        return String::new();
+    }
+    let named = s.refused.iter().cloned().collect::<Vec<_>>().join("; ");
+    let more = s.refused_changes.saturating_sub(s.refused.len());
+    let more = if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    };
+    format!(
+        "; {} request-header change(s) refused on route rules: {named}{more}",
+        s.refused_changes
+    )
 }
 
 /// The policy's own `Accepted` condition, over all its targets.

@@ -63,6 +63,8 @@ pub fn programmed(
             match attached.reason.as_str() {
                 "Merged" => condition(PROGRAMMED, true, "PartiallyProgrammed", message, generation),
                 "Overridden" => condition(PROGRAMMED, false, "Overridden", message, generation),
+                // Every value it sets was refused (crate::steering).
+                "Refused" => condition(PROGRAMMED, false, "Refused", message, generation),
                 // Attached: every value it sets is in effect (or no rule
                 // is served through it, which the message says).
                 _ => condition(PROGRAMMED, true, "Programmed", message, generation),

@@ -101,12 +101,7 @@ pub fn policy_status_of_shares<'a>(
         reaching.insert(key.clone(), reached);
         for ((id, target), s) in &share.stats {
             let Some(i) = at(id) else { continue };
-            let acc = stats.entry((i, target.clone())).or_default();
-            acc.entries += s.entries;
-            acc.fields_set += s.fields_set;
-            acc.fields_lost += s.fields_lost;
-            acc.winners.extend(s.winners.iter().cloned());
-            acc.conflicts_with.extend(s.conflicts_with.iter().cloned());
+            stats.entry((i, target.clone())).or_default().absorb(s);
         }
     }
     diagnostics.sort();
