@@ -42,8 +42,13 @@ thread_local! {
     static COUNTER_NAMES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     static COUNTS: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
     static LOGS: RefCell<Vec<(u32, String)>> = const { RefCell::new(Vec::new()) };
-    static LOG_LEVEL: RefCell<u32> = const { RefCell::new(0) };
+    /// Envoy's default, info: the request path's debug lines are not
+    /// formatted unless a test asks (the fuzz target runs millions).
+    static LOG_LEVEL: RefCell<u32> = const { RefCell::new(2) };
 }
+
+/// The first log lines of a thread are kept, no more.
+const MAX_LOG_LINES: usize = 10_000;
 
 /// The count of the counter named `name` on this thread.
 pub fn count(name: &str) -> u64 {
@@ -161,7 +166,13 @@ fn text(bytes: Vec<u8>) -> String {
 extern "C" fn envoy_dynamic_module_callback_log(level: u32, message: ModuleBuffer) {
     // SAFETY: valid for the call (the module's contract).
     let message = text(unsafe { bytes(message) });
-    LOGS.with(|l| l.borrow_mut().push((level, message)));
+    // Bounded: a long run must not grow without end.
+    LOGS.with(|l| {
+        let mut logs = l.borrow_mut();
+        if logs.len() < MAX_LOG_LINES {
+            logs.push((level, message));
+        }
+    });
 }
 
 #[no_mangle]
