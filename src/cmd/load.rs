@@ -164,20 +164,20 @@ fn yaml_1_1_reads_back(value: &Value) -> bool {
     }
 }
 
-/// A plain scalar Envoy's YAML reading turns into a bool, null or number
-/// (`yaml_utility.cc` tries yaml-cpp's bool conversion, which takes YAML
-/// 1.1's `y`/`yes`/`on`/... words, then integer and float), that a YAML
-/// 1.2 writer may leave unquoted. Numbers with `_` separators count too.
+/// A string Envoy's YAML reading turns into a bool, null or number, and
+/// that the YAML writer leaves unquoted. Envoy (`yaml_utility.cc`) tries
+/// yaml-cpp's bool conversion on a plain scalar, which takes YAML 1.1's
+/// words (`y`, `yes`, `on`, `off` and their capitalised forms), then the
+/// integer and float conversions; the writer quotes only what YAML 1.2
+/// would read as another type (`true`, `null`, `1.5`), so it is asked.
 fn yaml_1_1_scalar(s: &str) -> bool {
-    const WORDS: [&str; 16] = [
-        "y", "yes", "n", "no", "true", "false", "on", "off", "null", "~", "", ".nan", ".inf",
-        "-.inf", "+.inf", "0x",
+    const WORDS: [&str; 11] = [
+        "y", "yes", "n", "no", "true", "false", "on", "off", "null", "~", "",
     ];
     let lower = s.to_ascii_lowercase();
-    let unseparated = lower.replace('_', "");
-    WORDS.contains(&lower.as_str())
-        || unseparated.parse::<f64>().is_ok()
-        || unseparated.parse::<i64>().is_ok()
+    let suspect =
+        WORDS.contains(&lower.as_str()) || s.parse::<f64>().is_ok() || s.parse::<i64>().is_ok();
+    suspect && serde_yaml_ng::to_string(s).map_or(true, |text| !text.starts_with(['\'', '"']))
 }
 
 fn envoy_reads_yaml(path: &Path) -> bool {
@@ -269,9 +269,7 @@ mod tests {
 
     #[test]
     fn a_string_yaml_1_1_would_read_as_another_type_makes_the_file_json() {
-        for ambiguous in [
-            "yes", "No", "ON", "off", "y", "~", "1_000", ".5", "1e3", "-7",
-        ] {
+        for ambiguous in ["yes", "No", "ON", "off", "y", "Y", "n"] {
             let value = serde_json::json!({"match": {"exact": ambiguous}});
             for name in [Some(Path::new("envoy.yaml")), None] {
                 let text = encode_for(&value, name).unwrap();
@@ -288,6 +286,12 @@ mod tests {
             "http/team-a/shop/0",
             "10s",
             "0.0.0.0",
+            // Quoted by the writer already.
+            "true",
+            "null",
+            "~",
+            "1.5",
+            "1_000",
         ] {
             let value = serde_json::json!({"exact": plain});
             let text = encode_for(&value, Some(Path::new("envoy.yaml"))).unwrap();

@@ -76,8 +76,13 @@ impl Refusal {
             FieldKey::HeaderRemove(_) => format!("{} {}", self.field, self.header),
             _ => self.field.to_string(),
         };
+        format!("{field} refused: {}", self.reason())
+    }
+
+    /// Why, without the field: `HTTPRoute team-b/b rule 0 matches on ...`.
+    fn reason(&self) -> String {
         format!(
-            "{field} refused: {} matches on header {}, so changing it would move the request to another rule (docs/semantics.md, section 14)",
+            "{} matches on header {}, so changing it would move the request to another rule (docs/semantics.md, section 14)",
             self.would_match, self.header
         )
     }
@@ -221,10 +226,9 @@ pub(crate) fn refusal_warning(
             let policy = inputs.policies.get(index)?;
             Some(
                 Diagnostic::warning(format!(
-                    "entry {entry}: {} ({}): {}",
-                    supplier.who(),
+                    "refused on entry {entry} ({}): {}",
                     supplier.role,
-                    refusal.describe()
+                    refusal.reason()
                 ))
                 .at(&policy.meta.origin)
                 .on(policy.display_name())
