@@ -29,6 +29,11 @@ const GOLDEN_ROOT: &str = "/golden";
 const ECDS: &str = "/golden/xds/ecds/attache-ecds.json";
 const WASM: &str = "/golden/attache_filter.wasm";
 const XDS_DIR: &str = "/golden/xds";
+/// The dynamic module's renders (`--filter dynamic-module`), for one case:
+/// the same documents as the `.wasm`'s, in the other filter's configuration.
+const MODULE: &str = "/golden/libattache_module.so";
+const MODULE_ECDS: &str = "/golden/module/ecds.json";
+const MODULE_CASE: &str = "e2e-basics";
 
 /// (case, input, Gateway, with the xDS layout): every example and every
 /// held-in input that renders a Gateway. `render xds` refuses an HTTPS
@@ -174,6 +179,33 @@ fn render(
     files
 }
 
+/// `render envoy` and `render ecds` with the dynamic module, under `module/`.
+fn render_module(input: &str, gateway: &str, scratch_dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let flags = ["--filter", "dynamic-module", "--module", MODULE];
+    let common = ["-f", input, "--gateway", gateway];
+    let ecds = scratch_dir.with_extension("module-ecds.json");
+    let ecds_out = ecds.to_string_lossy().into_owned();
+    let envoy = [
+        &[
+            "render",
+            "envoy",
+            "--ecds",
+            MODULE_ECDS,
+            "--backend",
+            "*=127.0.0.1:9000",
+        ][..],
+        &flags,
+        &common,
+    ]
+    .concat();
+    let mut files = BTreeMap::new();
+    files.insert("module/envoy.yaml".into(), attache_ok(&envoy).stdout);
+    attache_ok(&[&["render", "ecds", "-o", &ecds_out][..], &flags, &common].concat());
+    files.insert("module/ecds.json".into(), std::fs::read(&ecds).unwrap());
+    std::fs::remove_file(&ecds).unwrap();
+    files
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -197,7 +229,10 @@ fn renders_match_the_golden_files() {
     let root = scratch("golden");
     let mut problems = Vec::new();
     for (i, (case, input, gateway, xds)) in CASES.iter().enumerate() {
-        let rendered = render(input, gateway, *xds, &root.join(i.to_string()));
+        let mut rendered = render(input, gateway, *xds, &root.join(i.to_string()));
+        if *case == MODULE_CASE {
+            rendered.extend(render_module(input, gateway, &root.join(i.to_string())));
+        }
         let dir = golden_dir(case);
         if bless {
             let _ = std::fs::remove_dir_all(&dir);
@@ -238,6 +273,7 @@ fn every_golden_envoy_configuration_is_valid() {
     let Some((envoy, wasm)) = envoy_and_wasm("golden Envoy configurations not validated") else {
         return;
     };
+    let module = support::filter_module();
     let root = scratch("golden-validate");
     for (case, _, _, xds_layout) in CASES {
         // The committed files with /golden standing for a real directory
@@ -250,6 +286,7 @@ fn every_golden_envoy_configuration_is_valid() {
             let text = std::fs::read_to_string(&path).unwrap();
             let text = text
                 .replace(WASM, &wasm.to_string_lossy())
+                .replace(MODULE, &module.to_string_lossy())
                 .replace(GOLDEN_ROOT, &here);
             let at = dir.join(rel);
             std::fs::create_dir_all(at.parent().unwrap()).unwrap();
@@ -263,6 +300,9 @@ fn every_golden_envoy_configuration_is_valid() {
         )
         .unwrap();
         validate(&envoy, &dir.join("envoy.yaml"));
+        if *case == MODULE_CASE {
+            validate(&envoy, &dir.join("module/envoy.yaml"));
+        }
         if !xds_layout {
             continue;
         }
