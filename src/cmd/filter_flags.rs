@@ -6,8 +6,6 @@
 
 use attache_render::filter::FilterBinary;
 
-use crate::error::CliError;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum FilterKind {
     /// The proxy-wasm .wasm in Envoy's Wasm filter (V8): sandboxed, the default.
@@ -39,33 +37,39 @@ impl FilterArgs {
         }
     }
 
-    /// Refuses a pair that cannot be meant: `--module` without `--filter
+    /// Refuses a pair that cannot be meant, as a usage error (exit 2, as
+    /// clap reports a bad flag): `--module` without `--filter
     /// dynamic-module`, or `--filter dynamic-module` without `--module`
     /// where a configuration will name it (`needs_file`).
-    pub fn check(&self, needs_file: bool) -> Result<(), CliError> {
+    pub fn check(&self, needs_file: bool) {
         match (self.filter, &self.module) {
-            (FilterKind::Wasm, Some(module)) => Err(CliError::Usage(format!(
-                "--module {module} is given but --filter is wasm\n  hint: add --filter dynamic-module to load the module, or leave --module out"
-            ))),
-            (FilterKind::DynamicModule, None) if needs_file => Err(CliError::Usage(
-                "--filter dynamic-module needs --module FILE (target/release/libattache_module.so, as Envoy sees it)".into(),
-            )),
-            _ => Ok(()),
+            (FilterKind::Wasm, Some(module)) => usage(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("--module {module} is given but --filter is wasm\n  hint: add --filter dynamic-module to load the module, or leave --module out\n"),
+            ),
+            (FilterKind::DynamicModule, None) if needs_file => usage(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--filter dynamic-module needs --module FILE (target/release/libattache_module.so, as Envoy sees it)\n".into(),
+            ),
+            _ => {}
         }
     }
 
     /// The build and file the filter configuration names; `wasm` is the
-    /// command's `--wasm`.
-    pub fn binary(&self, wasm: Option<&str>) -> Result<FilterBinary, CliError> {
-        self.check(true)?;
+    /// command's `--wasm`. A usage error (exit 2) when neither is given.
+    pub fn binary(&self, wasm: Option<&str>) -> FilterBinary {
+        self.check(true);
         match (self.filter, &self.module, wasm) {
-            (FilterKind::DynamicModule, Some(module), _) => {
-                Ok(FilterBinary::DynamicModule(module.clone()))
-            }
-            (FilterKind::Wasm, _, Some(wasm)) => Ok(FilterBinary::Wasm(wasm.to_string())),
-            _ => Err(CliError::Usage(
-                "the filter's configuration needs --wasm FILE (or --filter dynamic-module --module FILE)".into(),
-            )),
+            (FilterKind::DynamicModule, Some(module), _) => FilterBinary::DynamicModule(module.clone()),
+            (FilterKind::Wasm, _, Some(wasm)) => FilterBinary::Wasm(wasm.to_string()),
+            _ => usage(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "the filter's configuration needs --wasm FILE (or --filter dynamic-module --module FILE)\n".into(),
+            ),
         }
     }
+}
+
+fn usage(kind: clap::error::ErrorKind, message: String) -> ! {
+    clap::Error::raw(kind, message).exit()
 }

@@ -39,6 +39,13 @@ Static (everything in the bootstrap; only the filter's ECDS file reloads):
   attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.json --wasm attache_filter.wasm \\
       --backend '*=127.0.0.1:9000' --listener-port http=8080 -o envoy.yaml
 
+The filter as an Envoy 1.40 dynamic module instead of the .wasm: give
+`--filter dynamic-module --module libattache_module.so` in place of --wasm,
+to watch, render ecds and render envoy alike (docs/envoy.md):
+  attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.json \\
+      --filter dynamic-module --module target/release/libattache_module.so \\
+      --backend '*=127.0.0.1:9000' --listener-port http=8080 -o envoy.yaml
+
 With --xds-dir the bootstrap only says where the LDS and CDS files are
 (docs/envoy.md, \"File-based xDS\"); `attache watch --xds-dir` or `attache
 render xds` writes them. Route names are the schema-1 entry names. Output is
@@ -107,7 +114,7 @@ pub struct EnvoyArgs {
     pub ecds: Option<String>,
     /// Static bootstrap: the filter's .wasm, written verbatim into the
     /// filter's default configuration.
-    #[arg(long, value_name = "FILE", required_unless_present_any = ["xds_dir", "module"])]
+    #[arg(long, value_name = "FILE")]
     pub wasm: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -152,7 +159,7 @@ pub struct EcdsArgs {
     #[command(flatten)]
     pub selection: Selection,
     /// The filter's .wasm, written verbatim as vm_config.code.local.filename.
-    #[arg(long, value_name = "FILE", required_unless_present = "module")]
+    #[arg(long, value_name = "FILE")]
     pub wasm: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
@@ -170,7 +177,7 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Xds(args) => render_xds(args),
         Command::Ecds(args) => {
             let loaded = args.selection.load(DataPlane::Envoy)?;
-            let binary = args.filter.binary(args.wasm.as_deref())?;
+            let binary = args.filter.binary(args.wasm.as_deref());
             let value = ecds_value(&loaded.resolved, &binary)?;
             let output = args.output.as_deref();
             let text = encode_for(&value, output)?;
@@ -194,7 +201,7 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
     };
     // With --xds-dir the bootstrap names no filter: the pair is accepted
     // (one set of flags for a whole setup) and only checked.
-    args.filter.check(args.xds_dir.is_none())?;
+    args.filter.check(args.xds_dir.is_none());
     let config = match (args.xds_dir, args.ecds, args.wasm) {
         (Some(dir), _, _) => dynamic_bootstrap(
             &resolved.resolution.gateway.to_string(),
@@ -202,7 +209,7 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
             &XdsLayout::new(&dir),
         ),
         (None, Some(ecds_path), wasm) => {
-            let filter = args.filter.binary(wasm.as_deref())?;
+            let filter = args.filter.binary(wasm.as_deref());
             let book = args.listeners.address_book(&docs)?;
             let options = EnvoyOptions {
                 ecds_path,
@@ -225,7 +232,7 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
 
 fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
     let Loaded { docs, resolved, .. } = args.selection.load(DataPlane::Envoy)?;
-    args.filter.check(false)?;
+    args.filter.check(false);
     let options = XdsOptions {
         ecds_path: args.ecds,
         filter_type_url: args.filter.type_url(),

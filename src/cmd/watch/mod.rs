@@ -53,6 +53,9 @@ Examples:
       --ecds run/xds/ecds/attache-ecds.json --wasm attache_filter.wasm \\
       --xds-dir run/xds --backend '*=127.0.0.1:9000' --listener-port http=8080 \\
       --envoy-admin 127.0.0.1:9901
+  attache watch -f examples/shop/ --out run/attache.json \\
+      --ecds run/ecds/attache-ecds.json \\
+      --filter dynamic-module --module target/release/libattache_module.so
 
 Prints `wrote generation N (R routes)` on standard output after each write.
 An object whose edit has errors (an invalid policy or route) keeps its last
@@ -130,8 +133,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     // Checked before anything is read: the ECDS file names the build.
     match &args.ecds {
-        Some(_) => args.filter.binary(args.wasm.as_deref()).map(drop)?,
-        None => args.filter.check(false)?,
+        Some(_) => drop(args.filter.binary(args.wasm.as_deref())),
+        None => args.filter.check(false),
     }
     let interval = Duration::from_millis(args.interval_ms);
     let ours: Vec<&Path> = [Some(args.out.as_path()), args.ecds.as_deref()]
@@ -353,10 +356,10 @@ fn prepare(
         }
         _ => vec![Step::Ecds(next_document)],
     };
-    let binary = match &args.ecds {
-        Some(_) => Some(args.filter.binary(args.wasm.as_deref())?),
-        None => None,
-    };
+    let binary = args
+        .ecds
+        .as_ref()
+        .map(|_| args.filter.binary(args.wasm.as_deref()));
     let targets = Targets {
         ecds: args.ecds.as_deref().zip(binary.as_ref()),
         xds: layout,
