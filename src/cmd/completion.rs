@@ -27,9 +27,9 @@ pub struct CompletionArgs {
 #[command(after_help = "\
 Examples:
   attache man | man -l -                     # read attache(1) now
-  attache man --out-dir /usr/local/share/man/man1   # attache.1 and attache-<command>.1")]
+  attache man --out-dir /usr/local/share/man/man1   # attache.1, attache-<command>.1, attache-render-envoy.1, ...")]
 pub struct ManArgs {
-    /// Write attache.1 and one attache-<command>.1 per subcommand into DIR
+    /// Write attache.1 and one attache-<command>.1 per subcommand (nested ones too: attache-render-envoy.1) into DIR
     /// (which must exist) instead of printing attache.1.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
