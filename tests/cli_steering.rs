@@ -88,7 +88,11 @@ fn explain_notes_the_refusal_and_shows_only_what_applies() {
         "team-a/shop",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
+    let all = text(&out.stdout);
+    let stdout = all
+        .split("\n\n")
+        .find(|block| block.starts_with("http/team-a/shop/set"))
+        .unwrap_or_else(|| panic!("no entry http/team-a/shop/set in {all}"));
     assert!(
         stdout.contains("note: RoutePolicy team-a/steer-set")
             && stdout.contains("requestHeaders.set.x-tier refused: HTTPRoute team-b/gold rule 0"),

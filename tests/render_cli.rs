@@ -16,12 +16,52 @@ fn resolved_example() -> Value {
 
 /// What the data plane receives: the resolved document in the data-plane
 /// encoding, without the `sources` provenance `attache resolve` keeps.
+/// The plain-Envoy filter's document of examples/shop.
 fn data_plane_example() -> Value {
-    let resolved: attache_contract::Document = serde_json::from_value(resolved_example()).unwrap();
+    encoded(without_own_request_headers(resolved_example()))
+}
+
+/// A schema-1 document in the data-plane encoding.
+fn encoded(resolved: Value) -> Value {
+    let resolved: attache_contract::Document = serde_json::from_value(resolved).unwrap();
     let encoded =
         serde_json::to_value(attache_contract::DataPlaneDocument::encode(&resolved)).unwrap();
     assert!(!encoded.to_string().contains("sources"));
     encoded
+}
+
+/// The resolved document less each request header change that only a
+/// rule's own filter supplies (its `sources` say `(inline...)` alone): the
+/// plain-Envoy routes carry those (docs/semantics.md, "Who applies what").
+fn without_own_request_headers(mut resolved: Value) -> Value {
+    let own = |sources: &Value, key: &str| {
+        sources[key]
+            .as_str()
+            .is_some_and(|s| s.split(" + ").all(|part| part.contains("(inline")))
+    };
+    for entry in resolved["routes"].as_array_mut().unwrap() {
+        let sources = entry["sources"].clone();
+        let Some(changes) = entry.get_mut("requestHeaders") else {
+            continue;
+        };
+        for list in ["set", "add"] {
+            if let Some(headers) = changes.get_mut(list).and_then(Value::as_array_mut) {
+                headers.retain(|h| {
+                    let name = h["name"].as_str().unwrap();
+                    !own(&sources, &format!("requestHeaders.{list}.{name}"))
+                });
+            }
+        }
+        if own(&sources, "requestHeaders.remove") {
+            changes["remove"] = Value::Array(Vec::new());
+        }
+        let map = changes.as_object_mut().unwrap();
+        map.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
+        if map.is_empty() {
+            entry.as_object_mut().unwrap().remove("requestHeaders");
+        }
+    }
+    resolved
 }
 
 #[test]
@@ -218,9 +258,10 @@ fn wasmplugin_targets_the_gateway_with_the_document() {
     assert_eq!(plugin["spec"]["targetRefs"][0]["name"], "edge");
     assert_eq!(plugin["spec"]["url"], "oci://r.example/attache:1");
     // The example's directly attached rules have no header filters of their
-    // own, so the Istio document is the data-plane one, keyed by istiod's
-    // route names, with the listeners' ports (docs/contract.md).
-    let mut expected = data_plane_example();
+    // own (its delegating parents' stay with the filter under Istio), so the
+    // Istio document is the resolved one, keyed by istiod's route names,
+    // with the listeners' ports (docs/contract.md).
+    let mut expected = encoded(resolved_example());
     expected["options"] = serde_json::json!({
         "trustClientControlHeaders": false,
         "istioRouteNames": true,

@@ -70,3 +70,15 @@ fn a_policy_header_change_never_moves_the_request_to_another_namespaces_rule() {
     assert_eq!(remove.echoed_header("x-vip"), Some(vec!["yes".to_owned()]));
     assert_eq!(remove.echoed_header("x-drop"), None);
 }
+
+#[test]
+fn a_rules_own_header_filter_never_moves_the_request() {
+    let stack = Stack::start(&steering());
+    let control = get(&stack, "shop.example.com", "/own", &[("x-tier", "gold")]);
+    assert_eq!(control.status, 503, "{}", control.body);
+    // The rule's own filter sets x-tier: gold after the match, as Gateway
+    // API applies it: the backend sees it and the request stays.
+    let own = get(&stack, "shop.example.com", "/own", &[]);
+    assert_eq!(own.status, 200, "moved to another rule: {}", own.body);
+    assert_eq!(own.echoed_header("x-tier"), Some(vec!["gold".to_owned()]));
+}

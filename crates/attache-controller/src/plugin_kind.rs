@@ -242,6 +242,7 @@ mod tests {
                 routes: vec![],
             },
             backends: Default::default(),
+            route_request_headers: Default::default(),
         };
         let options = WasmPluginOptions {
             sha256: Some("b".repeat(64)),

@@ -99,6 +99,20 @@ impl EntrySettings {
     }
 }
 
+/// The rule's own request header changes that the plain-Envoy route
+/// carries (`DataPlane::route_request_headers`).
+pub(crate) fn route_request_changes(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    data_plane: DataPlane,
+) -> Option<HeaderChanges> {
+    let mut settings = Settings::default();
+    for (key, value) in &data_plane.route_request_headers(folded, suppliers) {
+        settings.carry(key, value);
+    }
+    (!settings.request.is_empty()).then_some(settings.request)
+}
+
 /// What the data plane reads of an entry (`resolve_for_data_plane`): its
 /// name, hostnames, matches and settings. The parts of its name are left
 /// empty: the data-plane encodings never carry them, and at 10,000 routes

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::attach::Attachment;
 use crate::contract::{Document, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
-use crate::entry::{data_plane_entry, to_entry, Adjusted, EntrySettings};
+use crate::entry::{data_plane_entry, route_request_changes, to_entry, Adjusted, EntrySettings};
 pub use crate::entry_memo::EntryMemo;
 use crate::entry_memo::{EntryKeys, FoldedEntry, SharedSettings};
 pub use crate::error::ResolveError;
@@ -105,6 +105,7 @@ fn resolve_entries(
     }
     let mut routes = Vec::with_capacity(attachments.len());
     let mut backends = BTreeMap::new();
+    let mut route_request_headers = BTreeMap::new();
     for att in attachments {
         let Some((_, leaf_rule)) = att.leaf() else {
             continue;
@@ -122,6 +123,10 @@ fn resolve_entries(
             None => {
                 let rule = fold();
                 diagnostics.extend(rule.diagnostics);
+                if let Some(own) = route_request_changes(&rule.folded, &rule.suppliers, data_plane)
+                {
+                    route_request_headers.insert(name.clone(), own);
+                }
                 to_entry(
                     &att,
                     &name,
@@ -193,6 +198,7 @@ fn resolve_entries(
             listeners,
             document,
             backends,
+            route_request_headers,
         },
         diagnostics,
     })

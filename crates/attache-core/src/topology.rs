@@ -61,4 +61,44 @@ pub struct GatewayResolution {
     pub document: Document,
     /// Route entry name to the backends of the (leaf) rule it came from.
     pub backends: BTreeMap<String, Vec<BackendTarget>>,
+    /// Route entry name to the rule's own request header changes, which the
+    /// plain-Envoy route carries so that Envoy applies them after the match
+    /// (docs/semantics.md, "Who applies what"); the document leaves them out.
+    /// Empty for Istio and for a data-plane-only resolution.
+    pub route_request_headers: BTreeMap<String, crate::contract::HeaderChanges>,
+}
+
+impl GatewayResolution {
+    /// The document the plain-Envoy filter gets: [`Self::document`] less
+    /// the request header changes the rendered routes carry
+    /// ([`Self::route_request_headers`]), so each is applied once, by the
+    /// router, after the match. The same document where there are none.
+    pub fn filter_document(&self) -> Document {
+        let mut document = self.document.clone();
+        if self.route_request_headers.is_empty() {
+            return document;
+        }
+        for entry in &mut document.routes {
+            let (Some(own), Some(changes)) = (
+                self.route_request_headers.get(&entry.name),
+                entry.request_headers.as_mut(),
+            ) else {
+                continue;
+            };
+            changes
+                .set
+                .retain(|h| !own.set.iter().any(|o| o.name == h.name));
+            changes
+                .add
+                .retain(|h| !own.add.iter().any(|o| o.name == h.name));
+            if !own.remove.is_empty() {
+                // One field: the whole list is the rule's own.
+                changes.remove.clear();
+            }
+            if changes.is_empty() {
+                entry.request_headers = None;
+            }
+        }
+        document
+    }
 }

@@ -92,6 +92,41 @@ impl DataPlane {
                 .iter()
                 .all(|s| s.leaf && matches!(s.source, Source::Inline { .. }))
     }
+
+    /// On plain Envoy, the request header operations whose every supplier is
+    /// a rule's own filter (the leaf's or a delegating parent's): the
+    /// rendered route carries them, where Envoy applies them after the
+    /// match, as Gateway API does. Applied by the filter, they would make
+    /// Envoy match again (docs/semantics.md, "A policy never changes which
+    /// rule serves a request"). The schema-1 document keeps them (it is
+    /// what `resolve` shows); `GatewayResolution::filter_document` takes
+    /// them out of what the filter gets. Empty under Istio, whose routes are
+    /// istiod's.
+    pub(crate) fn route_request_headers(self, folded: &Folded, suppliers: &[Supplier]) -> FieldMap {
+        if self == DataPlane::Istio {
+            return FieldMap::new();
+        }
+        folded
+            .fields
+            .iter()
+            .filter(|(key, e)| {
+                let request = matches!(
+                    key,
+                    FieldKey::HeaderSet(Direction::Request, _)
+                        | FieldKey::HeaderAdd(Direction::Request, _)
+                        | FieldKey::HeaderRemove(Direction::Request)
+                );
+                request
+                    && !e.suppliers.is_empty()
+                    && e.suppliers.iter().all(|i| {
+                        suppliers
+                            .get(*i)
+                            .is_some_and(|s| matches!(s.source, Source::Inline { .. }))
+                    })
+            })
+            .map(|(key, e)| (key.clone(), e.value.clone()))
+            .collect()
+    }
 }
 
 /// Under Istio, Envoy's router applies the route's own request header

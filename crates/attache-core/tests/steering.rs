@@ -277,8 +277,35 @@ fn a_rules_own_filter_is_not_a_policy_and_is_kept() {
         "hostnames: [shop.example.com]\n  rules:\n  - backendRefs: [{name: svc, port: 80}]\n    filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-tier, value: own}]}}]\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: b",
     );
     assert_ne!(own, world(), "the replacement found route a");
-    let r = resolve(&inputs(&own), &key("infra/gw")).unwrap();
-    assert_eq!(request_names(entry(&r, A)), ["x-tier"]);
+    let r = resolve(
+        &inputs(
+            &(own
+                + &policy(
+                    "team-a",
+                    "extra",
+                    Some("a"),
+                    "defaults: {requestHeaderModifier: {set: [{name: x-safe, value: \"1\"}]}}",
+                )),
+        ),
+        &key("infra/gw"),
+    )
+    .unwrap();
+    // `resolve` shows the whole result, the rule's own change included.
+    assert_eq!(request_names(entry(&r, A)), ["x-safe", "x-tier"]);
+    // The plain-Envoy route carries the rule's own change (applied after
+    // the match); the filter's document keeps only the policy's.
+    let own = &r.resolution.route_request_headers[A];
+    assert_eq!(
+        own.set.iter().map(|h| h.name.as_str()).collect::<Vec<_>>(),
+        ["x-tier"]
+    );
+    let filter = r.resolution.filter_document();
+    let a = filter.routes.iter().find(|e| e.name == A).unwrap();
+    assert_eq!(request_names(a), ["x-safe"]);
+    // Under Istio, istiod renders the rule's filters: no route carriage here.
+    let istio =
+        attache_core::resolve_for(&inputs(&world()), &key("infra/gw"), DataPlane::Istio).unwrap();
+    assert!(istio.resolution.route_request_headers.is_empty());
 }
 
 #[test]

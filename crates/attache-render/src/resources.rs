@@ -310,7 +310,15 @@ fn envoy_route(
     if let Some(policy) = retry_policy(entry) {
         action.insert("retry_policy".into(), policy);
     }
-    Ok(json!({"name": entry.name, "match": route_match, "route": Value::Object(action)}))
+    let mut envoy_route =
+        json!({"name": entry.name, "match": route_match, "route": Value::Object(action)});
+    // The rule's own request header filter, on the route: Envoy's router
+    // applies it after the match, as Gateway API does, so it never moves
+    // the request to another rule (the filter's writes would).
+    if let Some(own) = resolution.route_request_headers.get(&entry.name) {
+        header_options(&mut envoy_route, Some(own), "request");
+    }
+    Ok(envoy_route)
 }
 
 /// The route's share of an entry's settings: the retry back-off alone.
@@ -346,33 +354,35 @@ fn retry_policy(entry: &RouteEntry) -> Option<Value> {
     Some(json!({"retry_back_off": {"base_interval": duration::from_ms(backoff)}}))
 }
 
-/// `backendRefs[].filters` on the backend's weighted cluster, as Envoy's
-/// header options: `set` overwrites, `add` appends (Gateway API's
-/// HTTPHeaderFilter); Envoy removes before it adds.
+/// `backendRefs[].filters` on the backend's weighted cluster.
 fn backend_headers(weighted: &mut Value, target: &BackendTarget) {
-    for (changes, prefix) in [
-        (&target.request_headers, "request"),
-        (&target.response_headers, "response"),
-    ] {
-        // Every field is named (no `..`): a new kind of header change does
-        // not compile until it is rendered here.
-        let Some(HeaderChanges { set, add, remove }) = changes else {
-            continue;
-        };
-        let set = set.iter().map(|h| (h, "OVERWRITE_IF_EXISTS_OR_ADD"));
-        let add = add.iter().map(|h| (h, "APPEND_IF_EXISTS_OR_ADD"));
-        let to_add: Vec<Value> = set
-            .chain(add)
-            .map(|(h, action)| {
-                json!({"header": {"key": h.name, "value": h.value}, "append_action": action})
-            })
-            .collect();
-        if !to_add.is_empty() {
-            weighted[format!("{prefix}_headers_to_add")] = json!(to_add);
-        }
-        if !remove.is_empty() {
-            weighted[format!("{prefix}_headers_to_remove")] = json!(remove);
-        }
+    header_options(weighted, target.request_headers.as_ref(), "request");
+    header_options(weighted, target.response_headers.as_ref(), "response");
+}
+
+/// Header changes as Envoy's header options of a route or weighted
+/// cluster (`<prefix>_headers_to_add`, `<prefix>_headers_to_remove`): `set`
+/// overwrites, `add` appends (Gateway API's HTTPHeaderFilter); Envoy
+/// removes before it adds.
+fn header_options(on: &mut Value, changes: Option<&HeaderChanges>, prefix: &str) {
+    // Every field is named (no `..`): a new kind of header change does
+    // not compile until it is rendered here.
+    let Some(HeaderChanges { set, add, remove }) = changes else {
+        return;
+    };
+    let set = set.iter().map(|h| (h, "OVERWRITE_IF_EXISTS_OR_ADD"));
+    let add = add.iter().map(|h| (h, "APPEND_IF_EXISTS_OR_ADD"));
+    let to_add: Vec<Value> = set
+        .chain(add)
+        .map(|(h, action)| {
+            json!({"header": {"key": h.name, "value": h.value}, "append_action": action})
+        })
+        .collect();
+    if !to_add.is_empty() {
+        on[format!("{prefix}_headers_to_add")] = json!(to_add);
+    }
+    if !remove.is_empty() {
+        on[format!("{prefix}_headers_to_remove")] = json!(remove);
     }
 }
 

@@ -39,5 +39,6 @@ pub(crate) fn edge_resolution(document: Document) -> attache_core::topology::Gat
         listeners: vec![],
         document,
         backends: Default::default(),
+        route_request_headers: Default::default(),
     }
 }

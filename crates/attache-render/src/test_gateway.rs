@@ -71,6 +71,7 @@ pub(crate) fn resolution(
             routes: entries.into_iter().map(|(e, _)| e).collect(),
         },
         backends,
+        route_request_headers: Default::default(),
     }
 }
 

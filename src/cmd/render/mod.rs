@@ -283,7 +283,7 @@ fn print_notes(notes: &[String]) {
 
 pub fn ecds_value(resolved: &Resolved, binary: &FilterBinary) -> Result<Value, CliError> {
     Ok(
-        attache_render::ecds::discovery_response(&resolved.resolution.document, binary)
+        attache_render::ecds::discovery_response(&resolved.resolution.filter_document(), binary)
             .map_err(attache_render::RenderError::from)?,
     )
 }

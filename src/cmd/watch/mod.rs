@@ -334,7 +334,7 @@ fn prepare(
     }
     last_good.record(&docs);
     let document = pretty_json(&resolved.resolution.document)?;
-    let next_document = resolved.resolution.document.clone();
+    let next_document = resolved.resolution.filter_document();
     let plan = match (layout, &args.ecds) {
         (Some(layout), Some(ecds)) => {
             let options = XdsOptions {

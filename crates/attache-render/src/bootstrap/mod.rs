@@ -54,7 +54,8 @@ pub fn envoy_bootstrap(
     let resources = gateway_resources(resolution, book, &options.listeners)?;
     // Until the ECDS file is there (a generator still starting), the filter
     // runs with the document as it was at render time.
-    let default_config = crate::filter::filter_config(&resolution.document, &options.filter)?;
+    let default_config =
+        crate::filter::filter_config(&resolution.filter_document(), &options.filter)?;
     let filter = FilterSource {
         ecds_path: &options.ecds_path,
         default_config: Some(&default_config),

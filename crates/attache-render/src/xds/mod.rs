@@ -164,7 +164,7 @@ pub fn xds_state(
         type_url: options.filter_type_url,
     };
     let mut state = XdsState {
-        document: resolution.document.clone(),
+        document: resolution.filter_document(),
         clusters: resources.clusters,
         ..XdsState::default()
     };
