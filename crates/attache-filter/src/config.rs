@@ -21,7 +21,7 @@ use attache_contract::table::{self, read_match, read_profile, Reader, TableError
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
 
 use crate::document;
-use crate::envelope::{Chunk, Inflated};
+use crate::envelope::{Chunk, Inflated, PreviousPieces};
 use crate::error::{ConfigError, Problem};
 use crate::fallback::{Conditions, FallbackTable, HostPattern};
 use crate::index::RouteIndex;
@@ -191,46 +191,6 @@ impl CompiledConfig {
             index,
             routes,
         })
-    }
-
-    /// The bytes of piece `i` of the chunked envelope this configuration
-    /// came in, if its text was `text` and its length `len`: what the next
-    /// update need not inflate again.
-    pub fn chunk_bytes(&self, i: usize, text: &str, len: u64) -> Option<&[u8]> {
-        let chunk = self
-            .chunks
-            .get(i)
-            .filter(|c| c.len == len && *c.text == *text)?;
-        let (start, end) = (chunk.start, chunk.start + usize::try_from(len).ok()?);
-        let head = self.head.len();
-        if end <= head {
-            self.head.get(start..end)
-        } else if start >= head {
-            self.index.bytes().get(start - head..end - head)
-        } else {
-            None
-        }
-    }
-
-    /// The first piece of this configuration's groups, if all pieces from
-    /// it on are the same in `next` (same place, text and length): the next
-    /// update's groups are then these groups, and need not be inflated.
-    pub fn groups_unchanged_from(
-        &self,
-        next: &[attache_contract::envelope::Envelope],
-    ) -> Option<usize> {
-        let g = self
-            .chunks
-            .iter()
-            .position(|c| c.start == self.head.len())?;
-        let same = next.len() == self.chunks.len()
-            && self
-                .chunks
-                .iter()
-                .zip(next)
-                .skip(g)
-                .all(|(mine, theirs)| mine.len == theirs.length && *mine.text == *theirs.data);
-        same.then_some(g)
     }
 
     /// Whether profile `p` has exactly these bytes here: `Some` with its
@@ -406,4 +366,46 @@ fn add_candidates(
         table.push(port, last, precedence, cond, entry);
     }
     Ok(())
+}
+
+impl PreviousPieces for CompiledConfig {
+    /// The bytes of piece `i` of the chunked envelope this configuration
+    /// came in, if its text was `text` and its length `len`: what the next
+    /// update need not inflate again.
+    fn chunk_bytes(&self, i: usize, text: &str, len: u64) -> Option<&[u8]> {
+        let chunk = self
+            .chunks
+            .get(i)
+            .filter(|c| c.len == len && *c.text == *text)?;
+        let (start, end) = (chunk.start, chunk.start + usize::try_from(len).ok()?);
+        let head = self.head.len();
+        if end <= head {
+            self.head.get(start..end)
+        } else if start >= head {
+            self.index.bytes().get(start - head..end - head)
+        } else {
+            None
+        }
+    }
+
+    /// The first piece of this configuration's groups, if all pieces from
+    /// it on are the same in `next` (same place, text and length): the next
+    /// update's groups are then these groups, and need not be inflated.
+    fn groups_unchanged_from(
+        &self,
+        next: &[attache_contract::envelope::Envelope],
+    ) -> Option<usize> {
+        let g = self
+            .chunks
+            .iter()
+            .position(|c| c.start == self.head.len())?;
+        let same = next.len() == self.chunks.len()
+            && self
+                .chunks
+                .iter()
+                .zip(next)
+                .skip(g)
+                .all(|(mine, theirs)| mine.len == theirs.length && *mine.text == *theirs.data);
+        same.then_some(g)
+    }
 }

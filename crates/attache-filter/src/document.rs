@@ -21,8 +21,7 @@ use attache_contract::{DataPlaneDocument, DATA_PLANE_SCHEMA_VERSION, SCHEMA_VERS
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 
-use crate::config::CompiledConfig;
-use crate::envelope::{Chunk, Inflated};
+use crate::envelope::{Chunk, Inflated, PreviousPieces};
 use crate::error::{ConfigError, Problem};
 use crate::integral_floats::IntegralFloats;
 
@@ -45,17 +44,29 @@ struct Head {
 /// document encoded into one (its string indices checked first, naming the
 /// field, since the table carries the strings themselves).
 pub fn table(bytes: &[u8]) -> Result<Vec<u8>, ConfigError> {
-    match table_owned(bytes.to_vec(), None)?.0 {
+    match table_owned(bytes.to_vec(), None::<&NoPrevious>)?.0 {
         Inflated::Whole(table) | Inflated::Head(table) => Ok(table),
+    }
+}
+
+/// No configuration to reuse: a first load.
+struct NoPrevious;
+
+impl PreviousPieces for NoPrevious {
+    fn chunk_bytes(&self, _: usize, _: &str, _: u64) -> Option<&[u8]> {
+        None
+    }
+    fn groups_unchanged_from(&self, _: &[attache_contract::envelope::Envelope]) -> Option<usize> {
+        None
     }
 }
 
 /// The same, taking the bytes (freed before inflating, or as soon as a
 /// JSON document is parsed), and reusing the pieces of a chunked envelope
 /// that `previous` already inflated (crate::envelope::inflate_reusing).
-pub fn table_owned(
+pub fn table_owned<P: PreviousPieces>(
     bytes: Vec<u8>,
-    previous: Option<&CompiledConfig>,
+    previous: Option<&P>,
 ) -> Result<(Inflated, Vec<Chunk>), ConfigError> {
     if table::is_table(&bytes) {
         return Ok((Inflated::Whole(bytes), Vec::new()));

@@ -13,8 +13,19 @@ use attache_contract::envelope::{
     self, Envelope, EnvelopeError, Opened, MAX_RATIO, ZLIB_BASE64_CHUNKS,
 };
 
-use crate::config::CompiledConfig;
 use crate::error::{ConfigError, Problem};
+
+/// What an update may reuse of the configuration it replaces: the pieces
+/// of the chunked envelope that configuration came in. `CompiledConfig`
+/// implements it; this module only asks, so it does not depend on the
+/// configuration it feeds (no import circle with `config`).
+pub trait PreviousPieces {
+    /// The bytes of piece `i`, if its text was `text` and its length `len`.
+    fn chunk_bytes(&self, i: usize, text: &str, len: u64) -> Option<&[u8]>;
+    /// The first piece of the groups, if every piece from it on is the
+    /// same in `next`.
+    fn groups_unchanged_from(&self, next: &[Envelope]) -> Option<usize>;
+}
 
 /// One piece of a chunked envelope as the configuration keeps it: its text
 /// (base64, what the next update's piece is compared with) and where its
@@ -31,9 +42,9 @@ pub struct Chunk {
 /// its bytes are copied from what `previous` holds. A policy edit changes
 /// one piece (render cuts the table where its content is), so an update
 /// inflates that one piece, not the whole table (issue 31).
-pub fn inflate_reusing(
+pub fn inflate_reusing<P: PreviousPieces>(
     envelope: Envelope,
-    previous: Option<&CompiledConfig>,
+    previous: Option<&P>,
 ) -> Result<(Inflated, Vec<Chunk>), ConfigError> {
     if envelope.encoding != ZLIB_BASE64_CHUNKS {
         return Ok((Inflated::Whole(inflate(envelope)?), Vec::new()));

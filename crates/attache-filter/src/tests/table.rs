@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::control;
+use crate::envelope::PreviousPieces;
 use crate::ops::HeaderOp;
 use attache_contract::table;
 
