@@ -17,36 +17,11 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use attache_filter::host::Counter;
 use attache_filter::plugin::{Generations, Plugin};
 use attache_filter::Stream;
 
-use crate::abi::{self, ConfigPtr};
-use crate::host::LoadHost;
-
-/// Envoy's id of each counter, defined in `config_new` (Envoy freezes
-/// stats creation after it); `None` where Envoy refused one.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CounterIds([Option<usize>; Counter::ALL.len()]);
-
-impl CounterIds {
-    /// Defines every [`Counter`] under its metric name, in the scope Envoy
-    /// gives the configuration (`<metrics_namespace>.`, by default
-    /// `dynamicmodulescustom.`).
-    pub fn define(config: ConfigPtr) -> Self {
-        let mut ids = CounterIds::default();
-        for counter in Counter::ALL {
-            if let Some(slot) = ids.0.get_mut(counter.index()) {
-                *slot = abi::define_counter(config, counter.metric_name());
-            }
-        }
-        ids
-    }
-
-    pub fn get(&self, counter: Counter) -> Option<usize> {
-        self.0.get(counter.index()).copied().flatten()
-    }
-}
+use crate::abi::ConfigPtr;
+use crate::host::{CounterIds, LoadHost};
 
 /// Configurations get ids so that each thread can find its copy.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);

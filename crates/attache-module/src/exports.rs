@@ -23,8 +23,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::null;
 
 use crate::abi::{self, ConfigPtr, EnvoyBuffer, FilterPtr, ABI_VERSION};
-use crate::config::{CounterIds, ModuleConfig};
+use crate::config::ModuleConfig;
 use crate::filter::ModuleFilter;
+use crate::host::CounterIds;
 
 /// Every `*_status_Continue` of abi.h is 0.
 const CONTINUE: u32 = 0;

@@ -5,8 +5,8 @@
 use attache_filter::Stream;
 
 use crate::abi::FilterPtr;
-use crate::config::{CounterIds, ModuleConfig};
-use crate::host::StreamHost;
+use crate::config::ModuleConfig;
+use crate::host::{CounterIds, StreamHost};
 
 #[derive(Debug, Default)]
 pub struct ModuleFilter {

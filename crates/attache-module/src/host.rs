@@ -7,7 +7,6 @@ use attache_filter::host::{Counter, HeaderMap, Host, LogLevel};
 use attache_filter::stream::ENFORCED_PROPERTY;
 
 use crate::abi::{self, ConfigPtr, FilterPtr};
-use crate::config::CounterIds;
 
 /// The filter state key of the stream's enforced mark
 /// ([`ENFORCED_PROPERTY`]). The `.wasm` keeps its mark as
@@ -166,5 +165,29 @@ impl Host for LoadHost<'_> {
 
     fn memory_bytes(&self) -> Option<u64> {
         None
+    }
+}
+
+/// Envoy's id of each counter, defined in `config_new` (Envoy freezes
+/// stats creation after it); `None` where Envoy refused one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CounterIds([Option<usize>; Counter::ALL.len()]);
+
+impl CounterIds {
+    /// Defines every [`Counter`] under its metric name, in the scope Envoy
+    /// gives the configuration (`<metrics_namespace>.`, by default
+    /// `dynamicmodulescustom.`).
+    pub fn define(config: ConfigPtr) -> Self {
+        let mut ids = CounterIds::default();
+        for counter in Counter::ALL {
+            if let Some(slot) = ids.0.get_mut(counter.index()) {
+                *slot = abi::define_counter(config, counter.metric_name());
+            }
+        }
+        ids
+    }
+
+    pub fn get(&self, counter: Counter) -> Option<usize> {
+        self.0.get(counter.index()).copied().flatten()
     }
 }

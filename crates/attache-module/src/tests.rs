@@ -190,7 +190,8 @@ fn a_panic_in_a_hook_is_caught_and_the_fallback_returned() {
 
 #[test]
 fn a_worker_thread_compiles_its_own_copy_of_the_document() {
-    use crate::config::{CounterIds, ModuleConfig};
+    use crate::config::ModuleConfig;
+    use crate::host::CounterIds;
     let (_, document) = golden_documents()
         .into_iter()
         .find(|(p, _)| p.to_string_lossy().contains("e2e-basics"))
