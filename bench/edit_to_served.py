@@ -5,7 +5,7 @@ request real Envoy serves with it, through the real controller and the real filt
     python3 bench/edit_to_served.py --envoy .venv/bin/envoy --attache target/release/attache \
         --apiserver target/release/attache-apiserver --backend target/release/attache-testbackend \
         --wasm target/wasm32-wasip1/release/attache_filter.wasm --work .run/edit-to-served \
-        [--routes 10000] [--edits 10]
+        [--routes 10000] [--edits 10] [--out-json bench/results/edit-to-served.json]
 
 The chain, every part real except Istio:
   stand-in API server (scripts/gen_distinct.py N: N HTTPRoutes x 3 rules, one RoutePolicy each)
@@ -18,6 +18,7 @@ Each edit changes one policy's `x-tenant` header value; a prober asks the edited
 5 ms until the new value arrives. Reported per edit: edit -> WasmPlugin applied (the
 controller, debounce included), WasmPlugin -> served (ECDS write, Envoy, the filter's load),
 and edit -> served; then p50 / p90 / max. istiod's own push time is not in these figures.
+With --out-json, every edit is also written there; bench/make_report.py draws its distribution.
 """
 
 import argparse
@@ -109,6 +110,13 @@ def wait_for(route: int, value: str, timeout: float) -> float:
     raise RuntimeError(f"route r{route} never served x-tenant: {value} within {timeout} s")
 
 
+def record(routes: int, rows: list[tuple[int, float, float, float]], date: str) -> dict:
+    """What --out-json holds: each edit's route and its three times in ms, as measured."""
+    return {"meta": {"date": date, "routes": routes},
+            "edits": [{"route": route, "edit_to_applied_ms": 1000 * applied, "applied_to_served_ms": 1000 * then,
+                       "edit_to_served_ms": 1000 * total} for route, applied, then, total in rows]}
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -121,6 +129,7 @@ def main() -> int:
     p.add_argument("--routes", type=int, default=10_000)
     p.add_argument("--edits", type=int, default=10)
     p.add_argument("--gap", type=float, default=2.0, help="seconds between edits")
+    p.add_argument("--out-json", type=Path, help="write every edit's times here (bench/make_report.py)")
     args = p.parse_args()
     work = args.work.resolve()
     shutil.rmtree(work, ignore_errors=True)
@@ -165,14 +174,17 @@ def main() -> int:
             edit(server, route, value)
             served = wait_for(route, value, 30)
             applied = mirror.first_after(t0)
-            rows.append((applied - t0, served - applied, served - t0))
-            print(f"edit {k}: r{route} applied {1000 * rows[-1][0]:.0f} ms, then served "
-                  f"{1000 * rows[-1][1]:.0f} ms; edit -> served {1000 * rows[-1][2]:.0f} ms", flush=True)
+            rows.append((route, applied - t0, served - applied, served - t0))
+            print(f"edit {k}: r{route} applied {1000 * rows[-1][1]:.0f} ms, then served "
+                  f"{1000 * rows[-1][2]:.0f} ms; edit -> served {1000 * rows[-1][3]:.0f} ms", flush=True)
             time.sleep(args.gap)
         for i, name in enumerate(("edit -> applied", "applied -> served", "edit -> served")):
-            ms = [1000 * r[i] for r in rows]
+            ms = [1000 * r[i + 1] for r in rows]
             print(f"{name}: p50 {statistics.median(ms):.0f} ms, p90 {percentile(ms, 0.9):.0f} ms, "
                   f"max {max(ms):.0f} ms ({len(ms)} edits)")
+        if args.out_json:
+            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            args.out_json.write_text(json.dumps(record(args.routes, rows, when), indent=1) + "\n")
     finally:
         for proc in reversed(procs):
             proc.terminate()

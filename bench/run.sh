@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The load benchmark (issue 5): builds the filters and the CLI, then runs bench/bench.py.
 #
-#   bench/run.sh            full run; writes docs/benchmarks.md and docs/benchmarks.json
+#   bench/run.sh            full run; writes docs/benchmarks.json, then docs/benchmarks.md and
+#                           its pictures (docs/benchmarks/*.svg) from the results (bench/make_report.py)
 #   bench/run.sh --quick    smoke run (1 round, 1 s, fewer variants); writes under .run/bench-quick/
 #   bench/run.sh --profile  cost of each host call (probe filters); writes bench/results/profile.*
 #   bench/run.sh --update   only the update runs (issue 31: steady load at a fixed rate,
@@ -84,8 +85,14 @@ update() {
         --command "bench/run.sh${*:+ $*}" \
         --out-md docs/benchmarks-update.md --out-json docs/benchmarks-update.json ${UPDATE_ARGS:-}
 }
+# docs/benchmarks.md and its pictures (docs/benchmarks/*.svg) from the results files
+# alone (bench/make_report.py; matplotlib from scripts/setup.sh's venv).
+report() {
+    "$root/.venv/bin/python" bench/make_report.py
+}
 if [[ $mode == update ]]; then
     update "$@"
+    report
     exit
 fi
 
@@ -106,4 +113,5 @@ python3 bench/bench.py \
     "${out[@]}" ${args[@]+"${args[@]}"}
 if [[ $mode == full ]]; then
     update "$@"
+    report
 fi

@@ -499,5 +499,8 @@ class Updates(unittest.TestCase):
         self.assertIn("floor (the same ECDS updates to the probe filter",
                       updates.markdown(summary, {}, floor))
 
+# The report and its pictures (bench/test_figures.py), run with the rest.
+from test_figures import Committed, Pictures, Report, SecondBySecond, Series  # noqa: E402,F401
+
 if __name__ == "__main__":
     unittest.main()

@@ -111,7 +111,7 @@ class Gateway:
 def one_run(args, gw: Gateway, kind: str) -> dict:
     host, path = updates.request(gw.routes)
     before = gw.taken(kind) if kind != "steady" else 0
-    cmd = updates.rate_command(gw.port, host, path, args.seconds, args.rate, args.connections)
+    cmd = updates.rate_command(gw.port, host, path, args.seconds, args.rate, args.connections, csv=True)
     before_machine = machine.cpu_times()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     start = time.monotonic()
@@ -122,7 +122,7 @@ def one_run(args, gw: Gateway, kind: str) -> dict:
     out, err = proc.communicate(timeout=args.seconds + 60)
     if proc.returncode != 0:
         raise RuntimeError(f"hey failed: {err[-400:]}")
-    figures = updates.parse_hey(out)
+    figures = updates.parse_hey_csv(out, args.seconds)
     figures["applied"] = (gw.taken(kind) - before) if kind != "steady" else 0
     steal = machine.steal_share(before_machine, machine.cpu_times())
     if steal is not None:

@@ -38,7 +38,8 @@ FOREIGN = re.compile(
     r"Service|EndpointSlice|Secret|Namespace|WasmPlugin|EnvoyFilter|CustomResourceDefinition|"
     r"TrafficPolicy|BackendTrafficPolicy|RoutePolicy|ClusterRoutePolicy|HTTPRouteList|List|"
     r"DiscoveryResponse|ProtocolConflict|HostnameConflict|Accepted|Programmed|Conflicted|"
-    r"Invalid|ResolvedRefs|Attached|Overridden|Atomic|Patch|RUST_LOG|CI|OK)$"
+    r"Invalid|ResolvedRefs|Attached|Overridden|Atomic|Patch|RUST_LOG|CI|OK|"
+    r"TrafficExtension|SectionName|malloc_trim)$"
 )
 
 
@@ -51,11 +52,50 @@ def source_files(root):
     return out
 
 
+def path_dependencies(root, crate_dir):
+    """The workspace crates `crate_dir` depends on (path dependencies, also
+    through `workspace = true`), as directories."""
+    import tomllib
+
+    def load(d):
+        path = os.path.join(d, "Cargo.toml")
+        if not os.path.exists(path):
+            return {}
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+
+    shared = load(root).get("workspace", {}).get("dependencies", {})
+    out = []
+    for name, spec in load(crate_dir).get("dependencies", {}).items():
+        if isinstance(spec, dict) and spec.get("workspace"):
+            spec, base = shared.get(name, {}), root
+        else:
+            base = crate_dir
+        if isinstance(spec, dict) and "path" in spec:
+            out.append(os.path.normpath(os.path.join(base, spec["path"])))
+    return out
+
+
 def defines(text, name):
-    """Whether Rust source text has `name` in its code (comments aside): an
-    item, variant, field or attribute it defines or uses by that name."""
+    """Whether Rust source text defines `name` (comments aside): an item
+    (`fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod`,
+    `union`, `macro_rules!`), an enum variant or a field at the start of a
+    line, or a `pub use ... as name`. A use of the name elsewhere does not
+    count: a claim that a file has `T` holds only where `T` is defined.
+    (A line that starts `name: ...` in a struct literal passes as a field:
+    telling the two apart needs a parser.)"""
     code = re.sub(r"//[^\n]*", "", text)
-    return re.search(rf"(?<![\w$]){re.escape(name)}(?!\w)", code) is not None
+    n = re.escape(name)
+    return any(
+        re.search(p, code, re.M)
+        for p in (
+            rf"\b(?:fn|struct|enum|trait|type|const|static|mod|union)\s+{n}(?!\w)",
+            rf"\bmacro_rules!\s*{n}(?!\w)",
+            rf"^\s*(?:pub(?:\([\w:]+\))?\s+)?{n}\s*:(?!:)",
+            rf"^\s*(?:#\[[^\]]*\]\s*)*{n}\s*(?:[,({{]|=(?!>)|$)",
+            rf"\bpub(?:\([\w:]+\))?\s+use\b[^;]*\bas\s+{n}\b",
+        )
+    )
 
 
 class Repo:
@@ -67,6 +107,7 @@ class Repo:
         for name in os.listdir(os.path.join(root, "crates")):
             self.crates[name.replace("-", "_")] = os.path.join(root, "crates", name)
         self.crates["attache"] = root
+        self.deps = {d: path_dependencies(root, d) for d in set(self.crates.values())}
 
     def read(self, path):
         if path not in self.text:
@@ -98,8 +139,8 @@ class Repo:
         return None
 
     def defined_in(self, name, files):
-        """Files that have `name` in their code, or are named after it (a
-        test, bench or fuzz target: `filter_table`)."""
+        """Files that define `name`, or are named after it (a test, bench or
+        fuzz target: `filter_table`)."""
         every = files + [f for f in self.files if os.path.basename(f) == name + ".rs"]
         return [f for f in every if f.endswith(".rs") and (defines(self.read(f), name) or f.endswith("/" + name + ".rs"))]
 
@@ -217,9 +258,11 @@ def check_doc(repo, doc):
                     named.append(found)
                     bases.append(found if os.path.isdir(found) else os.path.dirname(found))
         # Where the paragraph says a symbol is: the files it names, their
-        # crates and the section's crate; the contract's types are every
-        # crate's (`crate::contract`).
+        # crates and the section's crate, and the crates those depend on (a
+        # controller paragraph names the core's `EntryMemo`); the contract's
+        # types are every crate's (`crate::contract`).
         owners = set(crates) | {c for c in repo.crates.values() for f in named if f.startswith(c + "/src")}
+        owners |= {d for c in list(owners) for d in repo.deps.get(c, [])}
         if "attache_contract" in repo.crates:
             owners.add(repo.crates["attache_contract"])
         scope = repo.rust_files(named + [os.path.join(c, "src") for c in owners if c != repo.root])
@@ -291,7 +334,9 @@ def self_test():
             "pub mod policy;\n"
         )
         open(os.path.join(tmp, "crates", "attache-core", "src", "model", "policy.rs"), "w").write(
-            "pub const KINDS: &[u8] = &[];\npub fn read_doc() {}\n"
+            "pub const KINDS: &[u8] = &[];\npub fn read_doc() -> UsedOnly { todo!() }\n"
+            "pub enum Kind {\n    #[default]\n    RoutePolicy,\n    PeerKind(u8),\n}\n"
+            "pub struct Row {\n    pub max_ancestors: u8,\n}\nfn f(k: Kind) { match k { Kind::OtherKind => {} } }\n"
         )
         arch = os.path.join(tmp, "ARCHITECTURE.md")
         good = (
@@ -310,7 +355,18 @@ def self_test():
         repo = Repo(tmp)
         bad = check_doc(repo, arch)
         assert len(bad) == 1 and "no such module or item" in bad[0], bad
-    print("docs_map self-test: a missing path, a symbol not where the map says and a wrong path all fail")
+        # Definitions, not occurrences: a variant and a field are defined; a
+        # name the file only uses (a return type, a match arm) is not.
+        open(arch, "w").write("- `model/policy.rs`: `PeerKind`, `max_ancestors`.\n")
+        assert check_doc(Repo(tmp), arch) == [], check_doc(Repo(tmp), arch)
+        for used in ("UsedOnly", "OtherKind"):
+            open(arch, "w").write(f"- `model/policy.rs` defines `{used}`.\n")
+            bad = check_doc(Repo(tmp), arch)
+            assert len(bad) == 1 and f"`{used}` is not found" in bad[0], bad
+    print(
+        "docs_map self-test: a missing path, a symbol not where the map says, a wrong path "
+        "and a name the file only uses (not defines) all fail"
+    )
 
 
 def main():

@@ -7,6 +7,9 @@ cd "$ROOT"
 ENVOY_VERSION="1.40.0"
 # grpcio (PyPI) for the gRPC end-to-end tests (tests/e2e/grpc.rs).
 GRPCIO_VERSION="1.85.1"
+# The benchmark report's pictures (bench/make_report.py, bench/test_figures.py):
+# pinned, because the committed SVGs must be the bytes this version draws.
+MATPLOTLIB_VERSION="3.11.2"
 VENV="$ROOT/.venv"
 
 case "${CARGO_TARGET_DIR:-}" in

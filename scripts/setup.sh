@@ -60,6 +60,17 @@ else
     || die "pip could not install grpcio==$GRPCIO_VERSION (is PyPI reachable?)"
 fi
 
+# --- matplotlib for the benchmark report's pictures ---------------------------
+# bench/make_report.py draws docs/benchmarks/*.svg from the results files, and
+# bench/test_figures.py (in scripts/test.sh) checks the committed ones are its bytes.
+if "$VENV/bin/python" -c "import matplotlib, sys; sys.exit(matplotlib.__version__ != '$MATPLOTLIB_VERSION')" 2>/dev/null; then
+  say "matplotlib $MATPLOTLIB_VERSION already in $VENV"
+else
+  say "installing matplotlib==$MATPLOTLIB_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "matplotlib==$MATPLOTLIB_VERSION" \
+    || die "pip could not install matplotlib==$MATPLOTLIB_VERSION (is PyPI reachable?)"
+fi
+
 # --- Rust targets and builds -------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   say "adding the wasm32-wasip1 target"

@@ -52,6 +52,10 @@ say "the map is checked (scripts/docs_map.py)"
 python3 "$ROOT/scripts/docs_map.py" --self-test
 python3 "$ROOT/scripts/docs_map.py"
 
+say "each crate does only what the map's table allows (scripts/crate_rules.py)"
+python3 "$ROOT/scripts/crate_rules.py" --self-test
+python3 "$ROOT/scripts/crate_rules.py"
+
 if cargo clippy --version >/dev/null 2>&1; then
   say "cargo clippy"
   cargo clippy --workspace --all-targets --features attache/e2e -- -D warnings
@@ -65,7 +69,9 @@ cargo test --workspace
 # The benchmark harness's pure parts (parsing hey and Envoy's log, the
 # documents and configurations it builds, the report's verdicts).
 say "bench harness unit tests"
-python3 "$ROOT/bench/test_bench.py"
+# With the venv's matplotlib (scripts/setup.sh), so that the report's pictures are
+# checked against the committed SVGs too.
+"$VENV/bin/python" "$ROOT/bench/test_bench.py"
 
 # Nothing may panic on any input: a short run of every fuzz target (the
 # long run's figures are in docs/testing.md). FUZZ_SECONDS=0 skips it.

@@ -3,6 +3,8 @@
 //! `attache-core`. Installed as `kubectl-attache` it is the kubectl plugin
 //! (`cmd::kubectl`).
 
+#![forbid(unsafe_code)]
+
 mod cmd;
 mod error;
 mod input;
@@ -15,7 +17,7 @@ use cmd::kubectl::{self, Invocation};
 
 // The controller's rounds allocate and free heavily (a 10,000-route Gateway's
 // resolution); mimalloc did them faster than glibc at about the same RSS
-// (docs/benchmarks.md, "The controller at 10,000 routes", session 4).
+// (bench/findings.md, "The controller at 10,000 routes", session 4).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -33,6 +33,7 @@ fn status_drift_is_none_after_the_controller_and_named_after_edits() {
         debounce: std::time::Duration::from_millis(50),
         max_delay: std::time::Duration::from_millis(300),
         plugin_kind: Default::default(),
+        served: None,
     };
     let controller = cluster.runtime.spawn(async move {
         let _ = run(options).await;
@@ -87,6 +88,26 @@ fn status_drift_is_none_after_the_controller_and_named_after_edits() {
         "{:?}",
         drift_column(&out)
     );
+    // SERVED, beside DRIFT: this controller confirmed nothing ("-").
+    let served_column = |out: &Output| -> Vec<String> {
+        text(&out.stdout)
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                format!("{}/{} {}", cells[1], cells[2], cells[cells.len() - 2])
+            })
+            .collect()
+    };
+    let header = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let last: Vec<&str> = header.split_whitespace().rev().take(3).collect();
+    assert_eq!(last, ["DRIFT", "SERVED", "PROGRAMMED"], "{header}");
+    assert!(served_column(&out).iter().all(|row| row.ends_with(" -")));
 
     let edit = |namespace: &str, name: &str, change: &dyn Fn(&mut serde_json::Value)| {
         let mut object = cluster
@@ -96,6 +117,49 @@ fn status_drift_is_none_after_the_controller_and_named_after_edits() {
         change(&mut object);
         cluster.server.seed([object]).unwrap();
     };
+    // What a confirming controller writes shows as SERVED; messages are
+    // not compared, so no drift.
+    let mut confirmed = cluster
+        .server
+        .object(
+            "policy.attache.dev",
+            "routepolicies",
+            "infra",
+            "edge-defaults",
+        )
+        .unwrap();
+    for ancestor in confirmed["status"]["ancestors"].as_array_mut().unwrap() {
+        for condition in ancestor["conditions"].as_array_mut().unwrap() {
+            if condition["type"] == "Programmed" {
+                let message = format!(
+                    "{}; served by 3 of 3 replicas",
+                    condition["message"].as_str().unwrap()
+                );
+                condition["message"] = message.into();
+            }
+        }
+    }
+    cluster.server.seed([confirmed]).unwrap();
+    let out = live(
+        &cluster,
+        &["status", "-o", "table", "--name", "edge-defaults"],
+    );
+    assert_eq!(
+        served_column(&out),
+        ["infra/edge-defaults 3/3"],
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(drift_column(&out), ["infra/edge-defaults -"]);
+    let explained = live(&cluster, &["explain", "--route", "shop/orders"]);
+    assert!(
+        text(&explained.stderr).contains(
+            "note: Gateway infra/edge: these values are served by every ready replica (3/3)\n"
+        ),
+        "{}",
+        text(&explained.stderr)
+    );
+
     // stale: the spec changed and nothing wrote since.
     edit("shop", "storefront", &|p| {
         p["spec"]["defaults"]["timeouts"]["request"] = "7s".into()

@@ -1,8 +1,11 @@
 //! Golden renders: for every example and every held-in test input, what
-//! `attache render envoy`, `render xds`, `render ecds` and `render
-//! wasmplugin` write is committed under tests/golden/<case>/, so a change
-//! to the rendered configuration is a visible diff in review.
+//! `attache render envoy`, `render xds`, `render ecds`, `render
+//! wasmplugin` and `render trafficextension` write is committed under
+//! tests/golden/<case>/, so a change to the rendered configuration is a
+//! visible diff in review. The cases are the directories there: each says
+//! its input and Gateway in a `case.json`, so a new case is a new directory.
 //!
+//! A render that differs fails with a unified diff of each file that moved.
 //! `ATTACHE_BLESS=1 cargo test --test golden` rewrites the files from the
 //! current renderer (then review the diff). Paths the outputs name are
 //! fixed (`/golden/...`), so the files do not depend on where the test runs.
@@ -19,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod support;
+use support::diff::unified;
 use support::envoy::{inline_bootstrap, validate};
 use support::{attache_ok, envoy_and_wasm, scratch, workspace};
 
@@ -35,90 +39,69 @@ const MODULE: &str = "/golden/libattache_module.so";
 const MODULE_ECDS: &str = "/golden/module/ecds.json";
 const MODULE_CASE: &str = "e2e-basics";
 
-/// (case, input, Gateway, with the xDS layout): every example and every
-/// held-in input that renders a Gateway. `render xds` refuses an HTTPS
-/// listener whose Secret is not in the input (the HTTPS examples make it
-/// with their make-secret.sh), so those cases have no xDS files.
-const CASES: &[(&str, &str, &str, bool)] = &[
-    ("examples-shop", "examples/shop", "infra/edge", true),
-    ("examples-grpc", "examples/grpc", "infra/grpc-edge", false),
-    ("examples-https", "examples/https", "infra/edge", false),
-    (
-        "examples-strategies",
-        "examples/strategies",
-        "infra/edge",
-        true,
-    ),
-    (
-        "examples-peers-envoy-gateway",
-        "examples/peers/envoy-gateway",
-        "apps/eg",
-        true,
-    ),
-    (
-        "examples-peers-kgateway",
-        "examples/peers/kgateway",
-        "shop/edge",
-        true,
-    ),
-    (
-        "e2e-basics",
-        "tests/fixtures/e2e/basics",
-        "infra/edge",
-        true,
-    ),
-    (
-        "e2e-gep1731",
-        "tests/fixtures/e2e/gep1731",
-        "infra/edge",
-        true,
-    ),
-    ("e2e-grpc", "tests/fixtures/e2e/grpc", "infra/edge", true),
-    (
-        "e2e-listener-sets",
-        "tests/fixtures/e2e/listener_sets",
-        "infra/edge",
-        true,
-    ),
-    (
-        "e2e-matching",
-        "tests/fixtures/e2e/matching",
-        "infra/edge",
-        true,
-    ),
-    (
-        "e2e-precedence",
-        "tests/fixtures/e2e/precedence",
-        "infra/edge",
-        true,
-    ),
-    (
-        "e2e-reload",
-        "tests/fixtures/e2e/reload",
-        "infra/edge",
-        true,
-    ),
-    ("e2e-xds", "tests/fixtures/e2e/xds", "infra/edge", true),
-    (
-        "cli-shop",
-        "tests/fixtures/cli/shop.yaml",
-        "infra/edge",
-        true,
-    ),
-];
+/// What each case directory holds besides the renders: its input and
+/// Gateway, read by the test so that a new case is a new directory.
+const CASE_FILE: &str = "case.json";
+
+/// One case's `case.json`. `xds: false` leaves out the xDS layout: `render
+/// xds` refuses an HTTPS listener whose Secret is not in the input (the
+/// HTTPS examples make it with their make-secret.sh); `why` says so there.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    #[serde(skip)]
+    name: String,
+    input: String,
+    gateway: String,
+    xds: bool,
+    #[serde(default, rename = "why")]
+    _why: Option<String>,
+}
+
+/// Every case under `root`, by directory name; an error names each
+/// directory whose description is missing or unreadable.
+fn read_cases(root: &Path) -> Result<Vec<Case>, String> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .map_err(|e| format!("{}: {e}", root.display()))?
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir())
+        .collect();
+    dirs.sort();
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for dir in dirs {
+        let file = dir.join(CASE_FILE);
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let parsed = std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<Case>(&text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(case) => cases.push(Case { name, ..case }),
+            Err(e) => problems.push(format!(
+                "{}: {e}; each case directory describes itself, e.g. \
+                 {{\"input\": \"examples/shop\", \"gateway\": \"infra/edge\", \"xds\": true}}",
+                file.display()
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(cases)
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+fn cases() -> Vec<Case> {
+    read_cases(&workspace().join("tests/golden")).unwrap_or_else(|e| panic!("{e}"))
+}
 
 fn golden_dir(case: &str) -> PathBuf {
     workspace().join("tests/golden").join(case)
 }
 
 /// Every file one case renders: relative path -> bytes.
-fn render(
-    input: &str,
-    gateway: &str,
-    xds_layout: bool,
-    scratch_dir: &Path,
-) -> BTreeMap<String, Vec<u8>> {
-    let common = ["-f", input, "--gateway", gateway];
+fn render(case: &Case, scratch_dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let common = ["-f", &case.input, "--gateway", &case.gateway];
     let backend = ["--backend", "*=127.0.0.1:9000"];
     let run = |args: &[&str]| -> Vec<u8> {
         let all: Vec<&str> = args.iter().chain(&common).copied().collect();
@@ -145,7 +128,11 @@ fn render(
     files.insert("ecds.json".into(), std::fs::read(&ecds).unwrap());
     std::fs::remove_file(&ecds).unwrap();
     files.insert("wasmplugin.yaml".into(), run(&["render", "wasmplugin"]));
-    if !xds_layout {
+    files.insert(
+        "trafficextension.yaml".into(),
+        run(&["render", "trafficextension"]),
+    );
+    if !case.xds {
         return files;
     }
     files.insert(
@@ -223,41 +210,82 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Lines of one file's diff shown before the rest is cut (blessing and
+/// `git diff` show all of it); a renderer change can touch every case.
+const MAX_DIFF_LINES: usize = 120;
+
+/// What is wrong with one case's committed files against `rendered`: a
+/// unified diff per file that differs, and the files gained or lost.
+fn compare(case: &str, dir: &Path, rendered: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for path in files_under(dir) {
+        let rel = path
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel != CASE_FILE && !rendered.contains_key(&rel) {
+            problems.push(format!("tests/golden/{case}/{rel}: no longer rendered"));
+        }
+    }
+    for (rel, bytes) in rendered {
+        let name = format!("tests/golden/{case}/{rel}");
+        match std::fs::read(dir.join(rel)) {
+            Ok(golden) if &golden == bytes => {}
+            Ok(golden) => {
+                let diff = unified(
+                    &String::from_utf8_lossy(&golden),
+                    &String::from_utf8_lossy(bytes),
+                    &name,
+                    &format!("{name} (rendered)"),
+                );
+                let lines: Vec<&str> = diff.lines().collect();
+                let mut shown = lines[..lines.len().min(MAX_DIFF_LINES)].join("\n");
+                if lines.len() > MAX_DIFF_LINES {
+                    let more = lines.len() - MAX_DIFF_LINES;
+                    shown.push_str(&format!("\n... {more} more lines of diff"));
+                }
+                problems.push(format!("{name}: the render differs\n{shown}"));
+            }
+            Err(_) => problems.push(format!("{name}: not committed")),
+        }
+    }
+    problems
+}
+
+/// Rewrites one case's renders, keeping its description.
+fn bless(dir: &Path, rendered: &BTreeMap<String, Vec<u8>>) {
+    for path in files_under(dir) {
+        if path != dir.join(CASE_FILE) {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    for (rel, bytes) in rendered {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+    }
+}
+
 #[test]
 fn renders_match_the_golden_files() {
-    let bless = std::env::var_os("ATTACHE_BLESS").is_some_and(|v| v == "1");
+    let bless_them = std::env::var_os("ATTACHE_BLESS").is_some_and(|v| v == "1");
     let root = scratch("golden");
     let mut problems = Vec::new();
-    for (i, (case, input, gateway, xds)) in CASES.iter().enumerate() {
-        let mut rendered = render(input, gateway, *xds, &root.join(i.to_string()));
-        if *case == MODULE_CASE {
-            rendered.extend(render_module(input, gateway, &root.join(i.to_string())));
+    for (i, case) in cases().iter().enumerate() {
+        let mut rendered = render(case, &root.join(i.to_string()));
+        if case.name == MODULE_CASE {
+            rendered.extend(render_module(
+                &case.input,
+                &case.gateway,
+                &root.join(i.to_string()),
+            ));
         }
-        let dir = golden_dir(case);
-        if bless {
-            let _ = std::fs::remove_dir_all(&dir);
-            for (rel, bytes) in &rendered {
-                let path = dir.join(rel);
-                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-                std::fs::write(&path, bytes).unwrap();
-            }
-            continue;
-        }
-        let committed: Vec<String> = files_under(&dir)
-            .iter()
-            .map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
-            .collect();
-        for rel in &committed {
-            if !rendered.contains_key(rel) {
-                problems.push(format!("tests/golden/{case}/{rel}: no longer rendered"));
-            }
-        }
-        for (rel, bytes) in &rendered {
-            match std::fs::read(dir.join(rel)) {
-                Ok(golden) if &golden == bytes => {}
-                Ok(_) => problems.push(format!("tests/golden/{case}/{rel}: the render differs")),
-                Err(_) => problems.push(format!("tests/golden/{case}/{rel}: not committed")),
-            }
+        let dir = golden_dir(&case.name);
+        if bless_them {
+            bless(&dir, &rendered);
+        } else {
+            problems.extend(compare(&case.name, &dir, &rendered));
         }
     }
     let _ = std::fs::remove_dir_all(&root);
@@ -275,12 +303,12 @@ fn every_golden_envoy_configuration_is_valid() {
     };
     let module = support::filter_module();
     let root = scratch("golden-validate");
-    for (case, _, _, xds_layout) in CASES {
+    for case in cases() {
         // The committed files with /golden standing for a real directory
         // that holds them, and the real filter.
-        let dir = root.join(case);
+        let dir = root.join(&case.name);
         let here = dir.to_string_lossy().into_owned();
-        let golden = golden_dir(case);
+        let golden = golden_dir(&case.name);
         for path in files_under(&golden) {
             let rel = path.strip_prefix(&golden).unwrap();
             let text = std::fs::read_to_string(&path).unwrap();
@@ -300,10 +328,10 @@ fn every_golden_envoy_configuration_is_valid() {
         )
         .unwrap();
         validate(&envoy, &dir.join("envoy.yaml"));
-        if *case == MODULE_CASE {
+        if case.name == MODULE_CASE {
             validate(&envoy, &dir.join("module/envoy.yaml"));
         }
-        if !xds_layout {
+        if !case.xds {
             continue;
         }
         validate(&envoy, &dir.join("xds/envoy.yaml"));
@@ -315,13 +343,82 @@ fn every_golden_envoy_configuration_is_valid() {
 }
 
 #[test]
-fn a_changed_render_is_caught() {
-    // The comparison can fail: a golden file with one byte changed differs.
-    let (case, input, gateway, xds) = CASES[0];
-    let rendered = render(input, gateway, xds, &scratch("golden-changed"));
-    let golden = std::fs::read(golden_dir(case).join("envoy.yaml")).unwrap();
-    assert_eq!(rendered["envoy.yaml"], golden);
-    let mut changed = golden.clone();
-    changed[0] ^= 1;
-    assert_ne!(rendered["envoy.yaml"], changed);
+fn a_changed_render_is_caught_with_a_diff() {
+    // The comparison can fail, and says where: one changed line of a
+    // committed file is reported as that line removed and its render added.
+    let cases = cases();
+    let case = &cases[0];
+    let rendered = render(case, &scratch("golden-changed"));
+    let dir = golden_dir(&case.name);
+    assert_eq!(compare(&case.name, &dir, &rendered), Vec::<String>::new());
+    let copy = scratch("golden-changed-copy");
+    for path in files_under(&dir) {
+        let at = copy.join(path.strip_prefix(&dir).unwrap());
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::copy(&path, at).unwrap();
+    }
+    let text = std::fs::read_to_string(copy.join("envoy.yaml")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let line = lines[10].clone();
+    lines[10].push_str(" # changed");
+    std::fs::write(copy.join("envoy.yaml"), lines.join("\n") + "\n").unwrap();
+    std::fs::remove_file(copy.join("wasmplugin.yaml")).unwrap();
+    let problems = compare(&case.name, &copy, &rendered);
+    let _ = std::fs::remove_dir_all(&copy);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    let diff = &problems[0];
+    assert!(diff.contains("envoy.yaml: the render differs"), "{diff}");
+    assert!(
+        diff.contains(&format!("\n-{line} # changed\n+{line}\n")),
+        "{diff}"
+    );
+    assert!(diff.contains("@@ -8,7 +8,7 @@"), "{diff}");
+    assert!(problems[1].ends_with("wasmplugin.yaml: not committed"));
+}
+
+#[test]
+fn a_case_directory_without_its_description_is_refused() {
+    let root = scratch("golden-cases");
+    std::fs::create_dir_all(root.join("good")).unwrap();
+    std::fs::write(
+        root.join("good").join(CASE_FILE),
+        r#"{"input": "examples/shop", "gateway": "infra/edge", "xds": true}"#,
+    )
+    .unwrap();
+    let good = read_cases(&root).unwrap();
+    assert_eq!(good.len(), 1);
+    assert_eq!((good[0].name.as_str(), good[0].xds), ("good", true));
+    std::fs::create_dir_all(root.join("bare")).unwrap();
+    std::fs::create_dir_all(root.join("typo")).unwrap();
+    std::fs::write(
+        root.join("typo").join(CASE_FILE),
+        r#"{"input": "x", "gatway": "a/b", "xds": true}"#,
+    )
+    .unwrap();
+    let err = read_cases(&root).unwrap_err();
+    let _ = std::fs::remove_dir_all(&root);
+    assert!(err.contains("bare/case.json: "), "{err}");
+    assert!(err.contains("unknown field `gatway`"), "{err}");
+    assert!(
+        err.contains("each case directory describes itself"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_diff_aligns_lines_and_marks_a_missing_final_newline() {
+    assert_eq!(unified("a\n", "a\n", "x", "y"), "");
+    let old = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n";
+    let new = "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n12\n13";
+    assert_eq!(
+        unified(old, new, "old", "new"),
+        "--- old\n+++ new\n\
+         @@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n\
+         @@ -10,3 +10,4 @@\n 10\n 11\n 12\n+13\n\\ No newline at end of file\n"
+    );
+    // Only added lines: the empty old range names the line before it.
+    assert_eq!(
+        unified("a\n", "a\nb\n", "o", "n"),
+        "--- o\n+++ n\n@@ -1 +1,2 @@\n a\n+b\n"
+    );
 }

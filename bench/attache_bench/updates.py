@@ -27,7 +27,9 @@ gets; the probe reads none of them. Its `ecds` run against its own `steady` run 
 Envoy itself spends taking a Wasm ECDS update of that size (the file's parse, the new
 plugin and its VM on the main thread, the swap), which no filter can spend less than.
 
-Each run reports the served rate, p50, p99 and the slowest request; `ecds` and `rds` are
+Each run reports the served rate, p50, p99 and the slowest request, read from hey's CSV of
+every response, and the p99 of each second of the run (docs/benchmarks/updates.svg draws
+it, bench/make_report.py); `ecds` and `rds` are
 compared with the `steady` run of the same round (ratios, and the slowest's excess in
 ms). Targets (issue 31): served >= 0.95x steady, p99 <= 1.5x, slowest <= steady's + 50 ms,
 each no worse than `rds`.
@@ -93,12 +95,47 @@ def request(routes: int) -> tuple[str, str]:
 
 
 def rate_command(port: int, host: str, path: str, seconds: float, rate: int,
-                 connections: int) -> list[str]:
-    """hey at a fixed total rate: `-q` is per connection, so `rate` must divide evenly."""
+                 connections: int, csv: bool = False) -> list[str]:
+    """hey at a fixed total rate: `-q` is per connection, so `rate` must divide evenly.
+    `csv`: every request's latency and start offset instead of the summary
+    (`parse_hey_csv`), for the p99 second by second."""
     if rate % connections:
         raise ValueError(f"rate {rate}/s is not a multiple of {connections} connections")
     return ["taskset", "-c", "1", "hey", "-z", f"{seconds}s", "-c", str(connections),
-            "-q", str(rate // connections), "-host", host, f"http://127.0.0.1:{port}{path}"]
+            "-q", str(rate // connections), "-host", host, *(["-o", "csv"] if csv else []),
+            f"http://127.0.0.1:{port}{path}"]
+
+
+def hey_percentile(ordered: list[float], pct: int) -> float:
+    """hey's own rule (requester/report.go): the first latency whose index is at
+    least pct% of the count, so that these agree with its summary."""
+    for i, value in enumerate(ordered):
+        if i * 100 // len(ordered) >= pct:
+            return value
+    return ordered[-1]
+
+
+def parse_hey_csv(text: str, seconds: float) -> dict:
+    """The figures `parse_hey` reads from hey's summary, from its CSV (`-o csv`: one
+    line per response, `response-time,...,status-code,offset` in seconds), plus
+    `p99_ms_by_second`: the p99 of the responses to requests started in each second
+    of the run (None for a second with none). The served rate is responses over the
+    run's nominal length; hey's CSV leaves out requests that failed to connect."""
+    rows = [line.split(",") for line in text.strip().splitlines()[1:] if line.strip()]
+    if not rows:
+        raise ValueError(f"hey CSV has no responses:\n{text[-400:]}")
+    latencies = [float(r[0]) * 1e3 for r in rows]
+    codes: dict[int, int] = {}
+    seconds_of: dict[int, list[float]] = {}
+    for r, ms in zip(rows, latencies):
+        codes[int(r[6])] = codes.get(int(r[6]), 0) + 1
+        seconds_of.setdefault(int(float(r[7])), []).append(ms)
+    ordered = sorted(latencies)
+    by_second = [hey_percentile(sorted(seconds_of[s]), 99) if s in seconds_of else None
+                 for s in range(int(-(-seconds // 1)))]
+    return {"rps": len(rows) / seconds, "p50_ms": hey_percentile(ordered, 50),
+            "p99_ms": hey_percentile(ordered, 99), "max_ms": ordered[-1], "codes": codes,
+            "p99_ms_by_second": by_second}
 
 
 def parse_hey(text: str) -> dict:
@@ -145,7 +182,9 @@ def compare(steady: dict, run: dict) -> dict:
 def medians(rounds: list[dict]) -> dict:
     """Median of each figure over rounds (rounds: compare() results or hey figures)."""
     keys = rounds[0].keys() if rounds else []
-    return {k: statistics.median(r[k] for r in rounds) for k in keys if k != "codes"}
+    # Only the run's scalar figures: not its codes or its second-by-second series.
+    return {k: statistics.median(r[k] for r in rounds) for k in keys
+            if k != "codes" and not isinstance(rounds[0][k], list)}
 
 
 # How far apart two served-rate ratios may be and still count as equal.

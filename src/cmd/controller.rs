@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use attache_controller::deploy::{DEFAULT_LEASE, PROBE_PORT};
+use attache_controller::kube::scrape::{self, ScrapeOptions};
 use attache_controller::kube::{block_on, init_logging, Options};
 use attache_controller::reconcile::{Config, ISTIO_CONTROLLER};
 
@@ -63,6 +64,20 @@ pub struct Args {
     /// ... or after this long at most (milliseconds).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub max_delay_ms: u64,
+    /// Programmed only once every ready proxy replica of the Gateway serves
+    /// the applied document, read from its stats (docs/controller.md,
+    /// "Programmed means served"); false: once applied.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub confirm_served: bool,
+    /// The label that names a proxy pod's Gateway (in the Gateway's namespace).
+    #[arg(long, value_name = "LABEL", default_value = scrape::DEFAULT_LABEL)]
+    pub proxy_selector_label: String,
+    /// The port of a proxy pod's Prometheus stats.
+    #[arg(long, value_name = "PORT", default_value_t = scrape::DEFAULT_PORT)]
+    pub proxy_stats_port: u16,
+    /// The path of a proxy pod's Prometheus stats.
+    #[arg(long, value_name = "PATH", default_value = scrape::DEFAULT_PATH)]
+    pub proxy_stats_path: String,
     /// Logs as text instead of JSON lines.
     #[arg(long)]
     pub log_text: bool,
@@ -100,6 +115,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         debounce: Duration::from_millis(args.debounce_ms),
         max_delay: Duration::from_millis(args.max_delay_ms),
         plugin_kind: args.plugin_kind.into(),
+        served: args.confirm_served.then(|| ScrapeOptions {
+            label: args.proxy_selector_label,
+            port: args.proxy_stats_port,
+            path: args.proxy_stats_path,
+            ..ScrapeOptions::default()
+        }),
     };
     block_on(options).map_err(|e| CliError::Usage(e.to_string()))?;
     Ok(ExitCode::SUCCESS)

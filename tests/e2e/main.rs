@@ -31,6 +31,8 @@ mod module_so;
 mod precedence;
 mod retries;
 mod route_cache;
+mod served_replicas;
+mod served_stats;
 mod steering;
 mod strategies;
 mod timeouts;

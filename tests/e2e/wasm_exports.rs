@@ -25,8 +25,9 @@ const EXPORTS: [&str; 10] = [
 /// `proxy_get_header_map_pairs` / `proxy_set_header_map_pairs`: the filter
 /// never copies a whole header map. `proxy_set_property`: the mark a
 /// configured instance leaves on the stream (a second instance then
-/// changes nothing; `stream::ENFORCED_PROPERTY`).
-const PROXY_IMPORTS: [&str; 13] = [
+/// changes nothing; `stream::ENFORCED_PROPERTY`). `proxy_record_metric`: the
+/// gauge of the document served, set at load (`Host::set_gauge`).
+const PROXY_IMPORTS: [&str; 14] = [
     "proxy_add_header_map_value",
     "proxy_define_metric",
     "proxy_get_buffer_bytes",
@@ -36,6 +37,7 @@ const PROXY_IMPORTS: [&str; 13] = [
     "proxy_get_property",
     "proxy_increment_metric",
     "proxy_log",
+    "proxy_record_metric",
     "proxy_remove_header_map_value",
     "proxy_replace_header_map_value",
     "proxy_set_property",

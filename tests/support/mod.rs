@@ -6,6 +6,7 @@
 // Each test crate uses its own subset.
 #![allow(dead_code)]
 
+pub mod diff;
 pub mod envoy;
 
 use std::path::{Path, PathBuf};

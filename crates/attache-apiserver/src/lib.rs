@@ -30,6 +30,8 @@
 //!
 //! docs/apiserver-standin.md says what it does not do.
 
+#![forbid(unsafe_code)]
+
 mod apply;
 mod error;
 mod faults;

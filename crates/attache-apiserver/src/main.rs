@@ -3,6 +3,8 @@
 //! kinds), optionally writes a kubeconfig, prints its URL and serves until
 //! interrupted.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

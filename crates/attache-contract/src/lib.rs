@@ -14,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod document_id;
 pub mod entry_name;
 pub mod envelope;
 pub mod grpc;

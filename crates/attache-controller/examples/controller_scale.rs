@@ -1,5 +1,5 @@
 //! The controller at scale, measured against the stand-in API server
-//! (issues 30 and 35; figures in docs/benchmarks.md). The real `attache
+//! (issues 30 and 35; figures in bench/findings.md). The real `attache
 //! controller` binary runs as its own process (so its RSS is its own)
 //! against an in-process stand-in seeded with the CRDs and
 //! `scripts/gen_distinct.py N [G]` (N HTTPRoutes x 3 rules, one RoutePolicy

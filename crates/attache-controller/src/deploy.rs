@@ -163,7 +163,7 @@ fn deployment(options: &DeployOptions) -> Value {
                         // Requests for a small cluster; the memory limit for
                         // the largest cluster measured: 10,000 routes with one
                         // distinct policy each (the `controller_scale`
-                        // example, docs/benchmarks.md, "The controller at
+                        // example, bench/findings.md, "The controller at
                         // 10,000 routes") peak at 360 MiB RSS on one Gateway
                         // and 529 MiB spread over 100, caches and per-Gateway
                         // memos included, so 720Mi leaves ~35% headroom.

@@ -7,6 +7,10 @@
 //! writes status. Objects from the API are read by the same reader as files
 //! (`attache_input`), resolved by the same core.
 
+// Denied, not forbidden: `kube::memory` calls glibc's malloc_trim, the one
+// `unsafe` here (ARCHITECTURE.md, "What each crate may do").
+#![deny(unsafe_code)]
+
 pub mod content_hash;
 pub mod deploy;
 pub mod image;
@@ -17,6 +21,7 @@ pub mod prune;
 pub mod rbac;
 pub mod reconcile;
 pub mod scope;
+pub mod served;
 pub mod serving;
 pub mod snapshot;
 pub mod status;

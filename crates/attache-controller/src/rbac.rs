@@ -104,6 +104,19 @@ fn events_rule() -> Rule {
     }
 }
 
+/// "Programmed means served" (kube/scrape.rs): the Gateways' proxy pods
+/// are listed and watched (by label) to find each ready replica's IP; read
+/// only. With `--confirm-served=false` nothing reads them, but the rule is
+/// kept so that the flag needs no other install.
+fn pods_rule() -> Rule {
+    Rule {
+        api_groups: vec![String::new()],
+        resources: vec!["pods".into()],
+        verbs: vec!["list", "watch"],
+        resource_names: Vec::new(),
+    }
+}
+
 /// The rules for a controller deployed in `namespace` that reads only
 /// the `watched` namespaces (`attache controller --namespace`): a Role in
 /// each with the namespaced kinds' rules and the Events', and a
@@ -113,10 +126,12 @@ pub fn rules_scoped(namespace: &str, watched: &[String]) -> Rbac {
     let (cluster, watched) = if watched.is_empty() {
         let mut cluster = kind_rules(WATCHED_KINDS.iter());
         cluster.push(events_rule());
+        cluster.push(pods_rule());
         (cluster, Vec::new())
     } else {
         let mut per_namespace = kind_rules(WATCHED_KINDS.iter().filter(|k| k.namespaced));
         per_namespace.push(events_rule());
+        per_namespace.push(pods_rule());
         let roles = watched
             .iter()
             .map(|ns| (ns.clone(), per_namespace.clone()))
@@ -246,6 +261,27 @@ mod tests {
             .cluster
             .iter()
             .all(|r| r.api_groups != ["events.k8s.io"]));
+        let pods = |verb, ns| request(verb, "", "pods", ns);
+        assert!(rbac.allows(&pods("watch", Some("infra"))));
+        assert!(!rbac.allows(&pods("list", Some("kube-system"))));
+        assert!(!rbac.allows(&pods("list", None)));
+    }
+
+    /// The proxy pods are read (listed and watched for their IPs), never
+    /// written, and no other core kind is granted.
+    #[test]
+    fn proxy_pods_are_read_only() {
+        let rbac = rules("attache-system");
+        for verb in ["list", "watch"] {
+            assert!(rbac.allows(&request(verb, "", "pods", None)), "{verb}");
+        }
+        for verb in ["create", "update", "patch", "delete"] {
+            assert!(
+                !rbac.allows(&request(verb, "", "pods", Some("infra"))),
+                "{verb}"
+            );
+        }
+        assert!(!rbac.allows(&request("list", "", "secrets", None)));
     }
 
     #[test]

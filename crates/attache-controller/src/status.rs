@@ -21,6 +21,7 @@ use crate::kinds::{named, Role, WatchedKind};
 use crate::prune;
 use crate::reconcile::Plan;
 use crate::scope::Fingerprint;
+use crate::served::condition::{confirm, Served};
 use crate::snapshot::Snapshot;
 
 /// GEP-713 bounds `status.ancestors` to 16 entries (PolicyStatus,
@@ -100,7 +101,8 @@ pub fn round_patches(
     now: &str,
 ) -> Vec<StatusPatch> {
     let (report, reaching) = attache_core::status::policy_status_reaching(inputs);
-    patches_reaching(&report, &reaching, inputs, snapshot, applied, now, None)
+    let outcomes = (applied, &Served::new());
+    patches_reaching(&report, &reaching, inputs, snapshot, outcomes, now, None)
 }
 
 /// Each Gateway's share of the status fold, kept while the fingerprint of
@@ -130,6 +132,19 @@ pub fn round_patches_with(
     now: &str,
     memo: &mut StatusMemo,
 ) -> Vec<StatusPatch> {
+    round_patches_served(plan, snapshot, (applied, &Served::new()), now, memo)
+}
+
+/// [`round_patches_with`] with what each Gateway's replicas serve
+/// (`crate::served`): `Programmed` is True only where they serve the
+/// applied document.
+pub fn round_patches_served(
+    plan: &Plan,
+    snapshot: &Snapshot,
+    (applied, served): (&Applied, &Served),
+    now: &str,
+    memo: &mut StatusMemo,
+) -> Vec<StatusPatch> {
     let inputs = &plan.inputs;
     memo.shares
         .retain(|key, _| plan.fingerprints.contains_key(key));
@@ -148,8 +163,10 @@ pub fn round_patches_with(
     let (report, reaching) = tracing::info_span!("fold")
         .in_scope(|| attache_core::status::policy_status_of_shares(inputs, shares));
     let settled = Some(&mut memo.settled);
-    tracing::info_span!("patches")
-        .in_scope(|| patches_reaching(&report, &reaching, inputs, snapshot, applied, now, settled))
+    tracing::info_span!("patches").in_scope(|| {
+        let outcomes = (applied, served);
+        patches_reaching(&report, &reaching, inputs, snapshot, outcomes, now, settled)
+    })
 }
 
 fn patches_reaching(
@@ -157,7 +174,7 @@ fn patches_reaching(
     reaching: &BTreeMap<ObjectKey, Reaching>,
     inputs: &Inputs,
     snapshot: &Snapshot,
-    applied: &Applied,
+    (applied, served): (&Applied, &Served),
     now: &str,
     settled: Option<&mut Settled>,
 ) -> Vec<StatusPatch> {
@@ -171,7 +188,8 @@ fn patches_reaching(
             (key.clone(), found)
         })
         .collect();
-    patches_for(report, inputs, snapshot, &reach, applied, now, settled)
+    let outcomes = (applied, served);
+    patches_for(report, inputs, snapshot, &reach, outcomes, now, settled)
 }
 
 /// The status writes this round needs: only policies of our own kinds, and
@@ -184,7 +202,16 @@ pub fn patches(
     now: &str,
 ) -> Vec<StatusPatch> {
     let report = attache_core::policy_status(inputs);
-    patches_for(&report, inputs, snapshot, reach, applied, now, None)
+    let served = &Served::new();
+    patches_for(
+        &report,
+        inputs,
+        snapshot,
+        reach,
+        (applied, served),
+        now,
+        None,
+    )
 }
 
 fn patches_for(
@@ -192,7 +219,7 @@ fn patches_for(
     inputs: &Inputs,
     snapshot: &Snapshot,
     reach: &Reach,
-    applied: &Applied,
+    (applied, served): (&Applied, &Served),
     now: &str,
     settled: Option<&mut Settled>,
 ) -> Vec<StatusPatch> {
@@ -221,26 +248,33 @@ fn patches_for(
         // the Gateways that ancestor's targetRef reaches, each with its own
         // outcome.
         let source = &inputs.policies[index];
-        let programmed: Vec<Option<Value>> = policy
-            .status
-            .ancestors
-            .iter()
-            .enumerate()
-            .map(|(ancestor, status)| {
-                let gateways: Vec<&ObjectKey> = reach
-                    .iter()
-                    .filter(|(_, found)| found.contains(&(index, ancestor)))
-                    .map(|(k, _)| k)
-                    .collect();
-                let condition = programmed::programmed(
-                    status,
-                    &programmed::strategies(inputs, source, ancestor),
-                    &self::applied(&gateways, applied),
-                    source.meta.generation,
-                )?;
-                serde_json::to_value(with_gateways(condition, &gateways)).ok()
-            })
-            .collect();
+        let mut programmed: Vec<Option<Value>> = Vec::new();
+        // A Gateway whose replicas were not read yet: no write this round
+        // (crate::served::condition::confirm).
+        let mut undecided = false;
+        for (ancestor, status) in policy.status.ancestors.iter().enumerate() {
+            let gateways: Vec<&ObjectKey> = reach
+                .iter()
+                .filter(|(_, found)| found.contains(&(index, ancestor)))
+                .map(|(k, _)| k)
+                .collect();
+            let condition = programmed::programmed(
+                status,
+                &programmed::strategies(inputs, source, ancestor),
+                &self::applied(&gateways, applied),
+                source.meta.generation,
+            )
+            .map(|c| confirm(with_gateways(c, &gateways), &gateways, served));
+            undecided |= matches!(condition, Some(None));
+            programmed.push(
+                condition
+                    .flatten()
+                    .and_then(|c| serde_json::to_value(c).ok()),
+            );
+        }
+        if undecided {
+            continue;
+        }
         let computed = serde_json::to_value(&policy.status).unwrap_or(Value::Null);
         let resource_version = object["metadata"]["resourceVersion"]
             .as_str()

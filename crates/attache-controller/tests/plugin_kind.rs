@@ -59,6 +59,7 @@ fn start_probed(
         debounce: Duration::from_millis(50),
         max_delay: Duration::from_millis(300),
         plugin_kind: choice,
+        served: None,
     };
     tokio::spawn(async move {
         run(options).await.unwrap();
@@ -317,4 +318,37 @@ async fn ours_of_either_kind_is_deleted_when_it_must_go() {
     .await;
     controller.abort();
     assert!(object(&server, "wasmplugins").is_none());
+}
+
+/// An Istio upgrade while the controller runs under `--plugin-kind auto`:
+/// the TrafficExtension CRD appears, and within 60 s the controller writes
+/// the TrafficExtension, then deletes the WasmPlugin (exactly once, in
+/// that order).
+#[tokio::test]
+async fn a_trafficextension_crd_that_appears_at_run_time_is_switched_to_within_a_minute() {
+    let server = shop_server().await;
+    let controller = start(&server, Choice::Auto, "appears");
+    eventually("the WasmPlugin", || {
+        object(&server, "wasmplugins").is_some()
+    })
+    .await;
+    let appeared = Instant::now();
+    serve_traffic_extension(&server);
+    while object(&server, "wasmplugins").is_some() {
+        assert!(
+            appeared.elapsed() < Duration::from_secs(60),
+            "no switch within 60 s of the CRD appearing"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!("switched {:?} after the CRD appeared", appeared.elapsed());
+    quiet(&server).await;
+    controller.abort();
+    assert!(object(&server, "trafficextensions").is_some());
+    let writes = plugin_writes(&server);
+    let applied = first(&writes, Verb::Apply, "trafficextensions");
+    let deleted = first(&writes, Verb::Delete, "wasmplugins");
+    assert!(applied < deleted, "{writes:?}");
+    let deletes = writes.iter().filter(|(v, _)| *v == Verb::Delete).count();
+    assert_eq!(deletes, 1, "{writes:?}");
 }

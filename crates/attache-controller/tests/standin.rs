@@ -55,6 +55,7 @@ async fn the_real_loop_applies_the_shop_plugin_and_writes_every_policy_status() 
         debounce: Duration::from_millis(50),
         max_delay: Duration::from_millis(200),
         plugin_kind: Default::default(),
+        served: None,
     };
     let controller = tokio::spawn(run(options));
 

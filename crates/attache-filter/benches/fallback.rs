@@ -4,7 +4,7 @@
 //! route `svc-NNNNN` matching `PathPrefix /svc-NNNNN`, every route with the
 //! benchmark policy's settings), compiled by `CompiledConfig::from_bytes`,
 //! and a request for the last entry, the worst case for anything that scans.
-//! Only the lookup is timed: no Envoy, no host calls (docs/benchmarks.md has
+//! Only the lookup is timed: no Envoy, no host calls (bench/findings.md has
 //! the figures and what they leave out). The old linear scan
 //! (`find_by_scan`, kept for the tests) is timed too, for comparison, when
 //! the `fuzzing` feature exposes it.
@@ -24,7 +24,7 @@ use attache_contract::{
 };
 use attache_filter::fallback::FallbackTable;
 use attache_filter::request::RequestFacts;
-use attache_filter::{CompiledConfig, Counter, HeaderMap, Host, LogLevel};
+use attache_filter::{CompiledConfig, Counter, Gauge, HeaderMap, Host, LogLevel};
 
 const HOSTNAME: &str = "bench.example.com";
 const ITERATIONS: u32 = 200_000;
@@ -102,6 +102,7 @@ impl Host for NoHost {
     fn log(&self, _: LogLevel, _: &str) {}
     fn increment(&mut self, _: Counter) {}
     fn add_to_metric(&mut self, _: Counter, _: u64) {}
+    fn set_gauge(&mut self, _: Gauge, _: u64) {}
     fn clock_nanos(&self) -> Option<u64> {
         None
     }

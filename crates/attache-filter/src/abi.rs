@@ -11,6 +11,10 @@
 //! export as a `Vec<u8>` of exactly that size, so it is taken back with
 //! `Vec::from_raw_parts(ptr, size, size)`.
 
+// The host calls are foreign functions: this adapter is where the filter's
+// `unsafe` lives (lib.rs denies it everywhere else).
+#![allow(unsafe_code)]
+
 use std::ptr::null_mut;
 
 use crate::host::with_property_path;
@@ -23,8 +27,9 @@ pub const REQUEST_HEADERS: u32 = 0;
 pub const RESPONSE_HEADERS: u32 = 2;
 /// `WasmBufferType::PluginConfiguration`.
 const PLUGIN_CONFIGURATION: u32 = 7;
-/// `MetricType::Counter`.
+/// `MetricType::Counter` and `MetricType::Gauge`.
 const COUNTER: u32 = 0;
+const GAUGE: u32 = 1;
 
 #[link(wasm_import_module = "env")]
 extern "C" {
@@ -80,6 +85,7 @@ extern "C" {
         id: *mut u32,
     ) -> u32;
     fn proxy_increment_metric(id: u32, offset: i64) -> u32;
+    fn proxy_record_metric(id: u32, value: u64) -> u32;
 }
 
 /// Takes back the host's copy of a value: memory from our allocator, or
@@ -194,10 +200,24 @@ pub fn set_property(path: &[&str], value: &[u8]) {
 }
 
 pub fn define_counter(name: &str) -> Option<u32> {
+    define_metric(COUNTER, name)
+}
+
+pub fn define_gauge(name: &str) -> Option<u32> {
+    define_metric(GAUGE, name)
+}
+
+fn define_metric(metric_type: u32, name: &str) -> Option<u32> {
     let mut id = 0;
     // SAFETY: a valid name for the call; the host writes one u32.
-    let status = unsafe { proxy_define_metric(COUNTER, name.as_ptr(), name.len(), &mut id) };
+    let status = unsafe { proxy_define_metric(metric_type, name.as_ptr(), name.len(), &mut id) };
     (status == OK).then_some(id)
+}
+
+/// Sets a gauge (the spec's `proxy_record_metric`).
+pub fn record_metric(id: u32, value: u64) {
+    // SAFETY: no pointers.
+    unsafe { proxy_record_metric(id, value) };
 }
 
 pub fn increment_metric(id: u32, delta: i64) {

@@ -16,6 +16,7 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use attache_contract::document_id::{hash_words, of_parts};
 use attache_contract::precedence::MatchPrecedence;
 use attache_contract::table::{self, read_match, read_profile, Reader, TableError, Walked};
 use attache_contract::{DataPlaneDocument, HttpRouteMatch};
@@ -32,6 +33,9 @@ use crate::validate::{CheckRecord, EntryError};
 pub struct CompiledConfig {
     pub gateway: String,
     pub trust_client_control_headers: bool,
+    /// attache_contract::document_id of the table: what the filter
+    /// publishes as served.
+    document_id: u64,
     ports: BTreeMap<String, u16>,
     /// The table up to its groups (the header and the profiles); `spans`
     /// are each profile record's place in it.
@@ -171,6 +175,9 @@ impl CompiledConfig {
             Some(old) => Rc::clone(&old.index),
             None => Rc::new(RouteIndex::build(groups, count, istio, &ports)?),
         };
+        // The groups' half of the identity comes with the index: an update
+        // that reuses them hashes the head alone.
+        let document_id = of_parts(hash_words(head), index.groups_hash());
         // The groups are in the index now: keep the head only, without a
         // second copy of it beside the whole table.
         let mut bytes = bytes;
@@ -182,6 +189,7 @@ impl CompiledConfig {
         Ok(CompiledConfig {
             gateway,
             trust_client_control_headers: flags & 1 != 0,
+            document_id,
             ports,
             head,
             chunks: Vec::new(),
@@ -265,6 +273,12 @@ impl CompiledConfig {
     #[cfg(test)]
     pub fn index(&self) -> &RouteIndex {
         &self.index
+    }
+
+    /// The document's identity (attache_contract::document_id), the same
+    /// in every VM and for every form the document came in.
+    pub fn document_id(&self) -> u64 {
+        self.document_id
     }
 
     pub fn route_count(&self) -> usize {

@@ -29,6 +29,22 @@ impl ConfigError {
         }
     }
 
+    /// What kind of refusal this is, as the filter counts it
+    /// (`attache.configs.rejected.<class>`, docs/filter.md): the
+    /// controller tells a proxy that refused a document apart from one
+    /// that lags, and names the class in the policy's status.
+    pub fn class(&self) -> RefusalClass {
+        match self {
+            ConfigError::Empty | ConfigError::NotJson { .. } => RefusalClass::Syntax,
+            ConfigError::Shape { .. } => RefusalClass::Schema,
+            ConfigError::Invalid { problem, .. } => match problem {
+                Problem::SchemaVersion(_) | Problem::ResolvedSchema => RefusalClass::Schema,
+                Problem::Envelope(_) | Problem::Table(_) => RefusalClass::Encoding,
+                _ => RefusalClass::Invalid,
+            },
+        }
+    }
+
     /// The JSON path the error points at (`$` for the whole document).
     pub fn path(&self) -> &str {
         match self {
@@ -36,6 +52,20 @@ impl ConfigError {
             ConfigError::Shape { path, .. } | ConfigError::Invalid { path, .. } => path,
         }
     }
+}
+
+/// The classes of [`ConfigError::class`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalClass {
+    /// Not a document at all: empty, or not JSON.
+    Syntax,
+    /// A document of another shape or schema version (a generator newer
+    /// or older than the filter).
+    Schema,
+    /// The compressed envelope or the table encoding cannot be read.
+    Encoding,
+    /// A value the filter refuses to enforce (a header, a regex, a bound).
+    Invalid,
 }
 
 /// A value that parses but cannot be enforced.

@@ -36,10 +36,16 @@ pub enum Counter {
     /// filter twice on one stream: a switch of Istio kinds, or a double
     /// deployment); this instance left it alone.
     EnforcedByAnotherInstance,
+    /// A refused configuration, by [`crate::error::ConfigError::class`]
+    /// (each beside the total `ConfigsRejected`).
+    RejectedSyntax,
+    RejectedSchema,
+    RejectedEncoding,
+    RejectedInvalid,
 }
 
 impl Counter {
-    pub const ALL: [Counter; 11] = [
+    pub const ALL: [Counter; 15] = [
         Counter::MatchedByName,
         Counter::MatchedByFallback,
         Counter::Unmatched,
@@ -51,6 +57,10 @@ impl Counter {
         Counter::ConfigsAccepted,
         Counter::ConfigsRejected,
         Counter::EnforcedByAnotherInstance,
+        Counter::RejectedSyntax,
+        Counter::RejectedSchema,
+        Counter::RejectedEncoding,
+        Counter::RejectedInvalid,
     ];
 
     /// The metric name as it appears in Envoy's stats (Envoy adds its own
@@ -70,10 +80,42 @@ impl Counter {
             Counter::ConfigsAccepted => "attache.configs.accepted",
             Counter::ConfigsRejected => "attache.configs.rejected",
             Counter::EnforcedByAnotherInstance => "attache.requests.enforced_by_another_instance",
+            Counter::RejectedSyntax => "attache.configs.rejected.syntax",
+            Counter::RejectedSchema => "attache.configs.rejected.schema",
+            Counter::RejectedEncoding => "attache.configs.rejected.encoding",
+            Counter::RejectedInvalid => "attache.configs.rejected.invalid",
         }
     }
 
     /// Position in [`Counter::ALL`], for adapters that keep ids in an array.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The filter's gauges: what it serves, set when a configuration is
+/// accepted, never on the request path. The adapter defines one Envoy
+/// metric per variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Gauge {
+    /// The identity of the document this Envoy serves
+    /// (attache_contract::document_id): what the controller compares with
+    /// the document it applied. 0 until one is accepted.
+    DocumentId,
+}
+
+impl Gauge {
+    pub const ALL: [Gauge; 1] = [Gauge::DocumentId];
+
+    /// The metric name as it appears in Envoy's stats (after Envoy's
+    /// `wasmcustom.` prefix).
+    pub fn metric_name(self) -> &'static str {
+        match self {
+            Gauge::DocumentId => "attache.config.document_id",
+        }
+    }
+
+    /// Position in [`Gauge::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
@@ -106,6 +148,8 @@ pub trait Host {
     fn increment(&mut self, counter: Counter);
     /// Adds `delta` to the Envoy metric of `counter` (a host call).
     fn add_to_metric(&mut self, counter: Counter, delta: u64);
+    /// Sets the Envoy gauge `gauge` to `value` (a host call; at load only).
+    fn set_gauge(&mut self, gauge: Gauge, value: u64);
     /// The host's clock in nanoseconds, for how long a configuration took
     /// to load (a host call; never on the request path).
     fn clock_nanos(&self) -> Option<u64>;
@@ -135,7 +179,7 @@ pub fn with_property_path<R>(path: &[&str], f: impl FnOnce(&[u8]) -> R) -> R {
 
 #[cfg(test)]
 mod tests {
-    use super::{with_property_path, Counter};
+    use super::{with_property_path, Counter, Gauge};
 
     #[test]
     fn a_property_path_is_its_parts_joined_by_nul_however_long() {
@@ -163,5 +207,9 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Counter::ALL.len());
+        for (i, gauge) in Gauge::ALL.iter().enumerate() {
+            assert_eq!(gauge.index(), i, "{gauge:?}");
+            assert!(!names.contains(&gauge.metric_name()), "{gauge:?}");
+        }
     }
 }

@@ -54,6 +54,9 @@ enum Shared {
 pub struct RouteIndex {
     /// The groups section of the table, from its group count on.
     bytes: Box<[u8]>,
+    /// Their hash (attache_contract::document_id::hash_words), half of the
+    /// document's identity, kept with them by an update that reuses them.
+    groups_hash: u64,
     istio: bool,
     pub entries: Vec<Entry>,
     pub groups: Vec<Group>,
@@ -115,6 +118,7 @@ impl RouteIndex {
         let groups = r.count().map_err(|e| table("$.groups", e))?;
         let mut index = RouteIndex {
             bytes: bytes.into(),
+            groups_hash: attache_contract::document_id::hash_words(bytes),
             istio,
             entries: Vec::new(),
             groups: Vec::with_capacity(groups),
@@ -212,6 +216,10 @@ impl RouteIndex {
     /// The groups section this index was built from.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    pub fn groups_hash(&self) -> u64 {
+        self.groups_hash
     }
 
     pub fn name(&self, e: &Entry) -> &str {

@@ -8,8 +8,9 @@
 //! table, tested natively. docs/filter.md describes the behaviour for
 //! operators.
 
-// `unsafe` only in the proxy-wasm adapter (`abi`, `proxy`), as in the
-// dynamic module's crate (crates/attache-module): the core is safe code.
+// Denied, not forbidden: the proxy-wasm adapter (`abi`, `proxy`) allows it
+// for itself; nothing else may (ARCHITECTURE.md, "What each crate may do"),
+// as in the dynamic module's crate (crates/attache-module).
 #![deny(unsafe_code)]
 
 pub mod config;
@@ -41,8 +42,8 @@ mod abi;
 mod proxy;
 
 pub use config::CompiledConfig;
-pub use error::{ConfigError, Problem};
-pub use host::{Counter, HeaderMap, Host, LogLevel};
+pub use error::{ConfigError, Problem, RefusalClass};
+pub use host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 pub use plugin::Plugin;
 pub use stream::Stream;
 pub use tally::Tally;

@@ -14,7 +14,8 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::CompiledConfig;
-use crate::host::{Counter, Host, LogLevel};
+use crate::error::RefusalClass;
+use crate::host::{Counter, Gauge, Host, LogLevel};
 
 /// Accepted-configuration counter of one VM. A Wasm VM is single-threaded;
 /// the atomic only makes a `static` possible without `unsafe`.
@@ -71,11 +72,15 @@ impl Plugin {
             Ok(config) => {
                 self.generation = generations.next();
                 host.increment(Counter::ConfigsAccepted);
+                // What this Envoy serves, for the controller to compare
+                // with what it applied (docs/filter.md, "What it serves").
+                host.set_gauge(Gauge::DocumentId, config.document_id());
                 host.log(
                     LogLevel::Info,
                     &format!(
-                        "attache: configuration generation {} (fingerprint {fingerprint:08x}) accepted: gateway {:?}, {} routes, {} fallback candidates, client control headers {}; {}",
+                        "attache: configuration generation {} (fingerprint {fingerprint:08x}, document {}) accepted: gateway {:?}, {} routes, {} fallback candidates, client control headers {}; {}",
                         self.generation,
+                        config.document_id(),
                         config.gateway,
                         config.route_count(),
                         config.candidate_count(),
@@ -90,6 +95,7 @@ impl Plugin {
             }
             Err(err) => {
                 host.increment(Counter::ConfigsRejected);
+                host.increment(rejected_counter(err.class()));
                 // What stays in force is Envoy's decision (the previous
                 // configuration on an update, nothing at start); the line says
                 // what this VM last accepted.
@@ -113,6 +119,16 @@ impl Plugin {
 
     pub fn current(&self) -> Option<Rc<CompiledConfig>> {
         self.current.clone()
+    }
+}
+
+/// The counter of one class of refusals.
+fn rejected_counter(class: RefusalClass) -> Counter {
+    match class {
+        RefusalClass::Syntax => Counter::RejectedSyntax,
+        RefusalClass::Schema => Counter::RejectedSchema,
+        RefusalClass::Encoding => Counter::RejectedEncoding,
+        RefusalClass::Invalid => Counter::RejectedInvalid,
     }
 }
 

@@ -35,11 +35,15 @@
 //! Counters are recorded in the VM and published from the tick (see
 //! [`crate::tally`]); Envoy's log level is cached the same way.
 
+// Exports by symbol name (`#[no_mangle]`) and raw memory from the host:
+// with `abi`, the only `unsafe` of the filter (lib.rs denies the rest).
+#![allow(unsafe_code)]
+
 use std::cell::{Cell, RefCell};
 
 use crate::abi;
 use crate::dispatch::Dispatcher;
-use crate::host::{Counter, HeaderMap, Host, LogLevel};
+use crate::host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 use crate::tally::Tally;
 
 /// How often a root context publishes the VM's counts and re-reads Envoy's
@@ -51,12 +55,15 @@ const CONTINUE: u32 = 0;
 
 /// Metric ids, one per [`Counter`]; `None` where the host refused one.
 type MetricIds = [Option<u32>; Counter::ALL.len()];
+/// The same, one per [`Gauge`].
+type GaugeIds = [Option<u32>; Gauge::ALL.len()];
 
 /// What every context of this VM shares: Envoy's metrics live in the VM's
 /// stats scope, so one set of ids and one tally serve all root contexts,
 /// and whichever root ticks next publishes counts from streams of any.
 struct VmState {
     metrics: MetricIds,
+    gauges: GaugeIds,
     tally: Tally,
     /// Envoy's log level as last read; `None` until read. Cached so that
     /// the request path asks no host call before deciding not to log.
@@ -71,8 +78,15 @@ impl VmState {
                 *slot = abi::define_counter(counter.metric_name());
             }
         }
+        let mut gauges: GaugeIds = [None; Gauge::ALL.len()];
+        for gauge in Gauge::ALL {
+            if let Some(slot) = gauges.get_mut(gauge.index()) {
+                *slot = abi::define_gauge(gauge.metric_name());
+            }
+        }
         VmState {
             metrics,
+            gauges,
             tally: Tally::default(),
             level: Cell::new(None),
         }
@@ -170,6 +184,12 @@ impl Host for ProxyHost<'_> {
 
     fn increment(&mut self, counter: Counter) {
         self.vm.tally.record(counter);
+    }
+
+    fn set_gauge(&mut self, gauge: Gauge, value: u64) {
+        if let Some(Some(id)) = self.vm.gauges.get(gauge.index()) {
+            abi::record_metric(*id, value);
+        }
     }
 
     fn clock_nanos(&self) -> Option<u64> {

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 
 use crate::control::CLIENT_CONTROL_HEADERS;
-use crate::host::{Counter, HeaderMap, Host, LogLevel};
+use crate::host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RequestFacts {
@@ -174,6 +174,10 @@ impl<H: Host> Host for ReadOnce<'_, H> {
 
     fn add_to_metric(&mut self, counter: Counter, delta: u64) {
         self.host.add_to_metric(counter, delta);
+    }
+
+    fn set_gauge(&mut self, gauge: Gauge, value: u64) {
+        self.host.set_gauge(gauge, value);
     }
 
     fn clock_nanos(&self) -> Option<u64> {

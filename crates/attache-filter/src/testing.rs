@@ -4,7 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
-use crate::host::{Counter, HeaderMap, Host, LogLevel};
+use crate::host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 
 #[derive(Debug)]
 pub struct FakeHost {
@@ -12,6 +12,9 @@ pub struct FakeHost {
     pub response: Vec<(String, Vec<u8>)>,
     pub properties: HashMap<Vec<String>, Vec<u8>>,
     pub counters: HashMap<Counter, u64>,
+    /// Each gauge's last value, and how many times any gauge was set.
+    pub gauges: HashMap<Gauge, u64>,
+    pub gauge_sets: usize,
     pub logs: RefCell<Vec<(LogLevel, String)>>,
     /// Lowest level that is written, as Envoy's log level would be.
     pub level: LogLevel,
@@ -40,6 +43,8 @@ impl Default for FakeHost {
             response: Vec::new(),
             properties: HashMap::new(),
             counters: HashMap::new(),
+            gauges: HashMap::new(),
+            gauge_sets: 0,
             logs: RefCell::new(Vec::new()),
             level: LogLevel::Trace,
             lookups: RefCell::new(0),
@@ -141,6 +146,11 @@ impl FakeHost {
         self.counters.get(&counter).copied().unwrap_or(0)
     }
 
+    /// A gauge's value; 0 (as Envoy reads it) until set.
+    pub fn gauge(&self, gauge: Gauge) -> u64 {
+        self.gauges.get(&gauge).copied().unwrap_or(0)
+    }
+
     pub fn log_lines(&self) -> Vec<(LogLevel, String)> {
         self.logs.borrow().clone()
     }
@@ -202,6 +212,11 @@ impl Host for FakeHost {
 
     fn add_to_metric(&mut self, counter: Counter, delta: u64) {
         *self.counters.entry(counter).or_default() += delta;
+    }
+
+    fn set_gauge(&mut self, gauge: Gauge, value: u64) {
+        self.gauge_sets += 1;
+        self.gauges.insert(gauge, value);
     }
 
     fn clock_nanos(&self) -> Option<u64> {

@@ -4,6 +4,8 @@
 //! is YAML). Multi-document streams, `kind: List` and typed lists, duplicate
 //! keys refused. No I/O: bytes in, `SourceDoc`s out.
 
+#![forbid(unsafe_code)]
+
 use attache_core::source::{Origin, SourceDoc};
 use serde::Deserialize;
 

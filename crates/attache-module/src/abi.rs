@@ -168,6 +168,20 @@ extern "C" {
         label_names_length: usize,
         id: *mut usize,
     ) -> u32;
+    fn envoy_dynamic_module_callback_http_filter_config_define_gauge(
+        config: *mut c_void,
+        name: ModuleBuffer,
+        label_names: *mut ModuleBuffer,
+        label_names_length: usize,
+        id: *mut usize,
+    ) -> u32;
+    fn envoy_dynamic_module_callback_http_filter_config_set_gauge(
+        config: *mut c_void,
+        id: usize,
+        label_values: *mut ModuleBuffer,
+        label_values_length: usize,
+        value: u64,
+    ) -> u32;
     fn envoy_dynamic_module_callback_http_filter_increment_counter(
         filter: *mut c_void,
         id: usize,
@@ -331,6 +345,36 @@ pub fn increment_config_counter(config: ConfigPtr, id: usize, delta: u64) {
             null_mut(),
             0,
             delta,
+        )
+    };
+}
+
+/// A gauge without labels in the configuration's stats scope; `None` where
+/// Envoy refused it.
+pub fn define_gauge(config: ConfigPtr, name: &str) -> Option<usize> {
+    let mut id = 0usize;
+    // SAFETY: a valid name, no labels; Envoy writes the id through a valid pointer.
+    let result = unsafe {
+        envoy_dynamic_module_callback_http_filter_config_define_gauge(
+            config.0,
+            ModuleBuffer::of(name.as_bytes()),
+            null_mut(),
+            0,
+            &mut id,
+        )
+    };
+    (result == METRICS_SUCCESS).then_some(id)
+}
+
+pub fn set_config_gauge(config: ConfigPtr, id: usize, value: u64) {
+    // SAFETY: no labels, as the gauge was defined.
+    unsafe {
+        envoy_dynamic_module_callback_http_filter_config_set_gauge(
+            config.0,
+            id,
+            null_mut(),
+            0,
+            value,
         )
     };
 }

@@ -41,6 +41,8 @@ impl FakeStream {
 thread_local! {
     static COUNTER_NAMES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
     static COUNTS: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
+    static GAUGE_NAMES: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    static GAUGES: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
     static LOGS: RefCell<Vec<(u32, String)>> = const { RefCell::new(Vec::new()) };
     /// Envoy's default, info: the request path's debug lines are not
     /// formatted unless a test asks (the fuzz target runs millions).
@@ -53,6 +55,11 @@ const MAX_LOG_LINES: usize = 10_000;
 /// The count of the counter named `name` on this thread.
 pub fn count(name: &str) -> u64 {
     COUNTS.with(|c| c.borrow().get(name).copied().unwrap_or(0))
+}
+
+/// The gauge named `name` on this thread; 0 (as Envoy reads it) until set.
+pub fn gauge(name: &str) -> u64 {
+    GAUGES.with(|g| g.borrow().get(name).copied().unwrap_or(0))
 }
 
 /// Every log line written on this thread, with abi.h's level.
@@ -402,4 +409,39 @@ extern "C" fn envoy_dynamic_module_callback_http_filter_config_increment_counter
     value: u64,
 ) -> u32 {
     add(id, value)
+}
+
+#[no_mangle]
+unsafe extern "C" fn envoy_dynamic_module_callback_http_filter_config_define_gauge(
+    _config: *mut c_void,
+    name: ModuleBuffer,
+    _label_names: *mut ModuleBuffer,
+    _label_names_length: usize,
+    id: *mut usize,
+) -> u32 {
+    // SAFETY: valid pointers from the module.
+    let name = text(unsafe { bytes(name) });
+    let index = GAUGE_NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        names.push(name);
+        names.len() - 1
+    });
+    // SAFETY: as above.
+    unsafe { *id = index };
+    0
+}
+
+#[no_mangle]
+extern "C" fn envoy_dynamic_module_callback_http_filter_config_set_gauge(
+    _config: *mut c_void,
+    id: usize,
+    _label_values: *mut ModuleBuffer,
+    _label_values_length: usize,
+    value: u64,
+) -> u32 {
+    let Some(name) = GAUGE_NAMES.with(|names| names.borrow().get(id).cloned()) else {
+        return 1; // MetricNotFound
+    };
+    GAUGES.with(|g| g.borrow_mut().insert(name, value));
+    0
 }

@@ -3,7 +3,7 @@
 //! configuration ([`LoadHost`], the main thread or a worker's first stream).
 //! Safe code: every call goes through [`crate::abi`]'s wrappers.
 
-use attache_filter::host::{Counter, HeaderMap, Host, LogLevel};
+use attache_filter::host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 use attache_filter::stream::ENFORCED_PROPERTY;
 
 use crate::abi::{self, ConfigPtr, FilterPtr};
@@ -103,6 +103,9 @@ impl Host for StreamHost<'_> {
         }
     }
 
+    /// Gauges are set at load (`LoadHost`), never on the request path.
+    fn set_gauge(&mut self, _gauge: Gauge, _value: u64) {}
+
     fn clock_nanos(&self) -> Option<u64> {
         now_nanos()
     }
@@ -159,6 +162,17 @@ impl Host for LoadHost<'_> {
         }
     }
 
+    /// The main thread's load publishes what this Envoy serves (the
+    /// document's identity); a worker's quiet copy does not repeat it.
+    fn set_gauge(&mut self, gauge: Gauge, value: u64) {
+        if self.quiet {
+            return;
+        }
+        if let (Some(config), Some(id)) = (self.config, self.counters.gauge(gauge)) {
+            abi::set_config_gauge(config, id, value);
+        }
+    }
+
     fn clock_nanos(&self) -> Option<u64> {
         now_nanos()
     }
@@ -168,13 +182,16 @@ impl Host for LoadHost<'_> {
     }
 }
 
-/// Envoy's id of each counter, defined in `config_new` (Envoy freezes
-/// stats creation after it); `None` where Envoy refused one.
+/// Envoy's id of each counter and gauge, defined in `config_new` (Envoy
+/// freezes stats creation after it); `None` where Envoy refused one.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct CounterIds([Option<usize>; Counter::ALL.len()]);
+pub struct CounterIds(
+    [Option<usize>; Counter::ALL.len()],
+    [Option<usize>; Gauge::ALL.len()],
+);
 
 impl CounterIds {
-    /// Defines every [`Counter`] under its metric name, in the scope Envoy
+    /// Defines every [`Counter`] and [`Gauge`] under its metric name, in the scope Envoy
     /// gives the configuration (`<metrics_namespace>.`, by default
     /// `dynamicmodulescustom.`).
     pub fn define(config: ConfigPtr) -> Self {
@@ -184,10 +201,19 @@ impl CounterIds {
                 *slot = abi::define_counter(config, counter.metric_name());
             }
         }
+        for gauge in Gauge::ALL {
+            if let Some(slot) = ids.1.get_mut(gauge.index()) {
+                *slot = abi::define_gauge(config, gauge.metric_name());
+            }
+        }
         ids
     }
 
     pub fn get(&self, counter: Counter) -> Option<usize> {
         self.0.get(counter.index()).copied().flatten()
+    }
+
+    pub fn gauge(&self, gauge: Gauge) -> Option<usize> {
+        self.1.get(gauge.index()).copied().flatten()
     }
 }

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use attache_filter::dispatch::Dispatcher;
-use attache_filter::host::Counter;
+use attache_filter::host::{Counter, Gauge};
 use attache_filter::testing::FakeHost;
 use serde_json::Value;
 
@@ -110,6 +110,18 @@ fn both_adapters_give_the_same_headers_for_every_case_of_the_e2e_corpus() {
     let mut compared = 0;
     for (path, document) in golden_documents() {
         let envoy = FakeEnvoy::load(&document).expect("the module accepts the golden document");
+        // The document's identity, published at load as the .wasm does.
+        let mut wasm_load = FakeHost::default();
+        let mut contexts = Dispatcher::new();
+        contexts.configure(&mut wasm_load, 1, document.clone());
+        let id = Gauge::DocumentId;
+        assert_ne!(wasm_load.gauge(id), 0, "{}", path.display());
+        assert_eq!(
+            fake_envoy::gauge(id.metric_name()),
+            wasm_load.gauge(id),
+            "{}",
+            path.display()
+        );
         for (route, request) in requests(&document) {
             let wasm = through_wasm_path(&document, route.as_deref(), &request);
             let mut stream = FakeStream {

@@ -4,6 +4,8 @@
 //! headers, see `plan`), and counts attempts per key so a test can assert
 //! how many times Envoy's router tried.
 
+#![forbid(unsafe_code)]
+
 mod attempts;
 mod echo;
 mod http;

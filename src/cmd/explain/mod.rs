@@ -59,6 +59,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Loaded {
+        docs,
         inputs,
         resolved,
         problems,
@@ -98,6 +99,27 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
     };
     print_stdout(&text)?;
+    if args.input.files.is_empty() {
+        served_note(&docs, &gateway);
+    }
     args.strict.check(problems, 0, "")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Read from the cluster: whether the values explained are served, as the
+/// controller wrote it in the policies' `Programmed` conditions
+/// (docs/controller.md, "Programmed means served"), one line on standard
+/// error so that standard output stays the explanation.
+fn served_note(docs: &[attache_core::source::SourceDoc], gateway: &ObjectKey) {
+    use attache_controller::served::condition::{gateway_cell, Timestamp};
+    let cell = gateway_cell(docs.iter().map(|d| &d.value), gateway, Timestamp::now());
+    let what = match cell.as_str() {
+        "-" => "not confirmed by its replicas (no controller wrote what they serve)".to_string(),
+        "rejected" => {
+            "rejected by at least one replica, which serves its last good document".to_string()
+        }
+        _ if cell.contains("since") => format!("not yet served by every replica ({cell})"),
+        _ => format!("served by every ready replica ({cell})"),
+    };
+    eprintln!("note: Gateway {gateway}: these values are {what}");
 }

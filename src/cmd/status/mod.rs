@@ -149,8 +149,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .live
         .as_ref()
         .map(|live| chosen.iter().map(|p| drift::of(p, &live.objects)).collect());
+    // The shell's clock, for how long a lag has lasted ("2/3 since 40s").
+    let now = attache_controller::served::condition::Timestamp::now();
+    let served: Option<Vec<String>> = read.live.as_ref().map(|live| {
+        let of = |p: &&PolicyStatus| drift::served(p, &live.objects, now);
+        chosen.iter().map(of).collect()
+    });
+    let live = served
+        .as_deref()
+        .zip(drifts.as_deref())
+        .map(|(served, drifts)| table::Live { served, drifts });
     let text = match format {
-        Format::Table => table::render(&chosen, drifts.as_deref(), &routes),
+        Format::Table => table::render(&chosen, live.as_ref(), &routes),
         Format::Yaml => {
             serde_yaml_ng::to_string(&list).map_err(|source| CliError::Yaml { source })?
         }

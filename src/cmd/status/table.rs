@@ -45,15 +45,21 @@ fn reasons_per_target(p: &PolicyStatus, condition: &str) -> String {
     }
 }
 
-/// The policies' table (with a DRIFT column when the status was compared
-/// with the cluster's, one word per policy), then (after a blank line) the
-/// routes' table: one line per parentRef.
+/// What a live read adds per policy: the SERVED cell and the DRIFT word.
+pub struct Live<'a> {
+    pub served: &'a [String],
+    pub drifts: &'a [Drift],
+}
+
+/// The policies' table (with SERVED and DRIFT columns when the status was
+/// read from the cluster), then (after a blank line) the routes' table:
+/// one line per parentRef.
 pub fn render(
     policies: &[&PolicyStatus],
-    drifts: Option<&[Drift]>,
+    live: Option<&Live<'_>>,
     routes: &[&RouteStatus],
 ) -> String {
-    let mut out = render_policies(policies, drifts);
+    let mut out = render_policies(policies, live);
     if !routes.is_empty() {
         out.push('\n');
         out.push_str(&render_routes(routes));
@@ -110,7 +116,7 @@ fn render_routes(routes: &[&RouteStatus]) -> String {
 }
 
 /// The policies' table; columns as wide as their widest cell, the last one unpadded.
-fn render_policies(policies: &[&PolicyStatus], drifts: Option<&[Drift]>) -> String {
+fn render_policies(policies: &[&PolicyStatus], live: Option<&Live<'_>>) -> String {
     if policies.is_empty() {
         return "No policies found.\n".into();
     }
@@ -124,7 +130,8 @@ fn render_policies(policies: &[&PolicyStatus], drifts: Option<&[Drift]>) -> Stri
         "IN EFFECT".into(),
         "PROGRAMMED".into(),
     ]];
-    if drifts.is_some() {
+    if live.is_some() {
+        rows[0].push("SERVED".into());
         rows[0].push("DRIFT".into());
     }
     for (i, p) in policies.iter().enumerate() {
@@ -149,8 +156,9 @@ fn render_policies(policies: &[&PolicyStatus], drifts: Option<&[Drift]>) -> Stri
             reasons_per_target(p, "Attached"),
             reasons_per_target(p, "Programmed"),
         ];
-        if let Some(drifts) = drifts {
-            row.push(drifts.get(i).map_or("-", |d| d.word()).into());
+        if let Some(live) = live {
+            row.push(live.served.get(i).map_or("-", String::as_str).into());
+            row.push(live.drifts.get(i).map_or("-", |d| d.word()).into());
         }
         rows.push(row);
     }

@@ -32,6 +32,18 @@ impl Envoy {
         listener_port: u16,
         dir: &Path,
     ) -> Result<Envoy, String> {
+        Envoy::try_start_at(bootstrap, "127.0.0.1", admin_port, listener_port, dir)
+    }
+
+    /// [`Envoy::try_start`] with the admin on another loopback address
+    /// (several Envoys, one admin port: as pods, each on its own IP).
+    pub fn try_start_at(
+        bootstrap: &Path,
+        admin_host: &str,
+        admin_port: u16,
+        listener_port: u16,
+        dir: &Path,
+    ) -> Result<Envoy, String> {
         let log = dir.join("envoy.log");
         let child = Command::new(paths::envoy())
             .arg("-c")
@@ -46,7 +58,7 @@ impl Envoy {
             .spawn()
             .expect("start envoy");
         let mut envoy = Envoy {
-            admin: format!("http://127.0.0.1:{admin_port}"),
+            admin: format!("http://{admin_host}:{admin_port}"),
             listener: format!("http://127.0.0.1:{listener_port}"),
             process: Guarded::new("envoy", child, &log),
         };

@@ -14,7 +14,7 @@
 //! also sets on the route.
 
 mod controller;
-mod shape;
+pub mod shape;
 
 use std::collections::BTreeMap;
 use std::path::Path;

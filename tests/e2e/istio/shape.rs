@@ -184,7 +184,7 @@ pub fn istio_bootstrap(
     out
 }
 
-fn ecds_filter(plugin: &str, ecds: &std::path::Path) -> Value {
+pub fn ecds_filter(plugin: &str, ecds: &std::path::Path) -> Value {
     let dir = ecds.parent().expect("the ECDS file sits in a directory");
     json!({
         "name": plugin,

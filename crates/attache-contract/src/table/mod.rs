@@ -81,6 +81,24 @@ pub fn is_table(bytes: &[u8]) -> bool {
     bytes.starts_with(&MAGIC[..2])
 }
 
+/// Where a table's groups begin: after the magic, the gateway, the
+/// options (flags, listener ports) and the profiles. Everything before is
+/// its head (what a policy edit changes), everything after its groups
+/// (what a route edit changes); crate::document_id hashes them apart.
+pub fn groups_offset(bytes: &[u8]) -> Result<usize, TableError> {
+    let mut r = Reader::at(bytes, MAGIC.len());
+    r.str()?;
+    r.u8()?;
+    for _ in 0..r.count()? {
+        r.str()?;
+        r.varint()?;
+    }
+    for _ in 0..r.count()? {
+        r.bytes()?;
+    }
+    Ok(r.position())
+}
+
 /// Why a table could not be read, at the field being read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TableError {

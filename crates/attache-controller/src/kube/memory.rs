@@ -2,11 +2,15 @@
 //! assembled input, the resolution, the status values) are freed when it
 //! ends, but glibc's malloc keeps the freed pages in its arenas, so the
 //! process's RSS stays at the round's peak: at 10,000 routes about 100 MiB
-//! more than what is in use (docs/benchmarks.md, "The incremental
+//! more than what is in use (bench/findings.md, "The incremental
 //! reconcile"). `malloc_trim` returns them to the system. The `attache` binary
 //! allocates through mimalloc, which returns its own freed pages after a short
 //! delay; this still trims what glibc holds (C code, and embedders of this
 //! crate that keep glibc, such as the examples).
+
+// malloc_trim is a C function: the controller's one `unsafe` (lib.rs
+// denies it elsewhere).
+#![allow(unsafe_code)]
 
 /// Returns the heap's free pages to the system (glibc only; elsewhere the
 /// allocator decides, and this does nothing).

@@ -65,6 +65,19 @@ struct GatewayLabel {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReplicaLabels {
+    gateway: String,
+    state: &'static str,
+}
+
+/// Upper bounds (seconds) of the apply-to-served histogram: istiod's push
+/// and the filter's load, from a tenth of a second to a stuck replica.
+const SERVED_BUCKETS: [f64; 10] = [0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0];
+
+/// The states of `attache_gateway_replicas`.
+const REPLICA_STATES: [&str; 3] = ["serving", "lagging", "refusing"];
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct RestartLabels {
     kind: String,
     reason: String,
@@ -85,6 +98,8 @@ pub struct Metrics {
     last_apply: Family<GatewayLabel, Gauge<f64, AtomicU64>>,
     watch_restarts: Family<RestartLabels, Counter>,
     leader: Gauge,
+    replicas: Family<ReplicaLabels, Gauge>,
+    served_after: Histogram,
 }
 
 impl Default for Metrics {
@@ -103,6 +118,8 @@ impl Default for Metrics {
             last_apply: Family::default(),
             watch_restarts: Family::default(),
             leader: Gauge::default(),
+            replicas: Family::default(),
+            served_after: Histogram::new(SERVED_BUCKETS),
             registry: Registry::default(),
         };
         registry.register("reconciles", "Reconcile rounds run", m.reconciles.clone());
@@ -161,6 +178,16 @@ impl Default for Metrics {
             "Whether this replica holds the Lease (1) and writes",
             m.leader.clone(),
         );
+        registry.register(
+            "gateway_replicas",
+            "Ready proxy replicas of each Gateway by what they serve: the applied document (serving), another (lagging, or unreadable), or another after refusing it (refusing)",
+            m.replicas.clone(),
+        );
+        registry.register(
+            "apply_to_served_seconds",
+            "From a Gateway's apply to every ready replica serving it (as published, after hysteresis)",
+            m.served_after.clone(),
+        );
         Metrics { registry, ..m }
     }
 }
@@ -204,6 +231,34 @@ impl Metrics {
     pub fn forget_gateway(&self, gateway: &ObjectKey) {
         self.gateway_reconciles.remove(&label(gateway));
         self.last_apply.remove(&label(gateway));
+        for state in REPLICA_STATES {
+            self.replicas.remove(&ReplicaLabels {
+                gateway: gateway.to_string(),
+                state,
+            });
+        }
+    }
+
+    /// A Gateway's replicas: (serving, lagging, refusing).
+    pub fn replicas(
+        &self,
+        gateway: &ObjectKey,
+        (serving, lagging, refusing): (usize, usize, usize),
+    ) {
+        for (state, count) in REPLICA_STATES.into_iter().zip([serving, lagging, refusing]) {
+            let labels = ReplicaLabels {
+                gateway: gateway.to_string(),
+                state,
+            };
+            let count = i64::try_from(count).unwrap_or(i64::MAX);
+            self.replicas.get_or_create(&labels).set(count);
+        }
+    }
+
+    /// A Gateway's applied document is served by every replica, `seconds`
+    /// after the apply.
+    pub fn served_after(&self, seconds: f64) {
+        self.served_after.observe(seconds);
     }
 
     /// One write request sent, whatever its answer.
@@ -301,6 +356,8 @@ mod tests {
         m.wrote(Write::PluginApply);
         m.error("Forbidden");
         m.watch_restarted("HTTPRoute", "Other");
+        m.replicas(&key("edge"), (2, 1, 0));
+        m.served_after(0.3);
         let why = NotServed::ClassMissing {
             class: "gone".into(),
         };
@@ -327,6 +384,11 @@ mod tests {
             "attache_writes_total{object=\"wasmplugin\",verb=\"apply\"} 1",
             "attache_errors_total{reason=\"Forbidden\"} 1",
             "attache_watch_restarts_total{kind=\"HTTPRoute\",reason=\"Other\"} 1",
+            "attache_gateway_replicas{gateway=\"infra/edge\",state=\"serving\"} 2",
+            "attache_gateway_replicas{gateway=\"infra/edge\",state=\"lagging\"} 1",
+            "attache_gateway_replicas{gateway=\"infra/edge\",state=\"refusing\"} 0",
+            "attache_apply_to_served_seconds_bucket{le=\"0.25\"} 0",
+            "attache_apply_to_served_seconds_bucket{le=\"0.5\"} 1",
         ] {
             has(&text, line);
         }
@@ -339,6 +401,7 @@ mod tests {
         m.gateway_reconciled(&key("gone"));
         m.gateway_reconciled(&key("stays"));
         m.applied(&key("gone"), 1.0, 0.0);
+        m.replicas(&key("gone"), (1, 0, 0));
         assert!(m.render().contains("gateway=\"infra/gone\""));
         m.forget_gateway(&key("gone"));
         let text = m.render();

@@ -20,10 +20,12 @@ use crate::reconcile::Config;
 
 pub mod api;
 pub mod cluster;
+pub mod confirm;
 pub mod lease;
 pub mod memory;
 pub mod metrics;
 pub mod round;
+pub mod scrape;
 pub mod serve;
 pub mod watch;
 pub mod watched;
@@ -50,6 +52,9 @@ pub struct Options {
     pub max_delay: Duration,
     /// WasmPlugin or TrafficExtension (`--plugin-kind`; discovery when auto).
     pub plugin_kind: crate::plugin_kind::Choice,
+    /// How the Gateways' proxies are read to confirm what they serve;
+    /// `None` (`--confirm-served=false`): `Programmed` once applied.
+    pub served: Option<scrape::ScrapeOptions>,
 }
 
 const CLUSTER_HINT: &str =
@@ -119,9 +124,22 @@ pub fn start_watchers(
     delivery: crate::plugin_kind::Delivery,
     tasks: &mut Tasks,
 ) -> Caches {
-    let scopes: Vec<(&'static crate::kinds::WatchedKind, Option<String>)> = WATCHED_KINDS
-        .iter()
-        .filter(|kind| delivery.watches(kind))
+    let kinds = WATCHED_KINDS.iter().filter(|kind| delivery.watches(kind));
+    let scopes = scopes(kinds, namespaces);
+    let shared = Arc::new(watch::CacheSync::new(metrics, scopes.len()));
+    let stores = spawn_watchers(client, scopes, &shared, tasks);
+    Caches { stores, shared }
+}
+
+type Scope = (&'static crate::kinds::WatchedKind, Option<String>);
+
+/// Each kind over all namespaces, or a namespaced kind in each of
+/// `namespaces` when some are given.
+fn scopes<'a>(
+    kinds: impl Iterator<Item = &'static crate::kinds::WatchedKind> + 'a,
+    namespaces: &'a BTreeSet<String>,
+) -> Vec<Scope> {
+    kinds
         .flat_map(|kind| {
             if kind.namespaced && !namespaces.is_empty() {
                 namespaces
@@ -132,9 +150,19 @@ pub fn start_watchers(
                 vec![(kind, None)]
             }
         })
-        .collect();
-    let shared = Arc::new(watch::CacheSync::new(metrics, scopes.len()));
-    let stores = scopes
+        .collect()
+}
+
+fn spawn_watchers(
+    client: &Client,
+    scopes: Vec<Scope>,
+    shared: &Arc<watch::CacheSync>,
+    tasks: &mut Tasks,
+) -> Vec<(
+    &'static crate::kinds::WatchedKind,
+    kube::runtime::reflector::Store<watch::Watched>,
+)> {
+    scopes
         .into_iter()
         .map(|(kind, namespace)| {
             let (reader, writer) = watch::store(kind);
@@ -147,8 +175,43 @@ pub fn start_watchers(
             )));
             (kind, reader)
         })
-        .collect();
-    Caches { stores, shared }
+        .collect()
+}
+
+/// How often a controller that writes WasmPlugins because TrafficExtension
+/// was not served (`--plugin-kind auto`) asks again: an Istio upgrade that
+/// installs the CRD is followed within this and a round.
+const REDISCOVER: Duration = Duration::from_secs(20);
+
+/// Under `--plugin-kind auto` while writing WasmPlugins: whether
+/// TrafficExtension is served now. If so, its watchers start, the loop
+/// writes it from the next round on (the reconcile's switch: the new kind
+/// applied, then the old one deleted) and `true` ends the asking.
+async fn switched_to_traffic_extension(
+    client: &Client,
+    namespaces: &BTreeSet<String>,
+    caches: &mut Caches,
+    reconciler: &mut Reconciler,
+    tasks: &mut Tasks,
+) -> bool {
+    use crate::plugin_kind::{choose, served, Choice};
+    if !served(client, &crate::kinds::TRAFFIC_EXTENSION).await {
+        return false;
+    }
+    let delivery = choose(Choice::Auto, true, true);
+    tracing::info!(
+        kind = delivery.kind.row().kind,
+        "the TrafficExtension kind is served now; switching to it"
+    );
+    let scopes = scopes([delivery.kind.row()].into_iter(), namespaces);
+    caches.shared.add_watchers(scopes.len());
+    let stores = spawn_watchers(client, scopes, &caches.shared, tasks);
+    caches.stores.extend(stores);
+    reconciler.delivery = delivery;
+    reconciler.config.written = delivery.kind.row();
+    // What the memo kept was resolved for the other kind.
+    reconciler.memo = Default::default();
+    true
 }
 
 /// The tasks the loop starts (watchers, probes, the Lease's renewal): they
@@ -177,7 +240,7 @@ pub async fn run(options: Options) -> Result<(), RunError> {
     let mut tasks = Tasks::default();
     // Which plugin kinds are served decides which are watched.
     let delivery = crate::plugin_kind::discover(&client, options.plugin_kind).await;
-    let caches = start_watchers(
+    let mut caches = start_watchers(
         &client,
         metrics.clone(),
         &options.config.namespaces,
@@ -217,8 +280,23 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         written: delivery.kind.row(),
         ..options.config.clone()
     };
+    let confirmer = options.served.clone().map(|scraping| {
+        let pods = scrape::watch_pods(&client, &scraping.label, &config.namespaces, &mut tasks.0);
+        Arc::new(confirm::Confirmer::new(scraping, pods))
+    });
+    if let Some(confirmer) = confirmer.clone() {
+        let (shared, metrics) = (caches.shared.clone(), metrics.clone());
+        tasks
+            .0
+            .push(tokio::spawn(confirm::run(confirmer, shared, metrics)));
+    }
+    let discovery = client.clone();
+    let mut rediscover = (options.plugin_kind == crate::plugin_kind::Choice::Auto
+        && delivery.kind == crate::plugin_kind::PluginKind::WasmPlugin)
+        .then(|| Instant::now() + REDISCOVER);
     let mut reconciler = Reconciler::new(client, config, metrics, &options.identity);
     reconciler.delivery = delivery;
+    reconciler.confirmer = confirmer;
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let mut backoff: Option<Duration> = None;
@@ -227,14 +305,32 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         // Woken by a change, by the earliest Gateway whose apply back-off
         // ends, by the loop's own back-off after a failed status write, or
         // by the periodic resync.
-        let mut wake = Instant::now() + backoff.unwrap_or(RESYNC);
+        let mut round_due = Instant::now() + backoff.unwrap_or(RESYNC);
         if let Some(retry) = reconciler.next_retry() {
-            wake = wake.min(retry);
+            round_due = round_due.min(retry);
         }
-        tokio::select! {
+        let wake = rediscover.map_or(round_due, |at| round_due.min(at));
+        let changed = tokio::select! {
             _ = &mut shutdown => break,
-            _ = caches.shared.changed.notified() => {}
-            _ = tokio::time::sleep_until(wake.into()) => {}
+            _ = caches.shared.changed.notified() => true,
+            _ = tokio::time::sleep_until(wake.into()) => false,
+        };
+        if rediscover.is_some_and(|at| at <= Instant::now()) {
+            let namespaces = &options.config.namespaces;
+            let done = switched_to_traffic_extension(
+                &discovery,
+                namespaces,
+                &mut caches,
+                &mut reconciler,
+                &mut tasks,
+            )
+            .await;
+            rediscover = (!done).then(|| Instant::now() + REDISCOVER);
+            // Asking found nothing new and nothing else is due: no round
+            // (an idle controller runs none).
+            if !done && !changed && Instant::now() < round_due {
+                continue;
+            }
         }
         // Coalesce: wait for a quiet `debounce`, at most `max_delay`.
         let burst = Instant::now();

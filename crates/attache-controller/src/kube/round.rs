@@ -66,8 +66,9 @@ pub struct Reconciler {
     /// watchers read each object as it arrives (`super::watch::Watched`),
     /// so this holds only what a snapshot had to read itself.
     cache: ReadCache,
-    /// What each Gateway resolved to, kept while its scope is unchanged.
-    memo: Memo,
+    /// What each Gateway resolved to, kept while its scope is unchanged
+    /// (for one written kind: the loop starts it afresh on a switch).
+    pub(super) memo: Memo,
     /// Each Gateway's share of the status fold, kept alike.
     statuses: StatusMemo,
     /// The last failure reported per Gateway, so that an Event is sent once
@@ -82,6 +83,8 @@ pub struct Reconciler {
     served: BTreeSet<ObjectKey>,
     /// The kind the configuration is written as (`crate::plugin_kind`).
     pub delivery: crate::plugin_kind::Delivery,
+    /// What the replicas serve; `None` with `--confirm-served=false`.
+    pub confirmer: Option<Arc<super::confirm::Confirmer>>,
 }
 
 /// A watcher's object as the read cache sees it: converted to JSON only
@@ -141,6 +144,7 @@ impl Reconciler {
             said_serving_nothing: false,
             served: BTreeSet::new(),
             delivery: Default::default(),
+            confirmer: None,
         }
     }
 
@@ -382,8 +386,12 @@ impl Reconciler {
             .unwrap_or(now)
             .to_string();
         let computing = Instant::now();
+        let served = self.confirmer.as_ref().map_or_else(Default::default, |c| {
+            c.after_round(&self.config, plan, snapshot, applied, &stamp)
+        });
         let patches = tracing::info_span!("status").in_scope(|| {
-            status::round_patches_with(plan, snapshot, applied, &stamp, &mut self.statuses)
+            let outcomes = (applied, &served);
+            status::round_patches_served(plan, snapshot, outcomes, &stamp, &mut self.statuses)
         });
         tracing::debug!(
             status_ms = computing.elapsed().as_millis() as u64,

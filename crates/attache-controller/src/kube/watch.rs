@@ -8,6 +8,7 @@
 //! form ([`Watched`]): read as it arrives, its metadata beside it.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,8 +49,9 @@ pub struct CacheSync {
     /// Where watch restarts are counted.
     pub metrics: Arc<Metrics>,
     /// How many watchers there are (one per kind, or per kind and
-    /// namespace): the cache is whole when each has settled.
-    watchers: usize,
+    /// namespace): the cache is whole when each has settled. More are
+    /// added when a plugin kind turns up at run time.
+    watchers: AtomicUsize,
     state: Mutex<WatchState>,
 }
 
@@ -75,14 +77,20 @@ impl CacheSync {
     pub fn new(metrics: Arc<Metrics>, watchers: usize) -> Self {
         CacheSync {
             metrics,
-            watchers,
+            watchers: AtomicUsize::new(watchers),
             ..CacheSync::default()
         }
     }
 
     /// Every watcher listed once or its kind known to be missing.
     pub fn all_ready(&self) -> bool {
-        self.ready(self.watchers)
+        self.ready(self.watchers.load(Ordering::SeqCst))
+    }
+
+    /// `n` more watchers, started after the others: the cache is whole
+    /// again once they have listed too.
+    pub fn add_watchers(&self, n: usize) {
+        self.watchers.fetch_add(n, Ordering::SeqCst);
     }
 
     pub fn missing(&self) -> BTreeSet<&'static str> {

@@ -83,6 +83,7 @@ pub fn start_controller_tuned(
         debounce: Duration::from_millis(50),
         max_delay: Duration::from_millis(300),
         plugin_kind: Default::default(),
+        served: None,
     };
     tune(&mut options);
     tokio::spawn(async move {

@@ -12,6 +12,7 @@ mod listener_ports;
 mod lookup;
 mod plugin_lifecycle;
 mod robustness;
+mod served;
 mod stripping;
 mod table;
 

@@ -39,8 +39,9 @@ fn accepted_configs_get_increasing_generations_and_one_info_line() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[1].0, LogLevel::Info);
     let expected = format!(
-        "attache: configuration generation 2 (fingerprint {:08x}) accepted: gateway \"infra/edge\", 1 routes",
-        fingerprint(&good(200))
+        "attache: configuration generation 2 (fingerprint {:08x}, document {}) accepted: gateway \"infra/edge\", 1 routes",
+        fingerprint(&good(200)),
+        plugin.current().unwrap().document_id()
     );
     assert!(lines[1].1.starts_with(&expected), "{}", lines[1].1);
     assert_eq!(timeout_seen(&plugin), vec!["200"]);
