@@ -46,6 +46,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--empty-raw-wasm", type=Path, help="the empty filter with minimal raw exports")
     p.add_argument("--empty-raw-ctx-wasm", type=Path,
                    help="the empty filter with the attache filter's own exports (raw_ctx)")
+    p.add_argument("--attache-module", type=Path,
+                   help="the filter as a dynamic module (libattache_module.so); without it module variants are skipped")
     p.add_argument("--attache-wasm-build", action="append", default=[], metavar="BUILD=PATH",
                    help="another build of the filter (e.g. o3=.../wasm-o3/attache_filter.wasm)")
     p.add_argument("--out-md", type=Path)
@@ -84,11 +86,14 @@ def main() -> int:
         wasm["empty-raw"] = args.empty_raw_wasm.resolve()
     if args.empty_raw_ctx_wasm is not None:
         wasm["empty-raw-ctx"] = args.empty_raw_ctx_wasm.resolve()
+    if args.attache_module is not None:
+        wasm["module"] = args.attache_module.resolve()
     for spec in args.attache_wasm_build:
         build, _, path = spec.partition("=")
         wasm[f"attache-{build}"] = Path(path).resolve()
-    missing = {v.key: f"{envoy_configs.wasm_key(v)}.wasm is not built" for v in chosen
-               if v.extra.get("wasm") and not wasm.get(envoy_configs.wasm_key(v), Path("/nonexistent")).exists()}
+    missing = {v.key: f"{envoy_configs.wasm_key(v)} is not built" for v in chosen
+               if (v.extra.get("wasm") or v.extra.get("module"))
+               and not wasm.get(envoy_configs.wasm_key(v), Path("/nonexistent")).exists()}
     skipped.update(missing)
     chosen = [v for v in chosen if v.key not in missing]
 

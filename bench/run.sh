@@ -34,7 +34,7 @@ if [[ -x scripts/setup.sh ]]; then
     scripts/setup.sh >&2
 else
     cargo build --release --target wasm32-wasip1 -p attache-filter >&2
-    cargo build --release -p attache --bin attache >&2
+    cargo build --release -p attache --bin attache -p attache-module >&2
 fi
 envoy=${ENVOY_BIN:-$root/.venv/bin/envoy}
 if [[ ! -x $envoy ]]; then
@@ -106,6 +106,7 @@ python3 bench/bench.py \
     --empty-raw-ctx-wasm "$wasm_dir/examples/raw_ctx.wasm" \
     "${builds[@]}" \
     --attache-wasm "$wasm_dir/attache_filter.wasm" \
+    --attache-module "$target_dir/release/libattache_module.so" \
     --attache "$target_dir/release/attache" \
     --work "$work" \
     --command "bench/run.sh${*:+ $*}" \

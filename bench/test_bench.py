@@ -216,6 +216,44 @@ class WasmBuilds(unittest.TestCase):
         self.assertEqual(filters[0]["typed_config"]["config"]["vm_config"]["code"]["local"]["filename"], "/o2.wasm")
 
 
+class ModuleVariants(unittest.TestCase):
+    """Issue 44: the dynamic module gets the same document as the .wasm, through
+    the dynamic-modules filter, and the report judges it against native and Lua."""
+
+    def test_a_module_variant_loads_the_so_with_the_document_as_filter_config(self):
+        module = variants.select(["module-name"])[0]
+        paths = {"attache": Path("/w/attache_filter.wasm"), "module": Path("/m/libattache_module.so")}
+        [f] = envoy_configs.http_filters(module, paths, '{"schemaVersion":2}')
+        self.assertEqual(f["name"], "envoy.filters.http.dynamic_modules")
+        config = f["typed_config"]
+        self.assertEqual(config["@type"], envoy_configs.MODULE_TYPE)
+        self.assertEqual(config["dynamic_module_config"]["module"]["local"]["filename"],
+                         "/m/libattache_module.so")
+        self.assertEqual(config["filter_config"]["value"], '{"schemaVersion":2}')
+        wasm = variants.select(["attache-name"])[0]
+        [w] = envoy_configs.http_filters(wasm, paths, '{"schemaVersion":2}')
+        self.assertEqual(w["typed_config"]["config"]["configuration"], config["filter_config"])
+
+    def test_module_variants_match_by_name_or_fallback_as_the_wasm_ones(self):
+        by_key = {v.key: v for v in variants.ALL}
+        self.assertEqual(by_key["module-name"].envoy_route_name, by_key["attache-name"].envoy_route_name)
+        self.assertNotEqual(by_key["module-fallback"].envoy_route_name, by_key["module-name"].envoy_route_name)
+        self.assertFalse(by_key["module-fallback"].by_name)
+        self.assertEqual(by_key["module-istio-10k"].extra["istio_table"], 1000)
+
+    def test_the_report_judges_the_module_against_native_and_lua(self):
+        def rounds(*us):
+            return {"rounds": [{"sched_us_per_req": u} for u in us]}
+        results = {"variants": {"native": rounds(100, 100), "lua": rounds(150, 150),
+                                "module-name": rounds(104, 104), "attache-name": rounds(126, 126)}}
+        lines = report._module_lines(results)
+        self.assertTrue(any("vs native): 1.04x" in l and "**met**" in l for l in lines), lines)
+        self.assertTrue(any("vs Lua): 0.69x" in l and "**met**" in l for l in lines), lines)
+        results["variants"]["module-name"] = rounds(110, 110)
+        lines = report._module_lines(results)
+        self.assertTrue(any("vs native): 1.10x" in l and "**not met**" in l for l in lines), lines)
+
+
 class DataPlaneVariant(unittest.TestCase):
     def test_the_configuration_string_comes_out_of_the_ecds_response(self):
         response = {"resources": [{"typed_config": {"config": {"configuration": {

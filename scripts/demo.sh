@@ -5,6 +5,8 @@
 #   scripts/demo.sh            set up, start, print curl lines to try, keep running
 #   scripts/demo.sh --check    the same, then run those curl lines, assert what
 #                              they show, and exit (scripts/test.sh runs this)
+#   scripts/demo.sh --dynamic-module [--check]   the same with the filter as
+#                              an Envoy dynamic module (.so) instead of the .wasm
 #   scripts/demo.sh --https [--check]   the HTTPS listener example instead
 #                              (scripts/demo_https.sh)
 #   scripts/demo.sh --grpc [--check]   examples/grpc instead: a GRPCRoute over
@@ -25,6 +27,14 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CHECK=false
+# The filter as the .wasm (default) or, with --dynamic-module, as the Envoy
+# 1.40 dynamic module libattache_module.so (docs/envoy.md): the same flags
+# for watch, which writes the ECDS file and the listeners.
+FILTER=wasm
+if [[ "${1:-}" == --dynamic-module ]]; then
+  FILTER=dynamic-module
+  shift
+fi
 case "${1:-}" in
   --check) CHECK=true ;;
   # The HTTPS listener example (examples/https): scripts/demo_https.sh.
@@ -32,7 +42,7 @@ case "${1:-}" in
   # examples/grpc, a GRPCRoute over h2c and TLS: scripts/demo_grpc.sh.
   --grpc) shift; exec bash "$ROOT/scripts/demo_grpc.sh" "$@" ;;
   "") ;;
-  *) die "usage: scripts/demo.sh [--check] | --https [--check] | --grpc [--check]" ;;
+  *) die "usage: scripts/demo.sh [--dynamic-module] [--check] | --https [--check] | --grpc [--check]" ;;
 esac
 
 PORT="${DEMO_PORT:-8080}"
@@ -78,8 +88,14 @@ PIDS+=($!)
 layout_args=()
 for backend in "${BACKENDS[@]}"; do layout_args+=(--backend "$backend=127.0.0.1:$BACKEND_PORT"); done
 for listener in "${LISTENERS[@]}"; do layout_args+=(--listener-port "$listener"); done
+# render envoy --xds-dir takes the module's pair (its bootstrap names no
+# filter) but not --wasm.
+case "$FILTER" in
+  wasm) filter_args=(--wasm "$WASM"); render_args=() ;;
+  dynamic-module) filter_args=(--filter dynamic-module --module "$MODULE"); render_args=("${filter_args[@]}") ;;
+esac
 "$ATTACHE_BIN" watch -f "$EXAMPLE" --gateway "$GATEWAY" \
-  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.json" --wasm "$WASM" \
+  --out "$RUN/attache.json" --ecds "$RUN/xds/ecds/attache-ecds.json" "${filter_args[@]}" \
   --xds-dir "$RUN/xds" "${layout_args[@]}" --envoy-admin "127.0.0.1:$ADMIN_PORT" \
   >"$RUN/watch.out" 2>"$RUN/watch.log" &
 PIDS+=($!)
@@ -101,7 +117,7 @@ wait_for "attache watch writing its first generation" "${PIDS[-1]}" "$RUN/watch.
   grep -qs '^wrote generation' "$RUN/watch.out"
 
 "$ATTACHE_BIN" render envoy -f "$EXAMPLE" --gateway "$GATEWAY" --xds-dir "$RUN/xds" \
-  --admin-port "$ADMIN_PORT" -o "$RUN/envoy.yaml" 2>"$RUN/render.log" \
+  --admin-port "$ADMIN_PORT" -o "$RUN/envoy.yaml" "${render_args[@]}" 2>"$RUN/render.log" \
   || { cat "$RUN/render.log" >&2; die "attache render envoy failed"; }
 
 # --- Envoy -------------------------------------------------------------------

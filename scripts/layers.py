@@ -70,6 +70,8 @@ LAYERS = {
                 "virtual_hosts",
                 "plugin_config",
                 "wasm",
+                "module",
+                "filter",
                 "manifests",
                 "secrets",
                 "backends",
@@ -144,6 +146,18 @@ LAYERS = {
         ("root", [""]),
     ],
 }
+
+# (LAYERS continued) The dynamic module: the ABI declarations, the core's
+# Host over them, the configuration and stream state, the exported hooks,
+# and the in-process Envoy of the tests on top.
+LAYERS["crates/attache-module/src"] = [
+    ("abi", ["abi"]),
+    ("host", ["host"]),
+    ("state", ["config", "filter"]),
+    ("hooks", ["exports"]),
+    ("tests", ["fake_envoy", "tests"]),
+    ("root", [""]),
+]
 
 # Workspace crates whose files are checked for import circles only, each
 # with why it has no layer table. A crate of the workspace in neither this

@@ -22,7 +22,9 @@ ENVOY_BIN="${ENVOY_BIN:-$VENV/bin/envoy}"
 ATTACHE_BIN="$TARGET_DIR/release/attache"
 TESTBACKEND_BIN="$TARGET_DIR/release/attache-testbackend"
 WASM="$TARGET_DIR/wasm32-wasip1/release/attache_filter.wasm"
-export ENVOY_BIN ATTACHE_BIN TESTBACKEND_BIN WASM
+# The same filter as an Envoy 1.40 dynamic module (crates/attache-module).
+MODULE="$TARGET_DIR/release/libattache_module.so"
+export ENVOY_BIN ATTACHE_BIN TESTBACKEND_BIN WASM MODULE
 
 say() { printf '==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

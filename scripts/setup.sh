@@ -77,8 +77,8 @@ if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   rustup target add wasm32-wasip1 || die "rustup could not add wasm32-wasip1"
 fi
 
-say "building the attache CLI and the test backend (release)"
-cargo build --release -p attache -p attache-testbackend
+say "building the attache CLI, the test backend and the dynamic module (release)"
+cargo build --release -p attache -p attache-testbackend -p attache-module
 
 say "building the filter (wasm32-wasip1, release)"
 # `cargo rustc --crate-type cdylib`, not `cargo build`: the package is also an
@@ -86,10 +86,10 @@ say "building the filter (wasm32-wasip1, release)"
 # larger .wasm (453,452 vs 373,372 bytes; docs/filter.md).
 cargo rustc --release --target wasm32-wasip1 -p attache-filter --crate-type cdylib
 
-for artifact in "$ATTACHE_BIN" "$TESTBACKEND_BIN" "$WASM"; do
+for artifact in "$ATTACHE_BIN" "$TESTBACKEND_BIN" "$WASM" "$MODULE"; do
   [[ -f "$artifact" ]] || die "the build finished but $artifact is missing"
 done
 
 say "ready"
-printf '  ENVOY_BIN=%s\n  ATTACHE_BIN=%s\n  TESTBACKEND_BIN=%s\n  WASM=%s\n' \
-  "$ENVOY_BIN" "$ATTACHE_BIN" "$TESTBACKEND_BIN" "$WASM"
+printf '  ENVOY_BIN=%s\n  ATTACHE_BIN=%s\n  TESTBACKEND_BIN=%s\n  WASM=%s\n  MODULE=%s\n' \
+  "$ENVOY_BIN" "$ATTACHE_BIN" "$TESTBACKEND_BIN" "$WASM" "$MODULE"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, then runs every check the project has: format, lints, unit /
 # property / CLI tests, the filter's size budget, and the end-to-end tests
-# against real Envoy with the real .wasm. Exits non-zero on the first failure.
+# against real Envoy with the real .wasm, then with the real dynamic module.
+# Exits non-zero on the first failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -85,19 +86,29 @@ if (( wasm_bytes >= WASM_BUDGET_BYTES )); then
   die "$WASM is $wasm_bytes bytes; the budget is $WASM_BUDGET_BYTES (400 KB)"
 fi
 printf '  %s: %d bytes (budget %d bytes)\n' "$(basename "$WASM")" "$wasm_bytes" "$WASM_BUDGET_BYTES"
+# The dynamic module's budget and export list are tests/e2e/module_so.rs's.
+printf '  %s: %d bytes\n' "$(basename "$MODULE")" "$(stat -c %s "$MODULE")"
 
 envoy_version=$("$ENVOY_BIN" --version | sed -n 's|.*version: [^/]*/\([^/]*\)/.*|\1|p')
-say "end-to-end tests (real Envoy ${envoy_version:-of unknown version} at $ENVOY_BIN)"
-ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVOY_BIN" \
-  cargo test --features e2e --test e2e -- --test-threads "${E2E_THREADS:-2}" --skip xds_reload
-# The xDS reload tests on their own, uncaptured: their reload times and the
-# tally of requests on the unchanged route are figures CI output must show.
-ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVOY_BIN" \
-  cargo test --features e2e --test e2e xds_reload -- --test-threads "${E2E_THREADS:-2}" --nocapture
+# The whole suite once per build of the filter: the .wasm, then the dynamic
+# module (tests/e2e/harness/filter.rs turns ATTACHE_FILTER into the CLI's
+# flags). ATTACHE_FILTERS="wasm" runs one.
+for build in ${ATTACHE_FILTERS:-wasm dynamic-module}; do
+  say "end-to-end tests, filter $build (real Envoy ${envoy_version:-of unknown version} at $ENVOY_BIN)"
+  ATTACHE_FILTER="$build" ATTACHE_MODULE="$MODULE" ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVOY_BIN" \
+    cargo test --features e2e --test e2e -- --test-threads "${E2E_THREADS:-2}" --skip xds_reload
+  # The xDS reload tests on their own, uncaptured: their reload times and the
+  # tally of requests on the unchanged route are figures CI output must show.
+  ATTACHE_FILTER="$build" ATTACHE_MODULE="$MODULE" ATTACHE_WASM="$WASM" ATTACHE_TESTBACKEND_BIN="$TESTBACKEND_BIN" ENVOY_BIN="$ENVOY_BIN" \
+    cargo test --features e2e --test e2e xds_reload -- --test-threads "${E2E_THREADS:-2}" --nocapture
+done
 
 say "demo self-check"
 DEMO_PORT="${DEMO_PORT:-28080}" DEMO_OPS_PORT="${DEMO_OPS_PORT:-28081}" DEMO_ADMIN_PORT="${DEMO_ADMIN_PORT:-29901}" DEMO_BACKEND_PORT="${DEMO_BACKEND_PORT:-29000}" \
   bash "$ROOT/scripts/demo.sh" --check
+say "demo self-check, the dynamic module"
+DEMO_PORT="${DEMO_PORT:-28080}" DEMO_OPS_PORT="${DEMO_OPS_PORT:-28081}" DEMO_ADMIN_PORT="${DEMO_ADMIN_PORT:-29901}" DEMO_BACKEND_PORT="${DEMO_BACKEND_PORT:-29000}" \
+  bash "$ROOT/scripts/demo.sh" --dynamic-module --check
 say "demo self-check: HTTPS (examples/https)"
 DEMO_HTTPS_PORT="${DEMO_HTTPS_PORT:-28444}" DEMO_HTTPS_HTTP_PORT="${DEMO_HTTPS_HTTP_PORT:-28082}" \
   DEMO_HTTPS_ADMIN_PORT="${DEMO_HTTPS_ADMIN_PORT:-29902}" DEMO_HTTPS_BACKEND_PORT="${DEMO_HTTPS_BACKEND_PORT:-29003}" \

@@ -22,6 +22,7 @@ use cmd::kubectl::{self, Invocation};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    abort_on_panic();
     let mut args = std::env::args_os();
     let invocation = Invocation::from_argv0(args.next().as_deref());
     let command = match invocation {
@@ -51,4 +52,16 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The release profile unwinds on panic for the dynamic module's sake
+/// (Cargo.toml); the CLI and the controller keep ending on a panic, as they
+/// did under `panic = "abort"`: a controller task that panicked must not
+/// leave the process running without it (its Deployment restarts it).
+fn abort_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort();
+    }));
 }

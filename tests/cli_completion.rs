@@ -89,7 +89,14 @@ fn man_pages_for_the_tool_and_each_command() {
             "attache-explain.1",
             "attache-graph.1",
             "attache-man.1",
+            "attache-package-controller.1",
+            "attache-package-oci.1",
             "attache-package.1",
+            "attache-render-ecds.1",
+            "attache-render-envoy.1",
+            "attache-render-trafficextension.1",
+            "attache-render-wasmplugin.1",
+            "attache-render-xds.1",
             "attache-render.1",
             "attache-resolve.1",
             "attache-status.1",
@@ -97,6 +104,15 @@ fn man_pages_for_the_tool_and_each_command() {
             "attache.1"
         ]
     );
+    // A nested command's flags are on its own page: `render envoy`'s
+    // choice of filter build among them.
+    let render_envoy = std::fs::read_to_string(dir.join("attache-render-envoy.1")).unwrap();
+    for flag in ["\\-\\-filter", "dynamic\\-module", "\\-\\-module"] {
+        assert!(
+            render_envoy.contains(flag),
+            "{flag} not in attache-render-envoy.1"
+        );
+    }
     if let Some(man) = tools::tool("man", "man-db") {
         let out = Command::new(man)
             .env("MANWIDTH", "80")

@@ -33,6 +33,11 @@ const GOLDEN_ROOT: &str = "/golden";
 const ECDS: &str = "/golden/xds/ecds/attache-ecds.json";
 const WASM: &str = "/golden/attache_filter.wasm";
 const XDS_DIR: &str = "/golden/xds";
+/// The dynamic module's renders (`--filter dynamic-module`), for one case:
+/// the same documents as the `.wasm`'s, in the other filter's configuration.
+const MODULE: &str = "/golden/libattache_module.so";
+const MODULE_ECDS: &str = "/golden/module/ecds.json";
+const MODULE_CASE: &str = "e2e-basics";
 
 /// What each case directory holds besides the renders: its input and
 /// Gateway, read by the test so that a new case is a new directory.
@@ -161,6 +166,33 @@ fn render(case: &Case, scratch_dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
+/// `render envoy` and `render ecds` with the dynamic module, under `module/`.
+fn render_module(input: &str, gateway: &str, scratch_dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let flags = ["--filter", "dynamic-module", "--module", MODULE];
+    let common = ["-f", input, "--gateway", gateway];
+    let ecds = scratch_dir.with_extension("module-ecds.json");
+    let ecds_out = ecds.to_string_lossy().into_owned();
+    let envoy = [
+        &[
+            "render",
+            "envoy",
+            "--ecds",
+            MODULE_ECDS,
+            "--backend",
+            "*=127.0.0.1:9000",
+        ][..],
+        &flags,
+        &common,
+    ]
+    .concat();
+    let mut files = BTreeMap::new();
+    files.insert("module/envoy.yaml".into(), attache_ok(&envoy).stdout);
+    attache_ok(&[&["render", "ecds", "-o", &ecds_out][..], &flags, &common].concat());
+    files.insert("module/ecds.json".into(), std::fs::read(&ecds).unwrap());
+    std::fs::remove_file(&ecds).unwrap();
+    files
+}
+
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -241,7 +273,14 @@ fn renders_match_the_golden_files() {
     let root = scratch("golden");
     let mut problems = Vec::new();
     for (i, case) in cases().iter().enumerate() {
-        let rendered = render(case, &root.join(i.to_string()));
+        let mut rendered = render(case, &root.join(i.to_string()));
+        if case.name == MODULE_CASE {
+            rendered.extend(render_module(
+                &case.input,
+                &case.gateway,
+                &root.join(i.to_string()),
+            ));
+        }
         let dir = golden_dir(&case.name);
         if bless_them {
             bless(&dir, &rendered);
@@ -262,6 +301,7 @@ fn every_golden_envoy_configuration_is_valid() {
     let Some((envoy, wasm)) = envoy_and_wasm("golden Envoy configurations not validated") else {
         return;
     };
+    let module = support::filter_module();
     let root = scratch("golden-validate");
     for case in cases() {
         // The committed files with /golden standing for a real directory
@@ -274,6 +314,7 @@ fn every_golden_envoy_configuration_is_valid() {
             let text = std::fs::read_to_string(&path).unwrap();
             let text = text
                 .replace(WASM, &wasm.to_string_lossy())
+                .replace(MODULE, &module.to_string_lossy())
                 .replace(GOLDEN_ROOT, &here);
             let at = dir.join(rel);
             std::fs::create_dir_all(at.parent().unwrap()).unwrap();
@@ -287,6 +328,9 @@ fn every_golden_envoy_configuration_is_valid() {
         )
         .unwrap();
         validate(&envoy, &dir.join("envoy.yaml"));
+        if case.name == MODULE_CASE {
+            validate(&envoy, &dir.join("module/envoy.yaml"));
+        }
         if !case.xds {
             continue;
         }

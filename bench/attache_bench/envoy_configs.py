@@ -183,6 +183,20 @@ def wasm_filter_config(name: str, wasm: Path, configuration: str) -> dict:
     }
 
 
+MODULE_TYPE = "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter"
+
+
+def module_filter_config(module: Path, configuration: str) -> dict:
+    """The body of a DynamicModuleFilter loading the filter's dynamic module (issue 44),
+    as `attache render --filter dynamic-module` writes it (crates/attache-render/src/module.rs)."""
+    return {
+        "@type": MODULE_TYPE,
+        "dynamic_module_config": {"module": {"local": {"filename": str(module)}}, "do_not_close": True},
+        "filter_name": "attache",
+        "filter_config": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": configuration},
+    }
+
+
 def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) -> list[dict]:
     if variant.kind == "lua":
         return [{
@@ -198,6 +212,9 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
     if variant.kind == "probe":
         return [{"name": "envoy.filters.http.wasm",
                  "typed_config": wasm_filter_config("bench_probe", wasm["probe"], variant.extra["steps"])}]
+    if variant.kind == "attache" and variant.extra.get("module"):
+        return [{"name": "envoy.filters.http.dynamic_modules",
+                 "typed_config": module_filter_config(wasm[wasm_key(variant)], document or "")}]
     if variant.kind == "attache":
         return [{"name": "envoy.filters.http.wasm",
                  "typed_config": wasm_filter_config("attache", wasm[wasm_key(variant)], document or "")}]
@@ -207,6 +224,8 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
 def wasm_key(variant: Variant) -> str:
     """Which built .wasm a variant loads: `empty` or `attache`, or another build of it
     (`extra["wasm"]`: the raw-exports empty filter, the filter at another opt-level)."""
+    if variant.extra.get("module"):
+        return "module"
     base = "empty" if variant.kind == "empty-wasm" else variant.kind
     build = variant.extra.get("wasm")
     return f"{base}-{build}" if build else base

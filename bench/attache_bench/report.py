@@ -114,6 +114,27 @@ FALLBACK_SCALE_MAX = 1.20
 LOAD_MS_MAX, VM_MIB_MAX, ECDS_BYTES_MAX = 100, 8, 1_000_000
 
 
+# Issue 44: the dynamic module against native route configuration and Lua.
+MODULE_NATIVE_MAX, MODULE_LUA_MAX = 1.05, 0.90
+
+
+def _module_lines(results: dict) -> list[str]:
+    out = []
+    for key, base, label, limit in (
+            ("module-name", "native", "by route name, 10 routes, vs native", MODULE_NATIVE_MAX),
+            ("module-name", "lua", "by route name, 10 routes, vs Lua", MODULE_LUA_MAX),
+            ("module-istio-10k", "native-istio-10k", "Istio layout, vs native on that table", MODULE_NATIVE_MAX)):
+        r = paired_ratio(results, key, base)
+        if r:
+            out.append(f"- Dynamic module ({label}): {r[0]:.2f}x (rounds {r[1]:.2f}-{r[2]:.2f}x); "
+                       f"target <= {limit:.2f}x: {_met(r[0] <= limit)}.")
+    r = paired_ratio(results, "module-name", "attache-name")
+    if r:
+        out.append(f"- Dynamic module vs the .wasm, by route name, 10 routes: {r[0]:.2f}x "
+                   f"(rounds {r[1]:.2f}-{r[2]:.2f}x).")
+    return out
+
+
 def _met(ok: bool) -> str:
     return f"**{'met' if ok else 'not met'}**"
 
@@ -143,6 +164,7 @@ def _targets(results: dict) -> list[str]:
         out.append(f"- Filter (by route name, 10 routes) vs Lua: {r[0]:.2f}x (rounds {r[1]:.2f}-{r[2]:.2f}x); "
                    f"target <= {LUA_MAX:.2f}x: {_met(r[0] <= LUA_MAX)}.")
     out.extend(_istio_layout_lines(results))
+    out.extend(_module_lines(results))
     for key, label in (("attache-1k", "1,000"), ("attache-10k", "10,000"),
                        ("attache-fallback-10k", "10,000 (fallback matching)")):
         base = "attache-fallback" if "fallback" in key else "attache-name"

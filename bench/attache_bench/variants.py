@@ -54,6 +54,14 @@ ALL = [
             routes=10, extra={"wasm": "o2"}),
     Variant("attache-name-o3", "attache, by route name (10 routes), opt-level 3", "attache",
             routes=10, extra={"wasm": "o3"}),
+    # The same filter as an Envoy dynamic module (issue 44, libattache_module.so): native
+    # calls instead of V8 crossings, and no route-cache clear on its header writes.
+    Variant("module-name", "attache module (.so), by route name (10 routes)", "attache",
+            routes=10, extra={"module": True}),
+    Variant("module-fallback", "attache module (.so), Gateway API fallback (10 routes)", "attache",
+            routes=10, by_name=False, extra={"module": True}),
+    Variant("module-istio-10k", "attache module (.so), Istio layout (10,000 routes, 1,000 vhosts)",
+            "attache", routes=10_000, extra={"istio_table": 1000, "module": True}),
     # Design A/Bs where the project renders the Envoy config (bench/findings.md).
     Variant("attache-native-strip", "attache + native control-header strip (10 routes)", "attache",
             routes=10, extra={"native_strip": True, "trust": True}),
@@ -96,7 +104,7 @@ PROFILE = [
     _SHARED["attache-istio-10k"],
 ]
 
-QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback"]
+QUICK = ["baseline", "native", "lua", "empty-wasm", "attache-name", "attache-fallback", "module-name"]
 
 # Opt-level builds: variant build key -> Cargo profile (root Cargo.toml).
 OPT_LEVEL_PROFILES = {"s": "wasm-s", "o2": "wasm-o2", "o3": "wasm-o3"}

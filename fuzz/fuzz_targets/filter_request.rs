@@ -2,11 +2,16 @@
 //! name and by fallback matching, header changes, response changes) against
 //! a document that exercises every kind of match and setting, and a
 //! document for Istio whose route names and fallback need the listener port.
+//! Each request also goes through the dynamic module's exported hooks (its
+//! in-process Envoy, `attache_module::fake_envoy`), which must leave the
+//! same request and response headers as the core's path: the adapter's
+//! header, attribute and filter-state mapping under arbitrary bytes.
 #![no_main]
 
 use std::rc::Rc;
 
 use attache_filter::testing::FakeHost;
+use attache_module::fake_envoy::{FakeEnvoy, FakeStream};
 use attache_contract::{DataPlaneDocument, Document};
 use attache_filter::{CompiledConfig, HeaderMap, Stream};
 use libfuzzer_sys::fuzz_target;
@@ -65,6 +70,14 @@ thread_local! {
         .collect();
 }
 
+thread_local! {
+    /// The same documents loaded through the module's configuration hook.
+    static MODULES: Option<Vec<FakeEnvoy>> = [encoded(DOCUMENT), Some(ISTIO_DOCUMENT.into())]
+        .iter()
+        .map(|d| FakeEnvoy::load(d.as_ref()?.as_bytes()))
+        .collect();
+}
+
 /// A schema-1 document in the data-plane encoding.
 fn encoded(resolved: &str) -> Option<String> {
     let document: Document = serde_json::from_str(resolved).ok()?;
@@ -75,7 +88,9 @@ fuzz_target!(|bytes: &[u8]| {
     let Some(configs) = CONFIGS.with(Clone::clone) else {
         panic!("a fuzz document does not compile");
     };
-    for config in configs {
+    let modules = MODULES.with(|m| m.as_ref().map(Vec::len));
+    assert_eq!(modules, Some(configs.len()), "the module refused a fuzz document");
+    for (at, config) in configs.into_iter().enumerate() {
         let mut pairs = split(bytes).into_iter();
         // The first pair: its value is the route name, its name the
         // `destination.port` property's bytes, whose first byte also picks
@@ -97,10 +112,29 @@ fuzz_target!(|bytes: &[u8]| {
         let indexed = config.fallback().find(&facts, port, &host);
         let scanned = config.fallback().find_by_scan(&facts, port, &host);
         assert_eq!(indexed, scanned, "index and scan disagree");
+        let mut module_stream = FakeStream {
+            request: host.request.clone(),
+            route_name: host.properties.get(&["xds".to_string(), "route_name".to_string()][..]).cloned(),
+            // Envoy hands the port over as an integer; the core reads the
+            // Wasm host's 8 little-endian bytes.
+            destination_port: host
+                .properties
+                .get(&["destination".to_string(), "port".to_string()][..])
+                .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+                .map(u64::from_le_bytes),
+            ..FakeStream::default()
+        };
         let mut stream = Stream::new(Some(config), 1);
         stream.on_request_headers(&mut host);
         host.response = host.request.clone();
         stream.on_response_headers(&mut host);
         let _ = host.values(HeaderMap::Response, "x-d");
+        MODULES.with(|modules| {
+            if let Some(module) = modules.as_ref().and_then(|m| m.get(at)) {
+                module.exchange_then(&mut module_stream, |s| s.response = s.request.clone());
+            }
+        });
+        assert_eq!(module_stream.request, host.request, "the module's request headers differ");
+        assert_eq!(module_stream.response, host.response, "the module's response headers differ");
     }
 });

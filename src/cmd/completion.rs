@@ -27,9 +27,9 @@ pub struct CompletionArgs {
 #[command(after_help = "\
 Examples:
   attache man | man -l -                     # read attache(1) now
-  attache man --out-dir /usr/local/share/man/man1   # attache.1 and attache-<command>.1")]
+  attache man --out-dir /usr/local/share/man/man1   # attache.1, attache-<command>.1, attache-render-envoy.1, ...")]
 pub struct ManArgs {
-    /// Write attache.1 and one attache-<command>.1 per subcommand into DIR
+    /// Write attache.1 and one attache-<command>.1 per subcommand (nested ones too: attache-render-envoy.1) into DIR
     /// (which must exist) instead of printing attache.1.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
@@ -61,14 +61,28 @@ pub fn man(args: ManArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     };
     write_atomically(&dir.join("attache.1"), &page(cli.clone())?)?;
-    for sub in cli.get_subcommands() {
-        let name = format!("attache-{}", sub.get_name());
-        let sub = sub
-            .clone()
-            .display_name(name.clone())
-            .bin_name(format!("attache {}", sub.get_name()))
-            .version(env!("CARGO_PKG_VERSION"));
-        write_atomically(&dir.join(format!("{name}.1")), &page(sub)?)?;
-    }
+    write_pages(&dir, &cli, "attache", "attache")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One page per subcommand of `command`, and per subcommand of those
+/// (`attache-render-envoy.1`): the flags of `render envoy` are on a page.
+fn write_pages(
+    dir: &std::path::Path,
+    command: &clap::Command,
+    name: &str,
+    bin: &str,
+) -> Result<(), CliError> {
+    for sub in command.get_subcommands() {
+        let sub_name = format!("{name}-{}", sub.get_name());
+        let sub_bin = format!("{bin} {}", sub.get_name());
+        let page_of = sub
+            .clone()
+            .display_name(sub_name.clone())
+            .bin_name(sub_bin.clone())
+            .version(env!("CARGO_PKG_VERSION"));
+        write_atomically(&dir.join(format!("{sub_name}.1")), &page(page_of)?)?;
+        write_pages(dir, sub, &sub_name, &sub_bin)?;
+    }
+    Ok(())
 }

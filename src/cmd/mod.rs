@@ -173,6 +173,7 @@ pub mod crds;
 pub mod deploy;
 pub mod diff;
 pub mod explain;
+pub mod filter_flags;
 pub mod graph;
 pub mod kubectl;
 pub mod load;

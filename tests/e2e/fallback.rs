@@ -13,8 +13,7 @@ use crate::harness::stack::Stack;
 use crate::headers::assert_request_headers_policy;
 use crate::timeouts::basics;
 
-const BY_NAME: &str = "wasmcustom.attache.requests.matched_by_name";
-const BY_FALLBACK: &str = "wasmcustom.attache.requests.matched_by_fallback";
+use crate::harness::filter::stat;
 
 /// Prefixes the name of every route of every virtual host in `value`;
 /// returns how many it renamed.
@@ -66,9 +65,13 @@ fn requests_envoy_routes_under_unknown_names_get_their_policy_by_fallback_matchi
     );
     // The VM publishes its counts once a second.
     let started = Instant::now();
-    while stack.envoy.stat(BY_FALLBACK) < 3 && started.elapsed() < Duration::from_secs(10) {
+    let (by_name, by_fallback) = (
+        stat("attache.requests.matched_by_name"),
+        stat("attache.requests.matched_by_fallback"),
+    );
+    while stack.envoy.stat(&by_fallback) < 3 && started.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert_eq!(stack.envoy.stat(BY_FALLBACK), 3);
-    assert_eq!(stack.envoy.stat(BY_NAME), 0);
+    assert_eq!(stack.envoy.stat(&by_fallback), 3);
+    assert_eq!(stack.envoy.stat(&by_name), 0);
 }

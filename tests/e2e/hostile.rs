@@ -28,8 +28,10 @@ fn current_document(stack: &Stack) -> Value {
 
 fn find_configuration(value: &Value) -> Option<&str> {
     match value {
-        Value::Object(map) => map
-            .get("configuration")
+        // The Wasm filter's `configuration`, the dynamic module's `filter_config`.
+        Value::Object(map) => ["configuration", "filter_config"]
+            .iter()
+            .find_map(|key| map.get(*key))
             .and_then(|c| c.get("value"))
             .and_then(Value::as_str)
             .or_else(|| map.values().find_map(find_configuration)),

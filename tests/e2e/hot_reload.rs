@@ -242,13 +242,16 @@ pub(crate) fn replace_configuration(value: &mut serde_json::Value, with: &str) -
     let mut replaced = false;
     match value {
         serde_json::Value::Object(map) => {
-            if let Some(serde_json::Value::Object(configuration)) = map.get_mut("configuration") {
-                if configuration.contains_key("value") {
-                    configuration.insert(
-                        "value".to_owned(),
-                        serde_json::Value::String(with.to_owned()),
-                    );
-                    replaced = true;
+            // The Wasm filter's `configuration`, the dynamic module's `filter_config`.
+            for key in ["configuration", "filter_config"] {
+                if let Some(serde_json::Value::Object(configuration)) = map.get_mut(key) {
+                    if configuration.contains_key("value") {
+                        configuration.insert(
+                            "value".to_owned(),
+                            serde_json::Value::String(with.to_owned()),
+                        );
+                        replaced = true;
+                    }
                 }
             }
             for child in map.values_mut() {

@@ -29,10 +29,14 @@ fn second_instance(bootstrap: &Path) {
                     .iter()
                     .position(|f| f["name"] == "attache")
                     .expect("the Attaché filter is in the chain");
-                let mut wasm = http[first]["config_discovery"]["default_config"].clone();
-                wasm["config"]["name"] = "attache-second".into();
-                wasm["config"]["vm_config"]["vm_id"] = "attache-second".into();
-                let second = serde_json::json!({"name": "attache-second", "typed_config": wasm});
+                let mut copy = http[first]["config_discovery"]["default_config"].clone();
+                // The Wasm filter: its own plugin and VM. The dynamic
+                // module's configuration is only named by the filter.
+                if copy.get("config").is_some() {
+                    copy["config"]["name"] = "attache-second".into();
+                    copy["config"]["vm_config"]["vm_id"] = "attache-second".into();
+                }
+                let second = serde_json::json!({"name": "attache-second", "typed_config": copy});
                 http.insert(first + 1, second);
                 patched += 1;
             }
@@ -82,7 +86,8 @@ fn two_instances_on_one_listener_enforce_each_request_once() {
     }
     // Each request was left alone by the other instance, which says so
     // (counters are published once a second).
-    let stat = "wasmcustom.attache.requests.enforced_by_another_instance";
+    let stat = crate::harness::filter::stat("attache.requests.enforced_by_another_instance");
+    let stat = stat.as_str();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while stack.envoy.stat(stat) < REQUESTS {
         assert!(

@@ -90,6 +90,25 @@ pub fn filter_wasm() -> PathBuf {
     })
 }
 
+/// The dynamic module scripts/setup.sh builds (or ATTACHE_MODULE); fails
+/// naming where it looked.
+pub fn filter_module() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace().join("target"), PathBuf::from);
+    let candidates: Vec<PathBuf> = match std::env::var_os("ATTACHE_MODULE") {
+        Some(module) => vec![PathBuf::from(module)],
+        None => [target, workspace().join("target")]
+            .iter()
+            .map(|t| t.join("release/libattache_module.so"))
+            .collect(),
+    };
+    candidates.iter().find(|m| m.is_file()).cloned().unwrap_or_else(|| {
+        panic!(
+            "no dynamic module at {candidates:?}: run scripts/setup.sh or `cargo build --release -p attache-module`, set ATTACHE_MODULE, or set ATTACHE_SKIP_ENVOY=1 to skip the checks that need Envoy"
+        )
+    })
+}
+
 /// Copies the files of one directory (not recursive) into `to`.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

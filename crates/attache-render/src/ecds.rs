@@ -4,7 +4,8 @@
 use attache_contract::Document;
 use serde_json::{json, Value};
 
-use crate::wasm::{filter_config, FILTER_NAME};
+use crate::filter::{filter_config, FilterBinary};
+use crate::wasm::FILTER_NAME;
 
 pub const TYPED_EXTENSION_CONFIG_TYPE_URL: &str =
     "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig";
@@ -14,9 +15,9 @@ pub const TYPED_EXTENSION_CONFIG_TYPE_URL: &str =
 /// (Envoy shows it in `/config_dump`).
 pub fn discovery_response(
     document: &Document,
-    wasm_path: &str,
+    binary: &FilterBinary,
 ) -> Result<Value, serde_json::Error> {
-    let typed_config = filter_config(document, wasm_path)?;
+    let typed_config = filter_config(document, binary)?;
     let version = crate::version::content_version(&typed_config);
     Ok(json!({
         "version_info": version,
@@ -34,9 +35,33 @@ mod tests {
     use super::*;
     use crate::test_fixtures::one_route_document;
 
+    fn wasm(path: &str) -> FilterBinary {
+        FilterBinary::Wasm(path.into())
+    }
+
+    #[test]
+    fn the_module_resource_carries_the_same_document_for_the_so() {
+        let document = one_route_document(500);
+        let module = FilterBinary::DynamicModule("/m/libattache_module.so".into());
+        let response = discovery_response(&document, &module).unwrap();
+        let config = &response["resources"][0]["typed_config"];
+        assert_eq!(config["@type"], crate::module::MODULE_TYPE_URL);
+        assert_eq!(config["filter_name"], "attache");
+        assert_eq!(
+            config["dynamic_module_config"]["module"]["local"]["filename"],
+            "/m/libattache_module.so"
+        );
+        let wasm_response = discovery_response(&document, &wasm("/w/a.wasm")).unwrap();
+        let wasm_value = &wasm_response["resources"][0]["typed_config"]["config"]["configuration"];
+        // The same bytes reach both builds.
+        assert_eq!(config["filter_config"], *wasm_value);
+        assert_ne!(response["version_info"], wasm_response["version_info"]);
+    }
+
     #[test]
     fn the_resource_carries_the_document_as_a_compact_string_without_provenance() {
-        let response = discovery_response(&one_route_document(500), "/w/attache.wasm").unwrap();
+        let response =
+            discovery_response(&one_route_document(500), &wasm("/w/attache.wasm")).unwrap();
         let resource = &response["resources"][0];
         assert_eq!(resource["name"], "attache");
         assert_eq!(resource["@type"], TYPED_EXTENSION_CONFIG_TYPE_URL);
@@ -65,7 +90,8 @@ mod tests {
     #[test]
     fn the_version_follows_the_content() {
         let version = |ms| {
-            discovery_response(&one_route_document(ms), "f.wasm").unwrap()["version_info"].clone()
+            discovery_response(&one_route_document(ms), &wasm("f.wasm")).unwrap()["version_info"]
+                .clone()
         };
         assert_eq!(version(500), version(500));
         assert_ne!(version(500), version(501));

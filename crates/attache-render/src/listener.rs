@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::chains::{Chain, PortListener};
 use crate::sds::{self, config_source};
-use crate::wasm::{FILTER_NAME, WASM_TYPE_URL};
+use crate::wasm::FILTER_NAME;
 
 const HCM_TYPE_URL: &str =
     "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -40,6 +40,9 @@ pub struct FilterSource<'a> {
     /// is good (Envoy's missing-config filter), so no route is ever served
     /// without its policies.
     pub default_config: Option<&'a Value>,
+    /// The filter configuration's type (the Wasm filter's, or the dynamic
+    /// modules filter's): Envoy refuses an ECDS resource of another type.
+    pub type_url: &'static str,
 }
 
 pub fn listener(
@@ -149,6 +152,6 @@ fn ecds_filter(filter: FilterSource<'_>) -> Value {
     if let Some(default_config) = filter.default_config {
         discovery.insert("default_config".into(), default_config.clone());
     }
-    discovery.insert("type_urls".into(), json!([WASM_TYPE_URL]));
+    discovery.insert("type_urls".into(), json!([filter.type_url]));
     json!({"name": FILTER_NAME, "config_discovery": discovery})
 }

@@ -1,8 +1,8 @@
 //! The Envoy Wasm HTTP filter configuration that carries the schema-1
-//! document to the Attaché filter. The ECDS file and the bootstrap's default
-//! both use it, so they cannot differ in anything but the document.
+//! document to the Attaché filter's `.wasm` ([`crate::filter`] chooses it or
+//! the dynamic module's). The ECDS file and the bootstrap's default both use
+//! it, so they cannot differ in anything but the document.
 
-use attache_contract::Document;
 use serde_json::{json, Value};
 
 /// HTTP filter name in the bootstrap and ECDS resource name: Envoy matches
@@ -12,11 +12,9 @@ pub const WASM_TYPE_URL: &str = "type.googleapis.com/envoy.extensions.filters.ht
 pub const STRING_VALUE_TYPE_URL: &str = "type.googleapis.com/google.protobuf.StringValue";
 
 /// `envoy.extensions.filters.http.wasm.v3.Wasm` with the document as the
-/// plugin configuration (a JSON string the filter parses in `on_configure`),
-/// compact and without provenance: see [`crate::plugin_config`].
-pub fn filter_config(document: &Document, wasm_path: &str) -> Result<Value, serde_json::Error> {
-    let configuration = crate::plugin_config::compact_json(document)?;
-    Ok(json!({
+/// plugin configuration (a JSON string the filter parses in `on_configure`).
+pub fn wasm_config(configuration: String, wasm_path: &str) -> Value {
+    json!({
         "@type": WASM_TYPE_URL,
         "config": {
             "name": FILTER_NAME,
@@ -35,5 +33,5 @@ pub fn filter_config(document: &Document, wasm_path: &str) -> Result<Value, serd
             // requests through without the policies (FAIL_OPEN).
             "failure_policy": "FAIL_RELOAD"
         }
-    }))
+    })
 }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use attache_core::topology::ObjectKey;
 use attache_core::{DataPlane, Resolved};
 use attache_render::bootstrap::{dynamic_bootstrap, envoy_bootstrap, AdminOptions, EnvoyOptions};
+use attache_render::filter::FilterBinary;
 use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
 
@@ -15,6 +16,7 @@ mod wasmplugin;
 
 pub use wasmplugin::WasmPluginArgs;
 
+use super::filter_flags::FilterArgs;
 pub use super::load::ListenerArgs;
 use super::load::{encode_for, load_and_resolve_for, yaml_ecds_notice, Loaded};
 use super::parse_key;
@@ -37,6 +39,13 @@ Static (everything in the bootstrap; only the filter's ECDS file reloads):
   attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.json --wasm attache_filter.wasm \\
       --backend '*=127.0.0.1:9000' --listener-port http=8080 -o envoy.yaml
 
+The filter as an Envoy 1.40 dynamic module instead of the .wasm: give
+`--filter dynamic-module --module libattache_module.so` in place of --wasm,
+to watch, render ecds and render envoy alike (docs/envoy.md):
+  attache render envoy -f examples/shop/ --ecds run/ecds/attache-ecds.json \\
+      --filter dynamic-module --module target/release/libattache_module.so \\
+      --backend '*=127.0.0.1:9000' --listener-port http=8080 -o envoy.yaml
+
 With --xds-dir the bootstrap only says where the LDS and CDS files are
 (docs/envoy.md, \"File-based xDS\"); `attache watch --xds-dir` or `attache
 render xds` writes them. Route names are the schema-1 entry names. Output is
@@ -54,7 +63,7 @@ DIR/rds/LISTENER/routes.json per Envoy listener, each atomically (CDS, then
 RDS, then LDS). To change them while Envoy runs, use `attache watch
 --xds-dir`, which also orders the writes against the ECDS file.")]
     Xds(XdsArgs),
-    /// The ECDS file: the schema-1 document inside the Wasm filter's configuration.
+    /// The ECDS file: the schema-1 document inside the filter's configuration (Wasm, or dynamic module).
     Ecds(EcdsArgs),
     /// An Istio WasmPlugin (extensions.istio.io/v1alpha1) for the Gateway.
     Wasmplugin(WasmPluginArgs),
@@ -105,8 +114,10 @@ pub struct EnvoyArgs {
     pub ecds: Option<String>,
     /// Static bootstrap: the filter's .wasm, written verbatim into the
     /// filter's default configuration.
-    #[arg(long, value_name = "FILE", required_unless_present = "xds_dir")]
+    #[arg(long, value_name = "FILE")]
     pub wasm: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     #[command(flatten)]
     pub listeners: ListenerArgs,
     #[arg(long, value_name = "PORT", default_value_t = 9901)]
@@ -131,6 +142,10 @@ pub struct XdsArgs {
     /// Envoy sees it.
     #[arg(long, value_name = "FILE")]
     pub ecds: String,
+    /// Which filter the listeners take from the ECDS file (its type); the
+    /// file itself is `render ecds`'s or `watch`'s.
+    #[command(flatten)]
+    pub filter: FilterArgs,
     #[command(flatten)]
     pub listeners: ListenerArgs,
     /// Write the files under DIR instead of --xds-dir (e.g. for a container
@@ -145,7 +160,9 @@ pub struct EcdsArgs {
     pub selection: Selection,
     /// The filter's .wasm, written verbatim as vm_config.code.local.filename.
     #[arg(long, value_name = "FILE")]
-    pub wasm: String,
+    pub wasm: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// Write to FILE atomically (temp file in the same directory + rename,
     /// which is what makes Envoy reload it) instead of standard output.
     /// YAML when FILE ends in .yaml or .yml, else JSON; name it .json:
@@ -160,7 +177,8 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Xds(args) => render_xds(args),
         Command::Ecds(args) => {
             let loaded = args.selection.load(DataPlane::Envoy)?;
-            let value = ecds_value(&loaded.resolved, &args.wasm)?;
+            let binary = args.filter.binary(args.wasm.as_deref());
+            let value = ecds_value(&loaded.resolved, &binary)?;
             let output = args.output.as_deref();
             let text = encode_for(&value, output)?;
             if let Some(notice) = output.and_then(|path| yaml_ecds_notice(path, &text)) {
@@ -181,17 +199,21 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
         address: args.admin_address,
         port: args.admin_port,
     };
+    // With --xds-dir the bootstrap names no filter: the pair is accepted
+    // (one set of flags for a whole setup) and only checked.
+    args.filter.check(args.xds_dir.is_none());
     let config = match (args.xds_dir, args.ecds, args.wasm) {
         (Some(dir), _, _) => dynamic_bootstrap(
             &resolved.resolution.gateway.to_string(),
             &admin,
             &XdsLayout::new(&dir),
         ),
-        (None, Some(ecds_path), Some(wasm_path)) => {
+        (None, Some(ecds_path), wasm) => {
+            let filter = args.filter.binary(wasm.as_deref());
             let book = args.listeners.address_book(&docs)?;
             let options = EnvoyOptions {
                 ecds_path,
-                wasm_path,
+                filter,
                 admin,
                 listeners: args.listeners.options(),
             };
@@ -201,7 +223,7 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
         }
         _ => {
             return Err(CliError::Usage(
-                "render envoy needs --xds-dir DIR, or --ecds FILE and --wasm FILE".into(),
+                "render envoy needs --xds-dir DIR, or --ecds FILE and --wasm FILE (or --filter dynamic-module --module FILE)".into(),
             ))
         }
     };
@@ -210,8 +232,10 @@ fn envoy(args: EnvoyArgs) -> Result<ExitCode, CliError> {
 
 fn render_xds(args: XdsArgs) -> Result<ExitCode, CliError> {
     let Loaded { docs, resolved, .. } = args.selection.load(DataPlane::Envoy)?;
+    args.filter.check(false);
     let options = XdsOptions {
         ecds_path: args.ecds,
+        filter_type_url: args.filter.type_url(),
         listeners: args.listeners.options(),
         layout: XdsLayout::new(&args.xds_dir),
     };
@@ -257,9 +281,9 @@ fn print_notes(notes: &[String]) {
     }
 }
 
-pub fn ecds_value(resolved: &Resolved, wasm: &str) -> Result<Value, CliError> {
+pub fn ecds_value(resolved: &Resolved, binary: &FilterBinary) -> Result<Value, CliError> {
     Ok(
-        attache_render::ecds::discovery_response(&resolved.resolution.filter_document(), wasm)
+        attache_render::ecds::discovery_response(&resolved.resolution.filter_document(), binary)
             .map_err(attache_render::RenderError::from)?,
     )
 }

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use attache_core::topology::ObjectKey;
 use attache_render::xds::{self, Step, XdsLayout, XdsOptions};
 
+use super::filter_flags::FilterArgs;
 use super::load::{resolve_docs, ListenerArgs, Loaded};
 use super::parse_key;
 use super::{CliError, InputArgs};
@@ -52,6 +53,9 @@ Examples:
       --ecds run/xds/ecds/attache-ecds.json --wasm attache_filter.wasm \\
       --xds-dir run/xds --backend '*=127.0.0.1:9000' --listener-port http=8080 \\
       --envoy-admin 127.0.0.1:9901
+  attache watch -f examples/shop/ --out run/attache.json \\
+      --ecds run/ecds/attache-ecds.json \\
+      --filter dynamic-module --module target/release/libattache_module.so
 
 Prints `wrote generation N (R routes)` on standard output after each write.
 An object whose edit has errors (an invalid policy or route) keeps its last
@@ -83,11 +87,15 @@ pub struct Args {
     /// when it is renamed into place). YAML when FILE ends in .yaml or
     /// .yml, else JSON; name it .json: Envoy re-reads it on every change,
     /// and reads a large document about 6x cheaper from JSON.
-    #[arg(long, value_name = "FILE", requires = "wasm")]
+    #[arg(long, value_name = "FILE")]
     pub ecds: Option<PathBuf>,
     /// The filter's .wasm, for the ECDS file.
     #[arg(long, value_name = "FILE", requires = "ecds")]
     pub wasm: Option<String>,
+    /// With --ecds: which build the ECDS file (and, with --xds-dir, the
+    /// listeners) load.
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// How often to look at the inputs. A change is acted on once it has
     /// stayed the same for one more interval (so a file being written is
     /// not read half-way).
@@ -122,6 +130,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         return Err(CliError::Usage(
             "attache watch reads files, not standard input ('-'): it must read them again".into(),
         ));
+    }
+    // Checked before anything is read: the ECDS file names the build.
+    match &args.ecds {
+        Some(_) => drop(args.filter.binary(args.wasm.as_deref())),
+        None => args.filter.check(false),
     }
     let interval = Duration::from_millis(args.interval_ms);
     let ours: Vec<&Path> = [Some(args.out.as_path()), args.ecds.as_deref()]
@@ -326,6 +339,7 @@ fn prepare(
         (Some(layout), Some(ecds)) => {
             let options = XdsOptions {
                 ecds_path: ecds.to_string_lossy().into_owned(),
+                filter_type_url: args.filter.type_url(),
                 listeners: args.listeners.options(),
                 layout: layout.clone(),
             };
@@ -342,8 +356,12 @@ fn prepare(
         }
         _ => vec![Step::Ecds(next_document)],
     };
+    let binary = args
+        .ecds
+        .as_ref()
+        .map(|_| args.filter.binary(args.wasm.as_deref()));
     let targets = Targets {
-        ecds: args.ecds.as_deref().zip(args.wasm.as_deref()),
+        ecds: args.ecds.as_deref().zip(binary.as_ref()),
         xds: layout,
     };
     Ok(Pending::new(

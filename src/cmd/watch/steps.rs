@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use attache_render::filter::FilterBinary;
 use attache_render::xds::{self, Step, XdsLayout, XdsState};
 use serde_json::Value;
 
@@ -15,10 +16,10 @@ use crate::cmd::CliError;
 use crate::output::pretty_json;
 use crate::output::{write_file, write_private_file};
 
-/// Where a generation goes: the ECDS file (with the .wasm it names) and
+/// Where a generation goes: the ECDS file (with the build it names) and
 /// the xDS files, each when asked for.
 pub struct Targets<'a> {
-    pub ecds: Option<(&'a Path, &'a str)>,
+    pub ecds: Option<(&'a Path, &'a FilterBinary)>,
     pub xds: Option<&'a XdsLayout>,
 }
 
@@ -42,10 +43,10 @@ pub fn file_steps(
     for step in steps {
         let file = match (&step, targets.xds) {
             (Step::Ecds(document), _) => {
-                let Some((path, wasm)) = targets.ecds else {
+                let Some((path, binary)) = targets.ecds else {
                     continue;
                 };
-                let mut value = attache_render::ecds::discovery_response(document, wasm)
+                let mut value = attache_render::ecds::discovery_response(document, binary)
                     .map_err(attache_render::RenderError::from)?;
                 stamp_generation(&mut value, generation);
                 let text = encode_for(&value, Some(path))?;

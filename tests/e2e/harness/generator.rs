@@ -77,13 +77,12 @@ pub fn render_envoy(spec: &RenderEnvoy<'_>) {
         spec.gateway.into(),
         "--ecds".into(),
         spec.ecds.into(),
-        "--wasm".into(),
-        spec.wasm.into(),
         "--admin-port".into(),
         spec.admin_port.to_string().into(),
         "-o".into(),
         spec.out.into(),
     ];
+    args.extend(super::filter::flags(spec.wasm));
     for (backend, addr) in &spec.backends {
         args.push("--backend".into());
         args.push(format!("{backend}={addr}").into());
@@ -97,7 +96,7 @@ pub fn render_envoy(spec: &RenderEnvoy<'_>) {
 
 /// `attache render envoy --xds-dir`: the bootstrap of the file-based layout.
 pub fn render_envoy_xds(input: &Path, gateway: &str, xds_dir: &Path, admin_port: u16, out: &Path) {
-    run_ok([
+    let mut args = vec![
         OsString::from("render"),
         "envoy".into(),
         "-f".into(),
@@ -110,22 +109,28 @@ pub fn render_envoy_xds(input: &Path, gateway: &str, xds_dir: &Path, admin_port:
         admin_port.to_string().into(),
         "-o".into(),
         out.into(),
-    ]);
+    ];
+    // The bootstrap names no filter; the module's pair is accepted all the
+    // same (one set of flags for a whole setup), which this exercises.
+    if super::filter::build() == super::filter::Build::DynamicModule {
+        args.extend(super::filter::flags(Path::new("")));
+    }
+    run_ok(args);
 }
 
 pub fn render_ecds(input: &Path, gateway: &str, wasm: &Path, out: &Path) {
-    run_ok([
+    let mut args = vec![
         OsString::from("render"),
         "ecds".into(),
         "-f".into(),
         input.into(),
         "--gateway".into(),
         gateway.into(),
-        "--wasm".into(),
-        wasm.into(),
         "-o".into(),
         out.into(),
-    ]);
+    ];
+    args.extend(super::filter::flags(wasm));
+    run_ok(args);
 }
 
 /// A running `attache watch`, with its stdout lines delivered as they come.
@@ -176,9 +181,10 @@ fn watch_args(
         out.into(),
         "--ecds".into(),
         ecds.into(),
-        "--wasm".into(),
-        wasm.into(),
     ]
+    .into_iter()
+    .chain(super::filter::flags(wasm))
+    .collect()
 }
 
 impl Watch {

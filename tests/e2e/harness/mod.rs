@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod client;
 pub mod envoy;
+pub mod filter;
 pub mod generator;
 pub mod grpc;
 pub mod load;

@@ -40,9 +40,7 @@ use shape::{istio_bootstrap, istio_ecds, istiod_rules, protojson};
 const GATEWAY: &str = "infra/edge";
 /// `<namespace>.<name>` of the WasmPlugin `render wasmplugin` writes.
 const PLUGIN: &str = "infra.attache-edge";
-const BY_NAME: &str = "wasmcustom.attache.requests.matched_by_name";
-const BY_FALLBACK: &str = "wasmcustom.attache.requests.matched_by_fallback";
-const UNMATCHED: &str = "wasmcustom.attache.requests.unmatched";
+
 /// istiod's route names of the rules compared (examples/shop and
 /// tests/fixtures/istio), sorted: `istiod_rules` reads the files in
 /// directory order.
@@ -406,12 +404,14 @@ fn istio_shaped_gateway_matches_every_request_by_name_and_enforces_what_plain_en
 
     sent += checkout_retries_as_plain_envoy_does(&pair, &document);
 
-    let by_name = wait_for_stat(&pair.istio, BY_NAME, sent);
+    let stat = crate::harness::filter::stat;
+    let by_name = wait_for_stat(&pair.istio, &stat("attache.requests.matched_by_name"), sent);
     assert_eq!(
         (
             by_name,
-            pair.istio.stat(BY_FALLBACK),
-            pair.istio.stat(UNMATCHED)
+            pair.istio
+                .stat(&stat("attache.requests.matched_by_fallback")),
+            pair.istio.stat(&stat("attache.requests.unmatched"))
         ),
         (sent, 0, 0),
         "by name, by fallback, unmatched after {sent} requests under Istio"

@@ -196,7 +196,7 @@ pub fn ecds_filter(plugin: &str, ecds: &std::path::Path) -> Value {
                 },
                 "resource_api_version": "V3",
             },
-            "type_urls": [WASM_TYPE],
+            "type_urls": [filter_type()],
         },
     })
 }
@@ -312,15 +312,52 @@ fn proto_duration(text: &str) -> String {
     format!("{seconds}s")
 }
 
+/// The dynamic-modules filter's type (the module run of the suite).
+const MODULE_TYPE: &str =
+    "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter";
+
+/// The type the Gateway's listeners take from the ECDS file: the Wasm
+/// filter's (WasmPlugin), or under `ATTACHE_FILTER=dynamic-module` the
+/// dynamic module's, inserted at the same place before the router, as an
+/// EnvoyFilter would (docs/istio.md).
+fn filter_type() -> &'static str {
+    match crate::harness::filter::build() {
+        crate::harness::filter::Build::Wasm => WASM_TYPE,
+        crate::harness::filter::Build::DynamicModule => MODULE_TYPE,
+    }
+}
+
 /// The ECDS file istiod's WasmPlugin becomes: `plugin` is
 /// `<namespace>.<name>` of the WasmPlugin, `plugin_config` its
-/// `pluginConfig` as protojson writes it.
+/// `pluginConfig` as protojson writes it. Under the module run, the same
+/// `pluginConfig` goes to the dynamic module instead.
 pub fn istio_ecds(
     plugin: &str,
     root_id: &str,
     wasm: &std::path::Path,
     plugin_config: &str,
 ) -> Value {
+    if crate::harness::filter::build() == crate::harness::filter::Build::DynamicModule {
+        return json!({
+            "version_info": "1",
+            "resources": [{
+                "@type": "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",
+                "name": plugin,
+                "typed_config": {
+                    "@type": MODULE_TYPE,
+                    "dynamic_module_config": {
+                        "module": {"local": {"filename": crate::harness::filter::module()}},
+                        "do_not_close": true,
+                    },
+                    "filter_name": root_id,
+                    "filter_config": {
+                        "@type": "type.googleapis.com/google.protobuf.StringValue",
+                        "value": plugin_config,
+                    },
+                },
+            }],
+        });
+    }
     json!({
         "version_info": "1",
         "resources": [{

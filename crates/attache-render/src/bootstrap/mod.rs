@@ -15,7 +15,6 @@ use crate::backends::AddressBook;
 use crate::error::RenderError;
 use crate::listener::{listener, FilterSource, Routes};
 use crate::resources::{gateway_resources, ListenerOptions};
-use crate::wasm;
 use crate::xds::{config_source, XdsLayout};
 
 /// Envoy's admin interface.
@@ -31,9 +30,9 @@ pub struct EnvoyOptions {
     /// The ECDS file the filter's configuration is read from, written
     /// verbatim (relative paths are relative to Envoy's working directory).
     pub ecds_path: String,
-    /// The filter's `.wasm`, written verbatim as the default configuration's
-    /// `vm_config.code.local.filename`.
-    pub wasm_path: String,
+    /// The filter's build and file (the `.wasm`, or the dynamic module's
+    /// `.so`), written verbatim into the default configuration.
+    pub filter: crate::filter::FilterBinary,
     pub admin: AdminOptions,
     pub listeners: ListenerOptions,
 }
@@ -55,10 +54,12 @@ pub fn envoy_bootstrap(
     let resources = gateway_resources(resolution, book, &options.listeners)?;
     // Until the ECDS file is there (a generator still starting), the filter
     // runs with the document as it was at render time.
-    let default_config = wasm::filter_config(&resolution.filter_document(), &options.wasm_path)?;
+    let default_config =
+        crate::filter::filter_config(&resolution.filter_document(), &options.filter)?;
     let filter = FilterSource {
         ecds_path: &options.ecds_path,
         default_config: Some(&default_config),
+        type_url: options.filter.type_url(),
     };
     // A certificate in the static bootstrap could only rotate with a
     // restart, and would put the private key in a file printed to stdout:

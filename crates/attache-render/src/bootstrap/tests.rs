@@ -9,7 +9,7 @@ use attache_contract::Retry;
 fn options() -> EnvoyOptions {
     EnvoyOptions {
         ecds_path: "/run/attache/ecds.json".into(),
-        wasm_path: "/opt/f.wasm".into(),
+        filter: crate::filter::FilterBinary::Wasm("/opt/f.wasm".into()),
         admin: AdminOptions {
             address: "127.0.0.1".into(),
             port: 9901,

@@ -106,6 +106,9 @@ pub fn file_component(name: &str) -> Result<&str, XdsCheckError> {
 pub struct XdsOptions {
     /// The ECDS file the listeners load the filter's configuration from.
     pub ecds_path: String,
+    /// The filter configuration's type the listeners accept from the ECDS
+    /// file ([`crate::wasm::FilterBinary::type_url`]).
+    pub filter_type_url: &'static str,
     pub listeners: ListenerOptions,
     pub layout: XdsLayout,
 }
@@ -158,6 +161,7 @@ pub fn xds_state(
     let filter = FilterSource {
         ecds_path: &options.ecds_path,
         default_config: None,
+        type_url: options.filter_type_url,
     };
     let mut state = XdsState {
         document: resolution.filter_document(),

@@ -6,6 +6,7 @@ use attache_contract::{HttpRouteMatch, PathMatch, PathMatchType};
 fn options() -> XdsOptions {
     XdsOptions {
         ecds_path: "/run/attache/ecds/attache.yaml".into(),
+        filter_type_url: crate::wasm::WASM_TYPE_URL,
         listeners: ListenerOptions {
             listen_address: "127.0.0.1".into(),
             listener_ports: [("http".to_string(), 18080)].into(),
