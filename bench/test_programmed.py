@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench import programmed as pg  # noqa: E402
+from attache_bench import programmed as pg, programmed_report  # noqa: E402
 
 
 def policy(*conditions: dict) -> dict:
@@ -76,6 +76,28 @@ class Summaries(unittest.TestCase):
         shares = pg.leg_shares(edits)
         self.assertAlmostEqual(shares["edit_to_applied_ms"], 0.3)
         self.assertAlmostEqual(sum(shares.values()), 1.0)
+
+
+class Section(unittest.TestCase):
+    @staticmethod
+    def run_of(routes: int, edits: list[dict]) -> dict:
+        return {"meta": {"routes": routes, "replicas": 3, "date": "d", "idle_s": 30, "settle_s": 5},
+                "cold_start": {"converged_s": 1.5, "status_writes_to_converged": routes,
+                               "status_writes_settled": routes, "max_writes_per_policy": 1},
+                "idle": {"status_writes": 0, "writes": 0}, "write_log": {"lagged": 0},
+                "edits": edits}
+
+    def test_the_largest_run_with_edits_is_quoted_and_every_run_converges_in_the_table(self):
+        edit = {"edit_to_applied_ms": 300, "applied_to_served_ms": 100, "served_to_status_ms": 1300,
+                "edit_to_programmed_ms": 1700, "status_writes_edited": 2, "status_writes_others": 0}
+        runs = {1000: self.run_of(1000, []), 10000: self.run_of(10000, [edit])}
+        text = "\n".join(programmed_report.section(runs, drawn=False))
+        self.assertIn("10,000 routes, 3 replicas", text)
+        self.assertIn("target p50 <= 1500 ms: not met", text)
+        self.assertIn("| 1,000 | 1.50 s | 1,000 |", text)
+        self.assertIn("published by gateway-api-bench (not measured here)", text.lower())
+        self.assertNotIn("edit-to-programmed.svg", text, "no picture drawn, none linked")
+        self.assertEqual(programmed_report.section({}, drawn=False), [])
 
 
 if __name__ == "__main__":
