@@ -179,7 +179,8 @@ mod tests {
         let now = Instant::now();
         let record = RequestRecord {
             method: "PATCH".into(),
-            path: "/apis/policy.attache.dev/v1alpha1/namespaces/shop/routepolicies/p1/status".into(),
+            path: "/apis/policy.attache.dev/v1alpha1/namespaces/shop/routepolicies/p1/status"
+                .into(),
             query: String::new(),
             verb: Verb::Apply,
             group: "policy.attache.dev".into(),

@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use attache_apiserver::{Config, KindSpec, RequestRecord, StandIn};
-use tokio::sync::broadcast::Receiver;
 use clap::Parser;
+use tokio::sync::broadcast::Receiver;
 
 /// A Kubernetes API server stand-in for tests (docs/apiserver-standin.md).
 #[derive(Debug, Parser)]
