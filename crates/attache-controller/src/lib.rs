@@ -25,3 +25,4 @@ pub mod served;
 pub mod serving;
 pub mod snapshot;
 pub mod status;
+pub mod warnings;

@@ -45,6 +45,28 @@ pub struct Diagnostic {
     /// What would be valid, or what to do.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// What kind of finding it is, for a reader that acts on a kind (the
+    /// controller's Events); most findings have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<DiagnosticCode>,
+}
+
+/// Findings a reader acts on by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum DiagnosticCode {
+    /// A policy's request-header change refused on a rule because a rule
+    /// matches on that header (docs/semantics.md, "A policy never changes
+    /// which rule serves a request").
+    HeaderChangeRefused,
+}
+
+impl DiagnosticCode {
+    /// The Event reason (UpperCamelCase, as Kubernetes reasons are).
+    pub fn reason(self) -> &'static str {
+        match self {
+            DiagnosticCode::HeaderChangeRefused => "HeaderChangeRefused",
+        }
+    }
 }
 
 impl Diagnostic {
@@ -56,6 +78,7 @@ impl Diagnostic {
             field: None,
             message: message.into(),
             hint: None,
+            code: None,
         }
     }
     pub fn error(message: impl Into<String>) -> Self {
@@ -66,6 +89,10 @@ impl Diagnostic {
     }
     pub fn note(message: impl Into<String>) -> Self {
         Self::new(Severity::Note, message)
+    }
+    pub fn code(mut self, code: DiagnosticCode) -> Self {
+        self.code = Some(code);
+        self
     }
     pub fn at(mut self, origin: &Origin) -> Self {
         self.origin = Some(origin.clone());

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 
 use crate::attach::Attachment;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, DiagnosticCode};
 use crate::field::{Direction, FieldKey, FieldValue};
 use crate::fold::Folded;
 use crate::hostname::intersect_lists;
@@ -230,6 +230,7 @@ pub(crate) fn refusal_warning(
                     supplier.role,
                     refusal.reason()
                 ))
+                .code(DiagnosticCode::HeaderChangeRefused)
                 .at(&policy.meta.origin)
                 .on(policy.display_name())
                 .field(refusal.field.to_string())

@@ -21,6 +21,7 @@ use crate::reconcile::Config;
 pub mod api;
 pub mod cluster;
 pub mod confirm;
+pub mod events;
 pub mod lease;
 pub mod memory;
 pub mod metrics;

@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use attache_core::topology::ObjectKey;
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::DynamicObject;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::Client;
 use serde_json::Value;
 use tracing::Instrument;
@@ -75,6 +74,8 @@ pub struct Reconciler {
     /// per new failure, not once per round.
     failures: BTreeMap<ObjectKey, String>,
     retries: BTreeMap<ObjectKey, Retry>,
+    /// The findings published as Events, each once while it holds.
+    warnings: crate::warnings::Reported,
     /// Why each Gateway not served was last reported so (reported once).
     not_served: BTreeMap<ObjectKey, NotServed>,
     /// Whether "serving no Gateway" was said since something was served.
@@ -141,6 +142,7 @@ impl Reconciler {
             failures: BTreeMap::new(),
             retries: BTreeMap::new(),
             not_served: BTreeMap::new(),
+            warnings: Default::default(),
             said_serving_nothing: false,
             served: BTreeSet::new(),
             delivery: Default::default(),
@@ -201,6 +203,13 @@ impl Reconciler {
         for line in &plan.diagnostics {
             tracing::warn!(diagnostic = %line, "input");
         }
+        super::events::publish_warnings(
+            &self.recorder,
+            snapshot,
+            &mut self.warnings,
+            &plan.warnings,
+        )
+        .await;
         self.report_not_served(&plan, snapshot).await;
         self.forget_gone(&plan);
         let mut round = Round::default();
@@ -469,30 +478,15 @@ impl Reconciler {
         reason: &str,
         why: &str,
     ) {
-        let uid = snapshot
-            .docs
-            .iter()
-            .map(|d| &d.doc.value)
-            .find(|d| d["kind"] == "Gateway" && crate::snapshot::key_of(d) == *key)
-            .and_then(|d| d["metadata"]["uid"].as_str().map(str::to_string));
-        let reference = ObjectReference {
-            api_version: Some("gateway.networking.k8s.io/v1".into()),
-            kind: Some("Gateway".into()),
-            name: Some(key.name.clone()),
-            namespace: Some(key.namespace.clone()),
-            uid,
-            ..ObjectReference::default()
-        };
-        let note: String = why.chars().take(1000).collect();
-        let event = Event {
+        let said = super::events::Said {
+            kind: "Gateway",
+            api_version: "gateway.networking.k8s.io/v1",
+            key,
             type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: "Reconcile".into(),
-            secondary: None,
+            reason,
+            note: why,
+            action: "Reconcile",
         };
-        if let Err(e) = self.recorder.publish(&event, &reference).await {
-            tracing::warn!(error = %e, "cannot publish an Event");
-        }
+        super::events::publish(&self.recorder, snapshot, said).await;
     }
 }

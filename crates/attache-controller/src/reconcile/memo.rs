@@ -14,15 +14,24 @@ use serde_json::Value;
 
 use super::{managed_by_us, Kept};
 use crate::scope::Fingerprint;
+use crate::warnings::PolicyWarning;
 
 /// What a Gateway resolved to: its plugin and the resolver's notes on
 /// it, or why its last configuration is kept.
-pub(super) type Desired = Result<(Encoded, Vec<String>), Kept>;
+pub(super) type Desired = Result<(Encoded, Found), Kept>;
+
+/// The resolver's notes on one Gateway: a line each for the log, and those
+/// published as Events (`crate::warnings`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Found {
+    pub lines: Vec<String>,
+    pub warnings: Vec<PolicyWarning>,
+}
 
 /// A Gateway's plugin as a resolve gives it: what the memo keeps, and the
 /// object itself for this round's apply.
 pub(super) struct Fresh {
-    pub desired: (Encoded, Vec<String>),
+    pub desired: (Encoded, Found),
     pub plugin: Value,
 }
 

@@ -22,12 +22,13 @@ use serde_json::{json, Value};
 use tracing::field::Empty;
 
 pub use memo::Memo;
-use memo::{same, Desired, Encoded, Fresh};
+use memo::{same, Desired, Encoded, Found, Fresh};
 
 use crate::kinds::{WatchedKind, MANAGED_BY, TRAFFIC_EXTENSION, WASM_PLUGIN, WATCHED_KINDS};
 use crate::scope::Fingerprint;
 use crate::serving::{serving, NotServed, Serving};
 use crate::snapshot::{ReadObject, Snapshot};
+use crate::warnings::{policy_warnings, PolicyWarning};
 
 /// Istio's Gateway controller: the default `--controller-name`, since the
 /// configuration is delivered as an Istio WasmPlugin.
@@ -143,6 +144,9 @@ pub struct Plan {
     pub switching: BTreeSet<ObjectKey>,
     /// What the reader and the resolver reported, one line each, for the log.
     pub diagnostics: Vec<String>,
+    /// The findings published as Events on the objects they name
+    /// (`crate::warnings`).
+    pub warnings: Vec<PolicyWarning>,
 }
 
 fn in_scope(config: &Config, namespace: Option<&str>) -> bool {
@@ -227,6 +231,7 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
         .in_scope(|| crate::scope::fingerprints(&inputs, &snapshot.versions));
     let mut diagnostics: Vec<String> = snapshot.unreadable.clone();
     diagnostics.extend(inputs.diagnostics.iter().map(ToString::to_string));
+    let mut warnings = Vec::new();
     let Serving { served, not_served } = our_gateways(config, snapshot);
     // A Gateway no longer served is forgotten: resolved again if it returns.
     memo.keep_only(&served);
@@ -273,7 +278,8 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
             match remembered.or(unremembered.as_ref()) {
                 None => continue,
                 Some(Ok((plugin, found))) => {
-                    diagnostics.extend(found.iter().cloned());
+                    diagnostics.extend(found.lines.iter().cloned());
+                    warnings.extend(found.warnings.iter().cloned());
                     match snapshot.live_plugin(config.written, &plugin_key(key)) {
                         Some(live) if same(live, plugin) => Outcome::Unchanged,
                         _ => match built
@@ -304,6 +310,7 @@ fn plan(config: &Config, snapshot: &Snapshot, mut inputs: Inputs, memo: &mut Mem
         orphans,
         switching,
         diagnostics,
+        warnings,
     }
 }
 
@@ -422,10 +429,13 @@ fn desired(
         return Err(Kept::TooLarge(problem));
     }
     drop(encoding);
-    let found = diagnostics
-        .iter()
-        .map(|d| format!("Gateway {key}: {d}"))
-        .collect();
+    let found = Found {
+        lines: diagnostics
+            .iter()
+            .map(|d| format!("Gateway {key}: {d}"))
+            .collect(),
+        warnings: policy_warnings(&diagnostics),
+    };
     Ok(Fresh {
         desired: (encoded, found),
         plugin,
