@@ -56,6 +56,12 @@ class WriteLog(unittest.TestCase):
         self.assertEqual(pg.status_writes(writes, 11.0, 12.0), {"p1": 1}, "[since, until)")
         self.assertEqual(pg.status_writes(writes, 13, 20), {})
 
+    def test_the_last_status_write_is_the_servers_time_for_what_the_watcher_saw(self):
+        writes = pg.read_write_log(self.TEXT)["writes"]
+        self.assertEqual(pg.last_status_write(writes, 0, 11.5, "p1"), 11.0)
+        self.assertEqual(pg.last_status_write(writes, 0, 100), 12.0, "any policy; not the non-status patch")
+        self.assertIsNone(pg.last_status_write(writes, 0, 100, "p3"))
+
 
 class Stats(unittest.TestCase):
     def test_the_document_id_gauge_is_read_whatever_envoy_prefixes(self):

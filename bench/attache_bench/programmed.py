@@ -56,6 +56,16 @@ def status_writes(writes: list[dict], since: float, until: float, resource: str 
     return per_name
 
 
+def last_status_write(writes: list[dict], since: float, until: float, name: str | None = None,
+                      resource: str = "routepolicies") -> float | None:
+    """The arrival time of the last status write (to `name`, or to any) in [since, until]: when a
+    status a watcher saw at `until` was written. The watcher, in Python, may read a burst of
+    events late; the server's own clock for the write is not."""
+    times = [w["at"] for w in writes if w.get("resource") == resource and w.get("subresource") == "status"
+             and since <= w["at"] <= until and (name is None or w.get("name") == name)]
+    return max(times, default=None)
+
+
 def document_ids(stats_text: str) -> list[int]:
     """The filter's `attache.config.document_id` gauge(s) in an Envoy's plain /stats output
     (`name: value` lines; Envoy prefixes the filter's own stats, so match the suffix)."""
