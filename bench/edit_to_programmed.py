@@ -19,12 +19,14 @@ The chain, every part real except Istio and Kubernetes:
 The Envoys start first, on a document rendered offline (a data plane already running when the
 controller starts). Measured, in order:
   1. cold start: controller start -> every policy's status correct (Programmed True, served by
-     3 of 3, on every ancestor), and the status writes until then and in the next --settle s;
+     3 of 3, on every ancestor), and the status writes until then and until --settle s pass
+     with no write at all;
   2. idle: status writes (and all writes) over --idle seconds with nothing changing;
   3. edits: per edit, edit -> WasmPlugin applied (seen on a watch), applied -> the new document
      id served by all three replicas (each admin's /stats polled every 5 ms), served -> the
      edited policy's Programmed True for its new generation seen on a watch of the policies;
-     and the status writes the edit caused, on the edited policy and on all others.
+     and the status writes the edit caused, on the edited policy and on all others, counted
+     until --gap s pass with no write at all (then the next edit).
 Writes are counted from the stand-in's write log (every write, with its arrival time).
 """
 
@@ -164,6 +166,20 @@ def wait_served(envoys: list[Envoy], before: list[int | None], timeout: float) -
     raise RuntimeError(f"the replicas never all served a new document within {timeout} s")
 
 
+def wait_quiet(write_log: Path, quiet: float, timeout: float = 300.0) -> None:
+    """Until the stand-in has logged no write for `quiet` seconds: an edit's writes (at 10,000
+    policies, tens of seconds of them) must not be counted against the next edit."""
+    deadline, size, since = time.monotonic() + timeout, -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now_size = write_log.stat().st_size
+        if now_size != size:
+            size, since = now_size, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"writes still coming after {timeout} s")
+
+
 def edit(server: str, route: int, value: str) -> int:
     """Patches one policy; returns its new metadata.generation."""
     patch = {"spec": {"defaults": {"requestHeaderModifier": {"set": [{"name": "x-tenant", "value": value}]}}}}
@@ -179,9 +195,11 @@ def main() -> int:
         p.add_argument(f"--{tool}", type=Path, required=True)
     p.add_argument("--routes", type=int, default=10_000)
     p.add_argument("--edits", type=int, default=10)
-    p.add_argument("--gap", type=float, default=3.0, help="seconds of quiet after each edit (its writes are counted)")
+    p.add_argument("--gap", type=float, default=3.0,
+                   help="seconds without any write that end an edit (its writes are counted until then)")
     p.add_argument("--idle", type=float, default=30.0, help="seconds of idle window whose writes are counted")
-    p.add_argument("--settle", type=float, default=5.0, help="seconds after convergence still counted as cold start")
+    p.add_argument("--settle", type=float, default=5.0,
+                   help="seconds without any write that end the cold start (its writes are counted until then)")
     p.add_argument("--converge-timeout", type=float, default=600.0)
     p.add_argument("--out-json", type=Path, help="write the figures here (bench/make_report.py)")
     args = p.parse_args()
@@ -245,7 +263,7 @@ def main() -> int:
         first_apply = mirror.first_after(started)
         print(f"cold start, {args.routes} policies: every status correct {converged - started:.2f} s after the "
               f"controller started (first WasmPlugin at {first_apply - started:.2f} s)", flush=True)
-        time.sleep(args.settle)
+        wait_quiet(write_log, args.settle)
         idle_from = time.monotonic()
         time.sleep(args.idle)
         idle_to = time.monotonic()
@@ -259,7 +277,7 @@ def main() -> int:
             served = wait_served(envoys, before, 60)
             status = statuses.wait(f"p{route}", generation, 60)
             applied = mirror.first_after(t0)
-            time.sleep(args.gap)
+            wait_quiet(write_log, args.gap)
             rows.append({"route": route, "t0": t0, "end": time.monotonic(), "served": served, "status": status,
                          "edit_to_applied_ms": 1000 * (applied - t0), "applied_to_served_ms": 1000 * (served - applied),
                          "served_to_status_ms": 1000 * (status - served), "edit_to_programmed_ms": 1000 * (status - t0)})
@@ -314,7 +332,7 @@ def main() -> int:
     print(f"cold start: the last status write that made every status correct {c['converged_s']:.2f} s after the "
           f"controller started (seen on the watch at {c['converged_seen_s']:.2f} s)")
     print(f"cold start: {c['status_writes_to_converged']} status writes to converge, {c['status_writes_settled']} "
-          f"by {args.settle:.0f} s later ({c['policies_written']} policies, at most {c['max_writes_per_policy']} each)")
+          f"until {args.settle:g} s without writes ({c['policies_written']} policies, at most {c['max_writes_per_policy']} each)")
     print(f"idle {args.idle:.0f} s: {idle['status_writes']} status writes, {idle['writes']} writes in all")
     if log["lagged"] or (log["total"] is not None and log["total"] != len(writes)):
         print(f"WARNING: the write log lost records (lagged {log['lagged']}, lines {len(writes)}, "

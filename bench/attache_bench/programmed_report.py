@@ -71,12 +71,12 @@ def section(runs: dict[int, dict], drawn: bool) -> list[str]:
         lines += [f"- Status writes per edit: on the edited policy {sorted({e['status_writes_edited'] for e in edits})}, "
                   f"on the Gateway's other policies {sorted({e['status_writes_others'] for e in edits})}."]
     lines += ["", "| policies | cold start: all statuses correct | status writes to converge | "
-              f"status writes, +settle | most writes on one policy | status writes while idle |",
+              f"status writes until quiet | most writes on one policy | status writes while idle |",
               "|---|---|---|---|---|---|"]
     for n in sorted(runs):
         c, idle, meta = runs[n]["cold_start"], runs[n]["idle"], runs[n]["meta"]
         lines.append(f"| {n:,} | {c['converged_s']:.2f} s | {c['status_writes_to_converged']:,} | "
-                     f"{c['status_writes_settled']:,} (+{meta['settle_s']:g} s) | {c['max_writes_per_policy']} | "
+                     f"{c['status_writes_settled']:,} | {c['max_writes_per_policy']} | "
                      f"{idle['status_writes']} in {meta['idle_s']:g} s |")
     lost = [n for n in runs if runs[n]["write_log"]["lagged"]]
     if lost:
