@@ -19,6 +19,9 @@ Each edit changes one policy's `x-tenant` header value; a prober asks the edited
 controller, debounce included), WasmPlugin -> served (ECDS write, Envoy, the filter's load),
 and edit -> served; then p50 / p90 / max. istiod's own push time is not in these figures.
 With --out-json, every edit is also written there; bench/make_report.py draws its distribution.
+It measures the apply and serve path only: the stand-in has no proxy pods, so the controller
+runs with --confirm-served=false (status would stay Pending otherwise); edit -> Programmed
+with three real Envoys as the replicas is bench/edit_to_programmed.py.
 """
 
 import argparse
@@ -153,7 +156,8 @@ def main() -> int:
         started = time.monotonic()
         procs.append(subprocess.Popen(
             [args.attache, "controller", "--kubeconfig", kubeconfig, "--no-leader-election",
-             "--probe-address", "127.0.0.1:0", "--plugin-kind", "wasmplugin", "--plugin-config", "compressed"],
+             "--probe-address", "127.0.0.1:0", "--plugin-kind", "wasmplugin", "--plugin-config", "compressed",
+             "--confirm-served=false"],
             stdout=subprocess.DEVNULL, stderr=open(work / "controller.log", "w")))
         mirror = Mirror(server, args.wasm.resolve(), ecds)
         mirror.start()

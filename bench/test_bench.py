@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from test_programmed import Conditions, Section, Stats, Summaries, WriteLog  # noqa: E402,F401 (run here too)
 from attache_bench import config_load, documents, envoy_configs, load, machine, policy, report, updates, variants  # noqa: E402
 
 HEY_OUTPUT = """

@@ -31,8 +31,11 @@ class CpuSample:
 
 class Envoy:
     def __init__(self, binary: Path, config: Path, admin_port: int, cpu: str,
-                 log: Path, base_id: int, extra_args: list[str] | None = None):
-        self.admin_port = admin_port
+                 log: Path, base_id: int, extra_args: list[str] | None = None,
+                 admin_host: str = "127.0.0.1"):
+        # Replicas share one admin port on distinct loopback addresses, as pods share
+        # one stats port on distinct pod IPs (bench/edit_to_programmed.py).
+        self.admin_port, self.admin_host = admin_port, admin_host
         self.log = log
         # Envoy appends to --log-path: an earlier run's lines would be read as
         # this run's (the filter's load figures are read from this log).
@@ -49,7 +52,7 @@ class Envoy:
         return self.proc.pid
 
     def admin(self, path: str, method: str = "GET", timeout: float = 5.0) -> str:
-        req = urllib.request.Request(f"http://127.0.0.1:{self.admin_port}{path}", method=method)
+        req = urllib.request.Request(f"http://{self.admin_host}:{self.admin_port}{path}", method=method)
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.read().decode()
 

@@ -59,6 +59,25 @@ pub struct RequestRecord {
     pub answered: Instant,
 }
 
+impl RequestRecord {
+    /// One JSON line for the out-of-process write log (`--write-log`):
+    /// `at` is the wall-clock time it arrived, in seconds since the epoch,
+    /// so a harness in another process can place it on its own clock.
+    pub fn json_line(&self, at: f64) -> String {
+        serde_json::json!({
+            "at": at,
+            "verb": format!("{:?}", self.verb).to_lowercase(),
+            "resource": self.resource,
+            "namespace": self.namespace,
+            "name": self.name,
+            "subresource": self.subresource,
+            "fieldManager": self.field_manager,
+            "status": self.status,
+        })
+        .to_string()
+    }
+}
+
 type Key = (Verb, String, Option<String>);
 
 #[derive(Debug, Default)]
@@ -148,5 +167,42 @@ impl RequestLog {
     /// Forgets the records and counters.
     pub fn clear(&self) {
         *self.lock() = LogEntries::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_patch_is_one_json_line_with_its_names() {
+        let now = Instant::now();
+        let record = RequestRecord {
+            method: "PATCH".into(),
+            path: "/apis/policy.attache.dev/v1alpha1/namespaces/shop/routepolicies/p1/status"
+                .into(),
+            query: String::new(),
+            verb: Verb::Apply,
+            group: "policy.attache.dev".into(),
+            version: "v1alpha1".into(),
+            resource: "routepolicies".into(),
+            namespace: Some("shop".into()),
+            name: Some("p1".into()),
+            subresource: Some("status".into()),
+            field_manager: Some("attache".into()),
+            content_type: None,
+            status: 200,
+            received: now,
+            answered: now,
+        };
+        let line = record.json_line(1.5);
+        assert!(!line.contains('\n'));
+        let v: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(v["at"], 1.5);
+        assert_eq!(v["verb"], "apply");
+        assert_eq!(v["resource"], "routepolicies");
+        assert_eq!(v["name"], "p1");
+        assert_eq!(v["subresource"], "status");
+        assert_eq!(v["status"], 200);
     }
 }

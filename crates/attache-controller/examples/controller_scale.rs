@@ -15,6 +15,11 @@
 //!   (with G Gateways, one apply: only the edited route's Gateway);
 //! - RSS: settled and idle (VmRSS), and the peak (VmHWM).
 //!
+//! It measures the apply path only: the stand-in has no proxy pods, so the
+//! controller runs with `--confirm-served=false` (else every policy would
+//! stay `Pending`, never served). Programmed-means-served is measured by
+//! bench/edit_to_programmed.py, with real Envoys as the replicas.
+//!
 //! cargo run --release -p attache-controller --example controller_scale -- \
 //!     IN.json [IDLE_SECONDS [EDITS]]
 //! with ATTACHE_BIN (default target/release/attache); CONTROLLER_LOG=FILE keeps
@@ -134,6 +139,7 @@ async fn main() {
         .args(["controller", "--kubeconfig"])
         .arg(&kubeconfig)
         .args(["--probe-address", "127.0.0.1:0", "--identity", "scale"])
+        .arg("--confirm-served=false")
         .env(
             "RUST_LOG",
             std::env::var("CONTROLLER_LOG_LEVEL").unwrap_or_else(|_| "warn".into()),
