@@ -10,6 +10,8 @@ GRPCIO_VERSION="1.85.1"
 # The benchmark report's pictures (bench/make_report.py, bench/test_figures.py):
 # pinned, because the committed SVGs must be the bytes this version draws.
 MATPLOTLIB_VERSION="3.11.2"
+# PyYAML (PyPI) for the benchmark harness and its unit tests.
+PYYAML_VERSION="6.0.3"
 VENV="$ROOT/.venv"
 
 case "${CARGO_TARGET_DIR:-}" in

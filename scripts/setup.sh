@@ -71,6 +71,16 @@ else
     || die "pip could not install matplotlib==$MATPLOTLIB_VERSION (is PyPI reachable?)"
 fi
 
+# --- PyYAML: the benchmark harness reads the rendered YAML bootstrap ----------
+# (bench/attache_bench/documents.py); its unit tests run on this venv.
+if "$VENV/bin/python" -c "import yaml, sys; sys.exit(yaml.__version__ != '$PYYAML_VERSION')" 2>/dev/null; then
+  say "PyYAML $PYYAML_VERSION already in $VENV"
+else
+  say "installing PyYAML==$PYYAML_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "PyYAML==$PYYAML_VERSION" \
+    || die "pip could not install PyYAML==$PYYAML_VERSION (is PyPI reachable?)"
+fi
+
 # --- Rust targets and builds -------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   say "adding the wasm32-wasip1 target"
