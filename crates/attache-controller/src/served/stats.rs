@@ -8,6 +8,10 @@
 pub const DOCUMENT_ID: &str = "attache_config_document_id";
 /// The refusal counters: this prefix, then the class.
 pub const REJECTED: &str = "attache_configs_rejected_";
+/// What Envoy puts in front of the dynamic module's stats in the exposition
+/// (`envoy_dynamicmodulescustom_attache_config_document_id`, read from Envoy
+/// 1.40's `/stats/prometheus`); the `.wasm`'s come without a prefix.
+pub const MODULE_PREFIX: &str = "envoy_dynamicmodulescustom_";
 
 /// The filter's classes of refusal, in the order [`Refusals`] keeps them
 /// (`attache_filter::RefusalClass`).
@@ -91,6 +95,8 @@ fn take(stats: &mut ProxyStats, line: &str) {
     let Some((name, value)) = sample(line) else {
         return;
     };
+    // Either build of the filter publishes the same figures.
+    let name = name.strip_prefix(MODULE_PREFIX).unwrap_or(name);
     if name == DOCUMENT_ID {
         // Several series of it (tags added by a mesh) say the same; the
         // first is taken.
@@ -160,6 +166,17 @@ envoy_server_live{} 1
                 refused: [0, 1, 0, 4],
             }
         );
+    }
+
+    #[test]
+    fn reads_the_dynamic_modules_figures_too() {
+        let text = "# TYPE envoy_dynamicmodulescustom_attache_config_document_id gauge\n\
+                    envoy_dynamicmodulescustom_attache_config_document_id{} 1683445577616688\n\
+                    envoy_dynamicmodulescustom_attache_configs_rejected_schema{} 2\n\
+                    other_prefix_attache_config_document_id{} 7\n";
+        let stats = parse(text);
+        assert_eq!(stats.document, Some(1_683_445_577_616_688));
+        assert_eq!(stats.refused, [0, 2, 0, 0]);
     }
 
     #[test]
