@@ -106,11 +106,7 @@ pub(crate) fn route_request_changes(
     suppliers: &[Supplier],
     data_plane: DataPlane,
 ) -> Option<HeaderChanges> {
-    let mut settings = Settings::default();
-    for (key, value) in &data_plane.route_request_headers(folded, suppliers) {
-        settings.carry(key, value);
-    }
-    (!settings.request.is_empty()).then_some(settings.request)
+    EntrySettings::of(&data_plane.route_request_headers(folded, suppliers)).request_headers
 }
 
 /// What the data plane reads of an entry (`resolve_for_data_plane`): its

@@ -62,19 +62,7 @@ impl DataPlane {
 
     /// The folded fields the document carries for this data plane.
     pub(crate) fn carried(self, folded: &Folded, suppliers: &[Supplier]) -> FieldMap {
-        folded
-            .fields
-            .iter()
-            .filter(|(key, e)| {
-                let who: Vec<&Supplier> = e
-                    .suppliers
-                    .iter()
-                    .filter_map(|i| suppliers.get(*i))
-                    .collect();
-                !self.leaves_out(key, &who)
-            })
-            .map(|(key, e)| (key.clone(), e.value.clone()))
-            .collect()
+        folded_where(folded, suppliers, |key, who| !self.leaves_out(key, who))
     }
 
     /// Whether the document leaves `key` to the route configuration: under
@@ -106,27 +94,42 @@ impl DataPlane {
         if self == DataPlane::Istio {
             return FieldMap::new();
         }
-        folded
-            .fields
-            .iter()
-            .filter(|(key, e)| {
-                let request = matches!(
-                    key,
-                    FieldKey::HeaderSet(Direction::Request, _)
-                        | FieldKey::HeaderAdd(Direction::Request, _)
-                        | FieldKey::HeaderRemove(Direction::Request)
-                );
-                request
-                    && !e.suppliers.is_empty()
-                    && e.suppliers.iter().all(|i| {
-                        suppliers
-                            .get(*i)
-                            .is_some_and(|s| matches!(s.source, Source::Inline { .. }))
-                    })
-            })
-            .map(|(key, e)| (key.clone(), e.value.clone()))
-            .collect()
+        folded_where(folded, suppliers, |key, who| {
+            let request = matches!(
+                key,
+                FieldKey::HeaderSet(Direction::Request, _)
+                    | FieldKey::HeaderAdd(Direction::Request, _)
+                    | FieldKey::HeaderRemove(Direction::Request)
+            );
+            request
+                && !who.is_empty()
+                && who
+                    .iter()
+                    .all(|s| matches!(s.source, Source::Inline { .. }))
+        })
     }
+}
+
+/// The folded fields whose key and suppliers `keep` accepts, with their
+/// values: what the document carries, or what the route does.
+fn folded_where(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    keep: impl Fn(&FieldKey, &[&Supplier]) -> bool,
+) -> FieldMap {
+    folded
+        .fields
+        .iter()
+        .filter(|(key, e)| {
+            let who: Vec<&Supplier> = e
+                .suppliers
+                .iter()
+                .filter_map(|i| suppliers.get(*i))
+                .collect();
+            keep(key, &who)
+        })
+        .map(|(key, e)| (key.clone(), e.value.clone()))
+        .collect()
 }
 
 /// Under Istio, Envoy's router applies the route's own request header
