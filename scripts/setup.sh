@@ -48,38 +48,32 @@ if ! "$VENV/bin/python" -c 'import re2' >/dev/null 2>&1; then
     || die "pip could not install google-re2==$RE2_PY_VERSION (is PyPI reachable?)"
 fi
 
+# PACKAGE==VERSION into the venv unless MODULE already reports that version.
+pip_pinned() {
+  local package=$1 module=$2 version=$3
+  if "$VENV/bin/python" -c "import $module, sys; sys.exit($module.__version__ != '$version')" 2>/dev/null; then
+    say "$package $version already in $VENV"
+  else
+    say "installing $package==$version into $VENV"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$package==$version" \
+      || die "pip could not install $package==$version (is PyPI reachable?)"
+  fi
+}
+
 # --- gRPC for the end-to-end tests -------------------------------------------
 # tests/e2e/grpc.rs drives real gRPC calls through Envoy with a grpcio client
 # and server (tests/e2e/grpc_peer.py; generic handlers, no protobuf codegen).
 # The venv exists by now (the RE2 step above).
-if "$VENV/bin/python" -c "import grpc, sys; sys.exit(grpc.__version__ != '$GRPCIO_VERSION')" 2>/dev/null; then
-  say "grpcio $GRPCIO_VERSION already in $VENV"
-else
-  say "installing grpcio==$GRPCIO_VERSION into $VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "grpcio==$GRPCIO_VERSION" \
-    || die "pip could not install grpcio==$GRPCIO_VERSION (is PyPI reachable?)"
-fi
+pip_pinned grpcio grpc "$GRPCIO_VERSION"
 
 # --- matplotlib for the benchmark report's pictures ---------------------------
 # bench/make_report.py draws docs/benchmarks/*.svg from the results files, and
 # bench/test_figures.py (in scripts/test.sh) checks the committed ones are its bytes.
-if "$VENV/bin/python" -c "import matplotlib, sys; sys.exit(matplotlib.__version__ != '$MATPLOTLIB_VERSION')" 2>/dev/null; then
-  say "matplotlib $MATPLOTLIB_VERSION already in $VENV"
-else
-  say "installing matplotlib==$MATPLOTLIB_VERSION into $VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "matplotlib==$MATPLOTLIB_VERSION" \
-    || die "pip could not install matplotlib==$MATPLOTLIB_VERSION (is PyPI reachable?)"
-fi
+pip_pinned matplotlib matplotlib "$MATPLOTLIB_VERSION"
 
 # --- PyYAML: the benchmark harness reads the rendered YAML bootstrap ----------
 # (bench/attache_bench/documents.py); its unit tests run on this venv.
-if "$VENV/bin/python" -c "import yaml, sys; sys.exit(yaml.__version__ != '$PYYAML_VERSION')" 2>/dev/null; then
-  say "PyYAML $PYYAML_VERSION already in $VENV"
-else
-  say "installing PyYAML==$PYYAML_VERSION into $VENV"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "PyYAML==$PYYAML_VERSION" \
-    || die "pip could not install PyYAML==$PYYAML_VERSION (is PyPI reachable?)"
-fi
+pip_pinned PyYAML yaml "$PYYAML_VERSION"
 
 # --- Rust targets and builds -------------------------------------------------
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
