@@ -48,6 +48,8 @@ def parse_args() -> argparse.Namespace:
                    help="the empty filter with the attache filter's own exports (raw_ctx)")
     p.add_argument("--attache-module", type=Path,
                    help="the filter as a dynamic module (libattache_module.so); without it module variants are skipped")
+    p.add_argument("--empty-module", type=Path,
+                   help="the empty dynamic module (examples/libempty_module.so), the module's floor")
     p.add_argument("--attache-wasm-build", action="append", default=[], metavar="BUILD=PATH",
                    help="another build of the filter (e.g. o3=.../wasm-o3/attache_filter.wasm)")
     p.add_argument("--out-md", type=Path)
@@ -88,6 +90,8 @@ def main() -> int:
         wasm["empty-raw-ctx"] = args.empty_raw_ctx_wasm.resolve()
     if args.attache_module is not None:
         wasm["module"] = args.attache_module.resolve()
+    if args.empty_module is not None:
+        wasm["empty-module"] = args.empty_module.resolve()
     for spec in args.attache_wasm_build:
         build, _, path = spec.partition("=")
         wasm[f"attache-{build}"] = Path(path).resolve()

@@ -42,6 +42,8 @@ if [[ ! -x $envoy ]]; then
     exit 1
 fi
 cargo build --release --target wasm32-wasip1 -p bench-empty-filter --lib --example probe --example raw_empty --example raw_ctx >&2
+# The dynamic module's floor (variant empty-module): native, beside the module.
+cargo build --release -p bench-empty-filter --example empty_module >&2
 # The filter at other opt-levels, for the opt-level A/B (Cargo profiles wasm-s/o2/o3;
 # variants attache-name-s/o2/o3), built as scripts/setup.sh builds the shipped one:
 # `cargo rustc --crate-type cdylib`, without which Cargo skips LTO (the crate is also an rlib).
@@ -107,6 +109,7 @@ python3 bench/bench.py \
     "${builds[@]}" \
     --attache-wasm "$wasm_dir/attache_filter.wasm" \
     --attache-module "$target_dir/release/libattache_module.so" \
+    --empty-module "$target_dir/release/examples/libempty_module.so" \
     --attache "$target_dir/release/attache" \
     --work "$work" \
     --command "bench/run.sh${*:+ $*}" \

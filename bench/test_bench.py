@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_programmed import Conditions, Section, Stats, Summaries, WriteLog  # noqa: E402,F401 (run here too)
-from attache_bench import config_load, documents, envoy_configs, load, machine, policy, report, updates, variants  # noqa: E402
+from attache_bench import config_load, documents, envoy_configs, load, machine, module_report, policy, report, updates, variants  # noqa: E402
 
 HEY_OUTPUT = """
 Summary:
@@ -253,6 +253,40 @@ class ModuleVariants(unittest.TestCase):
         results["variants"]["module-name"] = rounds(110, 110)
         lines = report._module_lines(results)
         self.assertTrue(any("vs native): 1.10x" in l and "**not met**" in l for l in lines), lines)
+
+
+    def test_the_empty_module_loads_its_own_so_with_no_document_and_enforces_nothing(self):
+        empty = variants.select(["empty-module"])[0]
+        paths = {"module": Path("/m/libattache_module.so"), "empty-module": Path("/m/libempty_module.so")}
+        [f] = envoy_configs.http_filters(empty, paths, '{"schemaVersion":2}')
+        config = f["typed_config"]
+        self.assertEqual(config["dynamic_module_config"]["module"]["local"]["filename"], "/m/libempty_module.so")
+        self.assertEqual(config["filter_config"]["value"], "")
+        self.assertFalse(empty.enforces_policy)
+        self.assertNotIn("request_headers_to_add", envoy_configs.route(empty))
+
+    def test_the_module_section_splits_the_distance_from_native_at_the_empty_module(self):
+        def rounds(*us):
+            return {"label": "x", "kind": "attache", "extra": {"module": True},
+                    "rounds": [{"sched_us_per_req": u, "cpu_us_per_req": u} for u in us]}
+        results = {"meta": {"command": "python3 bench/bench.py --variants ..."},
+                   "variants": {"native": rounds(100, 100), "empty-module": rounds(110, 108),
+                                "module-name": rounds(121, 113.4)}}
+        lines = module_report.section(results, drawn=False)
+        self.assertIn("- The empty module vs native (what any module filter costs): 1.09x (rounds 1.08-1.10x).",
+                      lines)
+        self.assertTrue(any(l.startswith("- The module vs the empty module") and "1.08x" in l for l in lines), lines)
+        self.assertNotIn("module-per-request.svg", "\n".join(lines))
+        del results["variants"]["module-name"], results["variants"]["empty-module"]
+        results["variants"]["native"]["extra"] = {}
+        self.assertEqual(module_report.section(results, drawn=False), [])
+
+
+    def test_an_update_run_through_the_module_is_judged_by_the_module_targets(self):
+        summary = {"1000": {"figures": {}, "ecds": {"served": 0.995, "p50": 1.0, "p99": 1.2, "max_excess_ms": 12.0}}}
+        text = updates.markdown(summary, {"filter": "dynamic-module"})
+        self.assertIn("served >= 0.99x **met**; p99 <= 1.5x **met**; slowest <= steady + 10 ms **not met**", text)
+        self.assertNotIn("Dynamic module targets", updates.markdown(summary, {"filter": "wasm"}))
 
 
 class DataPlaneVariant(unittest.TestCase):

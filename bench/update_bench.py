@@ -6,6 +6,7 @@
         --wasm target/wasm32-wasip1/release/attache_filter.wasm --work .run/bench-update \
         [--routes 1000 10000] [--rate 1000] [--seconds 20] [--edits-per-second 1] [--rounds 3] \
         [--floor-wasm target/wasm32-wasip1/release/examples/probe.wasm [--floor-routes 10000]]
+        [--module target/release/libattache_module.so]   the filter as a dynamic module instead
 
 Needs hey and taskset, and 2 CPUs: Envoy under test on CPU 0, hey and the upstream on CPU 1.
 Writes --out-md and --out-json when given.
@@ -45,7 +46,12 @@ class Gateway:
     def __init__(self, args, routes: int, index: int, wasm: Path | None = None, label: str = ""):
         """`wasm`: the module the ECDS files name (the filter unless given: the floor
         passes the probe); `label` keeps the floor's files apart from the filter's."""
-        wasm = wasm or args.wasm
+        # The ECDS files name the filter's build: the .wasm (or the floor's probe), or the
+        # dynamic module with --module (issue 44), rendered by the same command.
+        # The bootstrap and the xDS files take the module's pair too: the bootstrap's
+        # ECDS subscription names the filter type it accepts.
+        pair = ["--filter", "dynamic-module", "--module", args.module] if wasm is None and args.module else []
+        build = pair or ["--wasm", wasm or args.wasm]
         self.routes = routes
         self.dir = args.work / f"g{routes}{label}"
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -63,10 +69,10 @@ class Gateway:
         base.write_text(updates.distinct_manifests(routes))
         self.common = ["--backend", f"*=127.0.0.1:{UPSTREAM_PORT}", "--listener-port", f"http={self.port}"]
         run_cli([args.attache, "render", "xds", "-f", base, "--xds-dir", self.xds, "--ecds", self.ecds,
-                 *self.common])
-        run_cli([args.attache, "render", "ecds", "-f", base, "--wasm", wasm, "-o", self.ecds])
+                 *self.common, *pair])
+        run_cli([args.attache, "render", "ecds", "-f", base, *build, "-o", self.ecds])
         run_cli([args.attache, "render", "envoy", "-f", base, "--xds-dir", self.xds,
-                 "--admin-port", str(self.admin), "-o", self.dir / "envoy.yaml"])
+                 "--admin-port", str(self.admin), "-o", self.dir / "envoy.yaml", *pair])
         self.rds = sorted(self.xds.glob("rds/*/routes.json"))
         if len(self.rds) != 1:
             raise RuntimeError(f"expected one RDS file under {self.xds}/rds, found {self.rds}")
@@ -78,12 +84,12 @@ class Gateway:
             target = updates.edited_route(routes, step)
             edited.write_text(updates.distinct_manifests(routes, timeout_edit=target, generation=step))
             out = self.stage / f"ecds-{step}.json"
-            run_cli([args.attache, "render", "ecds", "-f", edited, "--wasm", wasm, "-o", out])
+            run_cli([args.attache, "render", "ecds", "-f", edited, *build, "-o", out])
             self.alternates["ecds"].append((out, self.ecds))
             edited.write_text(updates.distinct_manifests(routes, path_edit=target, generation=step))
             out_dir = self.stage / f"xds-{step}"
             run_cli([args.attache, "render", "xds", "-f", edited, "--xds-dir", self.xds, "--ecds", self.ecds,
-                     "--output-dir", out_dir, *self.common])
+                     "--output-dir", out_dir, *self.common, *pair])
             self.alternates["rds"].append((out_dir / self.rds.relative_to(self.xds), self.rds))
         self.turn = 0
         self.envoy = Envoy(args.envoy, self.dir / "envoy.yaml", self.admin, "0", self.dir / "envoy.log",
@@ -150,6 +156,8 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--floor-wasm", type=Path,
                    help="the probe filter: with it, the floor runs beside the filter (updates.py)")
+    p.add_argument("--module", type=Path,
+                   help="the filter as a dynamic module (libattache_module.so): the runs load it, not the .wasm")
     p.add_argument("--floor-routes", type=int, nargs="*", default=[10_000])
     p.add_argument("--out-md", type=Path)
     p.add_argument("--out-json", type=Path)
@@ -157,6 +165,7 @@ def main() -> int:
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     args.wasm = args.wasm.resolve()
+    args.module = args.module.resolve() if args.module is not None else None
     running = []
     runs: dict = {}
     floor_runs: dict = {}
@@ -205,6 +214,7 @@ def main() -> int:
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "envoy_version": version(args.envoy), "rate": args.rate, "seconds": args.seconds,
             "edits_per_second": args.edits_per_second, "rounds": args.rounds,
+            "filter": "dynamic-module" if args.module is not None else "wasm",
             "command": args.command or " ".join(sys.argv),
             "load_average": os.getloadavg()[0]}
     if args.out_json:

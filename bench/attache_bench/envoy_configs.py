@@ -23,7 +23,7 @@ class Variant:
 
     key: str
     label: str
-    # "none" | "native" | "lua" | "empty-wasm" | "attache"
+    # "none" | "native" | "lua" | "empty-wasm" | "empty-module" | "probe" | "attache"
     kind: str
     routes: int = 10
     # Envoy's route name: the document's entry name (lookup by name) or a name the
@@ -212,6 +212,9 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
     if variant.kind == "probe":
         return [{"name": "envoy.filters.http.wasm",
                  "typed_config": wasm_filter_config("bench_probe", wasm["probe"], variant.extra["steps"])}]
+    if variant.kind == "empty-module":
+        return [{"name": "envoy.filters.http.dynamic_modules",
+                 "typed_config": module_filter_config(wasm[wasm_key(variant)], "")}]
     if variant.kind == "attache" and variant.extra.get("module"):
         return [{"name": "envoy.filters.http.dynamic_modules",
                  "typed_config": module_filter_config(wasm[wasm_key(variant)], document or "")}]
@@ -224,6 +227,8 @@ def http_filters(variant: Variant, wasm: dict[str, Path], document: str | None) 
 def wasm_key(variant: Variant) -> str:
     """Which built .wasm a variant loads: `empty` or `attache`, or another build of it
     (`extra["wasm"]`: the raw-exports empty filter, the filter at another opt-level)."""
+    if variant.kind == "empty-module":
+        return "empty-module"
     if variant.extra.get("module"):
         return "module"
     base = "empty" if variant.kind == "empty-wasm" else variant.kind

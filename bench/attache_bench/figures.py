@@ -21,7 +21,7 @@ ROUTE_SERIES = (
 )
 # Colours by what a variant runs (the table's groups).
 KIND_COLOURS = {"none": "#7f7f7f", "native": "#1f77b4", "lua": "#9467bd",
-                "empty-wasm": "#2ca02c", "attache": "#d62728"}
+                "empty-wasm": "#2ca02c", "empty-module": "#bcbd22", "attache": "#d62728"}
 UPDATE_KINDS = (("steady", "no edits", "#7f7f7f"), ("ecds", "a policy edit a second (the filter)", "#d62728"),
                 ("rds", "a route edit a second (native RDS)", "#1f77b4"))
 

@@ -60,6 +60,10 @@ ALL = [
             routes=10, extra={"module": True}),
     Variant("module-fallback", "attache module (.so), Gateway API fallback (10 routes)", "attache",
             routes=10, by_name=False, extra={"module": True}),
+    # The floor of Envoy's dynamic-module filter: the module's 21 hooks, each empty
+    # (crates/bench-empty-filter/examples/empty_module.rs). The module against it is the
+    # filter's own work and callbacks; it against native is what any module costs.
+    Variant("empty-module", "empty dynamic module (floor)", "empty-module", extra={"module": "empty"}),
     Variant("module-istio-10k", "attache module (.so), Istio layout (10,000 routes, 1,000 vhosts)",
             "attache", routes=10_000, extra={"istio_table": 1000, "module": True}),
     # Design A/Bs where the project renders the Envoy config (bench/findings.md).
