@@ -151,6 +151,7 @@ LAYERS = {
 # Host over them, the configuration and stream state, the exported hooks,
 # and the in-process Envoy of the tests on top.
 LAYERS["crates/attache-module/src"] = [
+    ("snapshot", ["snapshot"]),
     ("abi", ["abi"]),
     ("host", ["host"]),
     ("state", ["config", "filter"]),

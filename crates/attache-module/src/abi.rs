@@ -17,6 +17,8 @@
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 
+use crate::snapshot::HeaderSnapshot;
+
 /// What `envoy_dynamic_module_on_program_init` returns: Envoy 1.40's
 /// `ENVOY_DYNAMIC_MODULES_ABI_VERSION`. Envoy logs "ABI version … matched"
 /// when it is its own, and warns (but loads) when it is not.
@@ -89,6 +91,21 @@ impl ModuleBuffer {
     };
 }
 
+/// `envoy_dynamic_module_type_envoy_http_header`: one header of Envoy's
+/// map, its name and value owned by Envoy until the hook returns or the
+/// module writes that map.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct EnvoyHeader {
+    key: EnvoyBuffer,
+    value: EnvoyBuffer,
+}
+
+/// More headers than any map Envoy accepts (its default limit is 100, the
+/// configurable one 10,000): a larger count is not believed, and the
+/// caller asks header by header instead.
+const MAX_HEADERS: usize = 16_384;
+
 /// `envoy_dynamic_module_type_http_header_type`.
 pub const REQUEST_HEADER: u32 = 0;
 pub const RESPONSE_HEADER: u32 = 2;
@@ -128,6 +145,15 @@ extern "C" {
         result: *mut EnvoyBuffer,
         index: usize,
         optional_size: *mut usize,
+    ) -> bool;
+    fn envoy_dynamic_module_callback_http_get_headers_size(
+        filter: *mut c_void,
+        header_type: u32,
+    ) -> usize;
+    fn envoy_dynamic_module_callback_http_get_headers(
+        filter: *mut c_void,
+        header_type: u32,
+        result_headers: *mut EnvoyHeader,
     ) -> bool;
     fn envoy_dynamic_module_callback_http_set_header(
         filter: *mut c_void,
@@ -225,6 +251,43 @@ pub fn header(filter: FilterPtr, map: u32, name: &str) -> Option<Vec<u8>> {
         )
     };
     (ok && count > 0).then(|| value.to_vec())
+}
+
+/// Every header of the map, copied: two calls for the whole map, where
+/// [`header`] is one call per name. `None` when Envoy has no such map or
+/// gives a count no map can have.
+pub fn headers(filter: FilterPtr, map: u32) -> Option<HeaderSnapshot> {
+    // SAFETY: a live filter pointer for the hook (the caller's), no other
+    // argument is a pointer.
+    let count = unsafe { envoy_dynamic_module_callback_http_get_headers_size(filter.0, map) };
+    if count > MAX_HEADERS {
+        return None;
+    }
+    let mut raw = vec![
+        EnvoyHeader {
+            key: EnvoyBuffer::empty(),
+            value: EnvoyBuffer::empty(),
+        };
+        count
+    ];
+    // SAFETY: `raw` holds `count` entries, the size Envoy just gave
+    // (abi.h's precondition); nothing writes the map in between.
+    let ok = count == 0
+        || unsafe {
+            envoy_dynamic_module_callback_http_get_headers(filter.0, map, raw.as_mut_ptr())
+        };
+    if !ok {
+        return None;
+    }
+    let bytes = raw.iter().map(|h| h.key.length + h.value.length).sum();
+    let mut snapshot = HeaderSnapshot::with_capacity(count, bytes);
+    for h in raw {
+        // SAFETY: Envoy filled each entry with live buffers of its map,
+        // valid until the hook returns or the map is written: copied here.
+        let (name, value) = unsafe { (h.key.as_slice(), h.value.as_slice()) };
+        snapshot.add(name, value);
+    }
+    Some(snapshot)
 }
 
 /// Replaces every value of `name`; `None` removes the header (a null value

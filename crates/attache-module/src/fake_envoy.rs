@@ -224,6 +224,41 @@ unsafe extern "C" fn envoy_dynamic_module_callback_http_get_header(
     index < values.len()
 }
 
+#[no_mangle]
+unsafe extern "C" fn envoy_dynamic_module_callback_http_get_headers_size(
+    filter: *mut c_void,
+    header_type: u32,
+) -> usize {
+    // SAFETY: the module passes valid pointers.
+    let stream = unsafe { stream(filter) };
+    stream
+        .and_then(|s| s.map(header_type))
+        .map_or(0, |m| m.len())
+}
+
+/// Fills `result` with `[key, value]` buffer pairs, abi.h's
+/// `envoy_dynamic_module_type_envoy_http_header`.
+#[no_mangle]
+unsafe extern "C" fn envoy_dynamic_module_callback_http_get_headers(
+    filter: *mut c_void,
+    header_type: u32,
+    result: *mut [EnvoyBuffer; 2],
+) -> bool {
+    // SAFETY: the module passes valid pointers.
+    let Some(map) = (unsafe { stream(filter) }).and_then(|s| s.map(header_type)) else {
+        return false;
+    };
+    for (i, (name, value)) in map.iter().enumerate() {
+        let pair = [name.as_bytes(), value.as_slice()].map(|b| EnvoyBuffer {
+            ptr: b.as_ptr(),
+            length: b.len(),
+        });
+        // SAFETY: the module sized `result` by get_headers_size (abi.h).
+        unsafe { result.add(i).write(pair) };
+    }
+    true
+}
+
 unsafe fn write_header(
     filter: *mut c_void,
     header_type: u32,

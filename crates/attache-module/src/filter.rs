@@ -40,10 +40,7 @@ impl ModuleFilter {
             return;
         }
         self.broken = true;
-        let mut host = StreamHost {
-            filter,
-            counters: &self.counters,
-        };
+        let mut host = StreamHost::new(filter, &self.counters);
         step(&mut self.stream, &mut host);
         self.broken = false;
     }

@@ -6,7 +6,10 @@
 use attache_filter::host::{Counter, Gauge, HeaderMap, Host, LogLevel};
 use attache_filter::stream::ENFORCED_PROPERTY;
 
+use std::cell::OnceCell;
+
 use crate::abi::{self, ConfigPtr, FilterPtr};
+use crate::snapshot::HeaderSnapshot;
 
 /// The filter state key of the stream's enforced mark
 /// ([`ENFORCED_PROPERTY`]). The `.wasm` keeps its mark as
@@ -43,10 +46,44 @@ fn now_nanos() -> Option<u64> {
 }
 
 /// One stream's host: headers, attributes and filter state of the stream,
-/// counters in the configuration's scope.
+/// counters in the configuration's scope. Made for one hook.
 pub struct StreamHost<'a> {
-    pub filter: FilterPtr,
-    pub counters: &'a CounterIds,
+    filter: FilterPtr,
+    counters: &'a CounterIds,
+    /// The first map the core reads in this hook, taken whole at that read
+    /// and kept current with the hook's writes ([`HeaderSnapshot`] says
+    /// why); empty until then, and for a map Envoy would not hand over.
+    headers: OnceCell<(HeaderMap, HeaderSnapshot)>,
+}
+
+impl<'a> StreamHost<'a> {
+    pub fn new(filter: FilterPtr, counters: &'a CounterIds) -> Self {
+        StreamHost {
+            filter,
+            counters,
+            headers: OnceCell::new(),
+        }
+    }
+
+    /// The snapshot of `map`, taking it if no map was taken yet.
+    fn snapshot(&self, map: HeaderMap) -> Option<&HeaderSnapshot> {
+        let (taken, snapshot) = match self.headers.get() {
+            Some(held) => held,
+            None => {
+                let snapshot = abi::headers(self.filter, map_type(map))?;
+                self.headers.get_or_init(|| (map, snapshot))
+            }
+        };
+        (*taken == map).then_some(snapshot)
+    }
+
+    /// The snapshot of `map` if one was taken: writes keep it current.
+    fn snapshot_mut(&mut self, map: HeaderMap) -> Option<&mut HeaderSnapshot> {
+        match self.headers.get_mut() {
+            Some((taken, snapshot)) if *taken == map => Some(snapshot),
+            _ => None,
+        }
+    }
 }
 
 impl Host for StreamHost<'_> {
@@ -72,15 +109,39 @@ impl Host for StreamHost<'_> {
     }
 
     fn header(&self, map: HeaderMap, name: &str) -> Option<Vec<u8>> {
-        abi::header(self.filter, map_type(map), name)
+        match self.snapshot(map) {
+            Some(snapshot) => snapshot.get(name.as_bytes()).map(<[u8]>::to_vec),
+            None => abi::header(self.filter, map_type(map), name),
+        }
     }
 
+    /// With the map in hand: removing an absent header is skipped (it
+    /// changes nothing), and setting one becomes an add (Envoy's set
+    /// searches the map to remove first). Without it, as asked.
     fn set_header(&mut self, map: HeaderMap, name: &str, value: Option<&str>) {
-        abi::set_header(self.filter, map_type(map), name, value);
+        let filter = self.filter;
+        let Some(snapshot) = self.snapshot_mut(map) else {
+            abi::set_header(filter, map_type(map), name, value);
+            return;
+        };
+        match (snapshot.contains(name.as_bytes()), value) {
+            (false, None) => {}
+            (false, Some(value)) => {
+                abi::add_header(filter, map_type(map), name, value);
+                snapshot.add(name.as_bytes(), value.as_bytes());
+            }
+            (true, value) => {
+                abi::set_header(filter, map_type(map), name, value);
+                snapshot.set(name.as_bytes(), value.map(str::as_bytes));
+            }
+        }
     }
 
     fn add_header(&mut self, map: HeaderMap, name: &str, value: &str) {
         abi::add_header(self.filter, map_type(map), name, value);
+        if let Some(snapshot) = self.snapshot_mut(map) {
+            snapshot.add(name.as_bytes(), value.as_bytes());
+        }
     }
 
     fn log_enabled(&self, at: LogLevel) -> bool {

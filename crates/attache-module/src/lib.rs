@@ -19,6 +19,7 @@ pub mod config;
 pub mod exports;
 pub mod filter;
 pub mod host;
+mod snapshot;
 
 pub use abi::ABI_VERSION;
 

@@ -224,3 +224,58 @@ fn a_worker_thread_compiles_its_own_copy_of_the_document() {
     });
     assert_eq!(timeout, vec!["500".to_string()]);
 }
+
+/// The stream host reads the map once and keeps it current: reads after a
+/// write see the write, a removal of an absent header makes no call, and
+/// the set of an absent header goes over as an add (one call either way).
+#[test]
+fn the_stream_host_answers_reads_from_one_copy_of_the_map_and_skips_empty_removals() {
+    use attache_filter::host::{HeaderMap, Host};
+
+    use crate::abi::FilterPtr;
+    use crate::host::{CounterIds, StreamHost};
+
+    let mut stream = FakeStream {
+        request: vec![("x-a".into(), b"1".to_vec()), ("x-b".into(), b"2".to_vec())],
+        response: vec![("server".into(), b"backend".to_vec())],
+        ..FakeStream::default()
+    };
+    let ids = CounterIds::default();
+    let envoy: *mut FakeStream = &mut stream;
+    let mut host = StreamHost::new(FilterPtr(envoy.cast()), &ids);
+    assert_eq!(host.header(HeaderMap::Request, "X-A"), Some(b"1".to_vec()));
+    host.set_header(HeaderMap::Request, "x-absent", None);
+    host.set_header(HeaderMap::Request, "x-new", Some("v"));
+    host.set_header(HeaderMap::Request, "x-a", Some("one"));
+    host.set_header(HeaderMap::Request, "x-b", None);
+    host.add_header(HeaderMap::Request, "x-new", "w");
+    assert_eq!(
+        host.header(HeaderMap::Request, "x-a"),
+        Some(b"one".to_vec())
+    );
+    assert_eq!(host.header(HeaderMap::Request, "x-b"), None);
+    assert_eq!(
+        host.header(HeaderMap::Request, "x-new"),
+        Some(b"v".to_vec())
+    );
+    // Another map than the one taken is asked header by header.
+    assert_eq!(
+        host.header(HeaderMap::Response, "server"),
+        Some(b"backend".to_vec())
+    );
+    drop(host);
+    assert_eq!(
+        stream.header_writes, 4,
+        "no call for the absent header's removal"
+    );
+    let mut request = stream.request.clone();
+    request.sort();
+    assert_eq!(
+        request,
+        vec![
+            ("x-a".to_string(), b"one".to_vec()),
+            ("x-new".to_string(), b"v".to_vec()),
+            ("x-new".to_string(), b"w".to_vec()),
+        ]
+    );
+}
