@@ -13,7 +13,8 @@
 //! (the EnvoyFilter's patch value as it is; the filter Envoy Gateway builds
 //! from the policy and the EnvoyProxy's registration, as its translator
 //! does) passes `envoy --mode validate` with the real module, which loads
-//! it; a path that holds no module is refused.
+//! it and reads the document; a path that holds no module, and a document
+//! the module cannot read, are refused.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // test helpers fail by panicking
 #[path = "support/crds.rs"]
@@ -70,16 +71,25 @@ fn render(args: &[&str]) -> Value {
 /// The List `render envoyextensionpolicy --envoy-proxy` writes: the
 /// EnvoyProxy's registration and the policy.
 fn eg_objects(input: &str, gateway: &str) -> (Value, Value) {
-    let list = render(&[
-        "render",
-        "envoyextensionpolicy",
-        "-f",
-        input,
-        "--gateway",
-        gateway,
-        "--envoy-proxy",
-        "envoy-gateway-system/proxy",
-    ]);
+    eg_objects_with(input, gateway, &[])
+}
+
+fn eg_objects_with(input: &str, gateway: &str, extra: &[&str]) -> (Value, Value) {
+    let args = [
+        &[
+            "render",
+            "envoyextensionpolicy",
+            "-f",
+            input,
+            "--gateway",
+            gateway,
+            "--envoy-proxy",
+            "envoy-gateway-system/proxy",
+        ][..],
+        extra,
+    ]
+    .concat();
+    let list = render(&args);
     assert_eq!(list["kind"], "List");
     let items = list["items"].as_array().unwrap();
     assert_eq!(items.len(), 2, "{list}");
@@ -313,6 +323,16 @@ fn envoy_loads_the_module_with_the_filter_each_object_configures() {
     );
     envoy_accepts(&envoy, &dir, "envoy-gateway", &eg).unwrap();
     envoy_accepts(&envoy, &dir, "istio", &istio).unwrap();
+    // A large Gateway's config is the compressed envelope: read alike.
+    let (registration, sealed) = eg_objects_with(
+        "examples/shop",
+        "infra/edge",
+        &["--plugin-config", "compressed"],
+    );
+    let config = &sealed["spec"]["dynamicModule"][0]["config"];
+    assert_eq!(config["encoding"], "zlib+base64-chunks", "{config}");
+    let compressed = at(&envoy_gateway_filter(&registration, &sealed));
+    envoy_accepts(&envoy, &dir, "envoy-gateway-compressed", &compressed).unwrap();
     // Validation loads the module: a path that holds none is refused.
     let missing = mutated(
         &istio,
@@ -321,5 +341,11 @@ fn envoy_loads_the_module_with_the_filter_each_object_configures() {
     );
     let refused = envoy_accepts(&envoy, &dir, "missing", &missing).unwrap_err();
     assert!(refused.contains("libattache_module.so"), "{refused}");
+    // And it hands the module the document, which the module reads at
+    // load: one it cannot read is refused, so the objects' documents were
+    // read and accepted.
+    let unreadable = mutated(&eg, "/typed_config/filter_config/value", json!("not json"));
+    let refused = envoy_accepts(&envoy, &dir, "unreadable", &unreadable).unwrap_err();
+    assert!(refused.contains("attache: configuration"), "{refused}");
     let _ = std::fs::remove_dir_all(&dir);
 }
