@@ -349,3 +349,43 @@ fn envoy_loads_the_module_with_the_filter_each_object_configures() {
     assert!(refused.contains("attache: configuration"), "{refused}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_flags_say_what_is_missing_or_wrong() {
+    // The policy alone: the registration it needs is spelled out.
+    let out = attache_ok(&[
+        "render",
+        "envoyextensionpolicy",
+        "-f",
+        "examples/shop",
+        "--gateway",
+        "infra/edge",
+        "--module",
+        "/m/libattache_module.so",
+    ]);
+    let stderr = support::text(&out.stderr);
+    assert!(
+        stderr.contains("note: Envoy Gateway loads the module only if")
+            && stderr.contains("path: /m/libattache_module.so}}, doNotClose: true"),
+        "{stderr}"
+    );
+    for (args, says) in [
+        (
+            &["envoyextensionpolicy", "--module-name", "Attache"][..],
+            "is not a dynamic module name",
+        ),
+        (
+            &["envoyfilter", "--module", "libattache_module.so"][..],
+            "give an absolute path",
+        ),
+        (
+            &["envoyextensionpolicy", "--envoy-proxy", "proxy"][..],
+            "is not NAMESPACE/NAME",
+        ),
+    ] {
+        let all = [&["render"][..], args, &["-f", "examples/shop"]].concat();
+        let out = support::attache(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        assert!(support::text(&out.stderr).contains(says), "{all:?}");
+    }
+}

@@ -82,7 +82,15 @@ pub fn extension_policy(args: ExtensionPolicyArgs) -> Result<ExitCode, CliError>
             "kind": "List",
             "items": [envoy_proxy_registration(proxy, &args.module_name, &args.module), policy]
         }),
-        None => policy,
+        None => {
+            // The policy alone does not load anything: say what the
+            // operator's EnvoyProxy must hold, with the flags' values.
+            eprintln!(
+                "note: Envoy Gateway loads the module only if the Gateway's EnvoyProxy registers it: spec.dynamicModules: [{{name: {}, source: {{type: Local, local: {{path: {}}}}}, doNotClose: true}}]\n  hint: --envoy-proxy NS/NAME writes that registration too (docs/envoy-gateway.md)",
+                args.module_name, args.module
+            );
+            policy
+        }
     };
     emit(&value, args.output.as_deref())
 }
