@@ -389,3 +389,42 @@ fn the_flags_say_what_is_missing_or_wrong() {
         assert!(support::text(&out.stderr).contains(says), "{all:?}");
     }
 }
+
+#[test]
+fn all_gateways_gives_one_object_per_gateway() {
+    let input = "tests/fixtures/cli/two-gateways.yaml";
+    let policy = checker("envoy-gateway.yaml", "EnvoyExtensionPolicy");
+    let filter = checker("istio-envoyfilter.yaml", "EnvoyFilter");
+    let eg = render(&[
+        "render",
+        "envoyextensionpolicy",
+        "-f",
+        input,
+        "--all-gateways",
+    ]);
+    let istio = render(&["render", "envoyfilter", "-f", input, "--all-gateways"]);
+    for (list, checker) in [(&eg, &policy), (&istio, &filter)] {
+        assert_eq!(list["kind"], "List");
+        let names: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| {
+                assert_eq!(refusals(checker, item), Vec::<String>::new());
+                item["metadata"]["name"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(names, ["attache-edge", "attache-internal"]);
+    }
+    assert_eq!(eg["items"][1]["spec"]["targetRefs"][0]["name"], "internal");
+    let both = support::attache(&[
+        "render",
+        "envoyfilter",
+        "-f",
+        input,
+        "--all-gateways",
+        "--gateway",
+        "infra/edge",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+}

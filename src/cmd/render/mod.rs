@@ -86,7 +86,8 @@ loads only modules its EnvoyProxy registers (spec.dynamicModules):
 --envoy-proxy also writes that registration, with --module as the path and
 doNotClose, as a List with the policy (server-side apply merges it into the
 EnvoyProxy by name). The .so reaches the proxy pod as an image volume
-(docs/envoy-gateway.md).")]
+(docs/envoy-gateway.md). --all-gateways writes one policy per Gateway of the
+input instead of --gateway's.")]
     Envoyextensionpolicy(ExtensionPolicyArgs),
     /// An Istio EnvoyFilter (networking.istio.io/v1alpha3) inserting the dynamic module before the router.
     #[command(after_help = "\
@@ -97,8 +98,9 @@ Example:
 Selects the Gateway's pods by gateway.networking.k8s.io/gateway-name and
 inserts the dynamic-modules filter before envoy.filters.http.router on their
 listeners, with the same document as `render wasmplugin` (istiod's route
-names). Needs an istio-proxy built on Envoy 1.40; the WasmPlugin stays the
-default (docs/istio.md, \"The dynamic module through an EnvoyFilter\").")]
+names). --all-gateways writes one per Gateway of the input. Needs an
+istio-proxy built on Envoy 1.40; the WasmPlugin stays the default
+(docs/istio.md, \"The dynamic module through an EnvoyFilter\").")]
     Envoyfilter(EnvoyFilterArgs),
 }
 
@@ -126,6 +128,31 @@ impl Selection {
         )?;
         self.strict.check(loaded.problems, 0, "")?;
         Ok(loaded)
+    }
+}
+
+impl Selection {
+    /// Every Gateway of the input, each resolved for `data_plane`: the
+    /// input's findings reported once, then each Gateway's; under
+    /// `--strict` any error or warning stops the render.
+    pub fn load_all(&self, data_plane: DataPlane) -> Result<Vec<Resolved>, CliError> {
+        let docs = self.input.read(Default::default())?;
+        let inputs = self.input.limits.parse(&docs);
+        if inputs.gateways.is_empty() {
+            crate::output::report(&inputs, &[]);
+            // The resolver's own "no Gateway" error, with its hint.
+            attache_core::select_gateway(&inputs, None)?;
+        }
+        let mut all = Vec::new();
+        let mut findings = Vec::new();
+        for key in inputs.gateways.keys() {
+            let resolved = attache_core::resolve_for(&inputs, key, data_plane)?;
+            findings.extend(resolved.diagnostics.iter().cloned());
+            all.push(resolved);
+        }
+        let problems = crate::output::report(&inputs, &findings);
+        self.strict.check(problems, 0, "")?;
+        Ok(all)
     }
 }
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use attache_core::topology::ObjectKey;
+use attache_core::topology::{GatewayResolution, ObjectKey};
 use attache_core::DataPlane;
 use attache_render::envoyextensionpolicy::{
     envoy_extension_policy, envoy_proxy_registration, ExtensionPolicyOptions, DEFAULT_MODULE_NAME,
@@ -44,6 +44,9 @@ pub struct ExtensionPolicyArgs {
     /// compressed above (auto; docs/plugin-delivery.md).
     #[arg(long, value_enum, default_value_t = ConfigFormArg::Auto)]
     pub plugin_config: ConfigFormArg,
+    /// One policy per Gateway of the input (a List), instead of --gateway's.
+    #[arg(long, conflicts_with = "gateway")]
+    pub all_gateways: bool,
     /// Write to FILE (atomically) instead of standard output: YAML when
     /// FILE ends in .yaml or .yml, else JSON (kubectl reads either).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -58,50 +61,79 @@ pub struct EnvoyFilterArgs {
     /// docs/istio.md mounts it from an image volume).
     #[arg(long, value_name = "FILE", default_value = DEFAULT_MODULE_PATH, value_parser = parse_module_path)]
     pub module: String,
+    /// One EnvoyFilter per Gateway of the input (a List), instead of
+    /// --gateway's.
+    #[arg(long, conflicts_with = "gateway")]
+    pub all_gateways: bool,
     /// Write to FILE (atomically) instead of standard output: YAML when
     /// FILE ends in .yaml or .yml, else JSON (kubectl reads either).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
+/// The Gateways to render for: `--gateway`'s (or the input's only one),
+/// or with `--all-gateways` every one. Envoy Gateway, like istiod, owns the
+/// routes: it applies each rule's own header filters, timeout and retry on
+/// the route, so both objects carry the document as for Istio, which
+/// leaves a rule's own header operations to the route (docs/envoy-gateway.md).
+fn resolutions(selection: &Selection, all: bool) -> Result<Vec<GatewayResolution>, CliError> {
+    Ok(if all {
+        selection
+            .load_all(DataPlane::Istio)?
+            .into_iter()
+            .map(|r| r.resolution)
+            .collect()
+    } else {
+        vec![selection.load(DataPlane::Istio)?.resolved.resolution]
+    })
+}
+
+/// One object as it is, several as a List (kubectl applies either).
+fn one_or_list(mut items: Vec<Value>) -> Value {
+    if items.len() == 1 {
+        items.remove(0)
+    } else {
+        json!({"apiVersion": "v1", "kind": "List", "items": items})
+    }
+}
+
 pub fn extension_policy(args: ExtensionPolicyArgs) -> Result<ExitCode, CliError> {
-    // Envoy Gateway, like istiod, owns the routes: it applies each rule's
-    // own header filters, timeout and retry on the route, so the document
-    // leaves a rule's own header operations to it (docs/envoy-gateway.md).
-    let loaded = args.selection.load(DataPlane::Istio)?;
     let options = ExtensionPolicyOptions {
         module_name: args.module_name.clone(),
         config_form: args.plugin_config.into(),
     };
-    let policy = envoy_extension_policy(&loaded.resolved.resolution, &options)
-        .map_err(attache_render::RenderError::from)?;
-    check_size(&policy, &args.selection)?;
-    let value = match &args.envoy_proxy {
-        Some(proxy) => json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "items": [envoy_proxy_registration(proxy, &args.module_name, &args.module), policy]
-        }),
-        None => {
-            // The policy alone does not load anything: say what the
-            // operator's EnvoyProxy must hold, with the flags' values.
-            eprintln!(
-                "note: Envoy Gateway loads the module only if the Gateway's EnvoyProxy registers it: spec.dynamicModules: [{{name: {}, source: {{type: Local, local: {{path: {}}}}}, doNotClose: true}}]\n  hint: --envoy-proxy NS/NAME writes that registration too (docs/envoy-gateway.md)",
-                args.module_name, args.module
-            );
-            policy
-        }
-    };
-    emit(&value, args.output.as_deref())
+    let mut items = Vec::new();
+    for resolution in resolutions(&args.selection, args.all_gateways)? {
+        let policy = envoy_extension_policy(&resolution, &options)
+            .map_err(attache_render::RenderError::from)?;
+        check_size(&policy, &args.selection)?;
+        items.push(policy);
+    }
+    if let Some(proxy) = &args.envoy_proxy {
+        items.insert(
+            0,
+            envoy_proxy_registration(proxy, &args.module_name, &args.module),
+        );
+    } else {
+        // The policy alone does not load anything: say what the
+        // operator's EnvoyProxy must hold, with the flags' values.
+        eprintln!(
+            "note: Envoy Gateway loads the module only if the Gateway's EnvoyProxy registers it: spec.dynamicModules: [{{name: {}, source: {{type: Local, local: {{path: {}}}}}, doNotClose: true}}]\n  hint: --envoy-proxy NS/NAME writes that registration too (docs/envoy-gateway.md)",
+            args.module_name, args.module
+        );
+    }
+    emit(&one_or_list(items), args.output.as_deref())
 }
 
 pub fn envoyfilter(args: EnvoyFilterArgs) -> Result<ExitCode, CliError> {
-    // The same document as the WasmPlugin: istiod's route names.
-    let loaded = args.selection.load(DataPlane::Istio)?;
-    let value = envoy_filter(&loaded.resolved.resolution, &args.module)
-        .map_err(attache_render::RenderError::from)?;
-    check_size(&value, &args.selection)?;
-    emit(&value, args.output.as_deref())
+    let mut items = Vec::new();
+    for resolution in resolutions(&args.selection, args.all_gateways)? {
+        let filter =
+            envoy_filter(&resolution, &args.module).map_err(attache_render::RenderError::from)?;
+        check_size(&filter, &args.selection)?;
+        items.push(filter);
+    }
+    emit(&one_or_list(items), args.output.as_deref())
 }
 
 /// The object the API server could not store: a warning, an error under
