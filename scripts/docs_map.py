@@ -39,7 +39,7 @@ FOREIGN = re.compile(
     r"TrafficPolicy|BackendTrafficPolicy|RoutePolicy|ClusterRoutePolicy|HTTPRouteList|List|"
     r"DiscoveryResponse|ProtocolConflict|HostnameConflict|Accepted|Programmed|Conflicted|"
     r"Invalid|ResolvedRefs|Attached|Overridden|Atomic|Patch|RUST_LOG|CI|OK|"
-    r"TrafficExtension|SectionName|malloc_trim)$"
+    r"TrafficExtension|SectionName|malloc_trim|EnvoyExtensionPolicy|EnvoyProxy)$"
 )
 
 

@@ -79,7 +79,7 @@ LAYERS = {
                 "test_gateway",
             ],
         ),
-        ("resources", ["ecds", "listener", "resources", "sds", "tls", "crds", "oci", "wasmplugin", "trafficextension"]),
+        ("resources", ["ecds", "listener", "resources", "sds", "tls", "crds", "oci", "wasmplugin", "trafficextension", "envoyextensionpolicy", "envoyfilter"]),
         ("writers", ["bootstrap", "xds"]),
         ("root", [""]),
     ],

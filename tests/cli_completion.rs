@@ -94,6 +94,8 @@ fn man_pages_for_the_tool_and_each_command() {
             "attache-package.1",
             "attache-render-ecds.1",
             "attache-render-envoy.1",
+            "attache-render-envoyextensionpolicy.1",
+            "attache-render-envoyfilter.1",
             "attache-render-trafficextension.1",
             "attache-render-wasmplugin.1",
             "attache-render-xds.1",
@@ -112,6 +114,19 @@ fn man_pages_for_the_tool_and_each_command() {
             render_envoy.contains(flag),
             "{flag} not in attache-render-envoy.1"
         );
+    }
+    // The dynamic module's delivery objects: each page has its flags.
+    for (page, flags) in [
+        (
+            "attache-render-envoyextensionpolicy.1",
+            &["\\-\\-module\\-name", "\\-\\-envoy\\-proxy", "\\-\\-module"][..],
+        ),
+        ("attache-render-envoyfilter.1", &["\\-\\-module"][..]),
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        for flag in flags {
+            assert!(text.contains(flag), "{flag} not in {page}");
+        }
     }
     if let Some(man) = tools::tool("man", "man-db") {
         let out = Command::new(man)

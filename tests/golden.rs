@@ -1,6 +1,7 @@
 //! Golden renders: for every example and every held-in test input, what
 //! `attache render envoy`, `render xds`, `render ecds`, `render
-//! wasmplugin` and `render trafficextension` write is committed under
+//! wasmplugin` and `render trafficextension` write (and, for one case, the
+//! dynamic module's renders) is committed under
 //! tests/golden/<case>/, so a change to the rendered configuration is a
 //! visible diff in review. The cases are the directories there: each says
 //! its input and Gateway in a `case.json`, so a new case is a new directory.
@@ -166,7 +167,8 @@ fn render(case: &Case, scratch_dir: &Path) -> BTreeMap<String, Vec<u8>> {
     files
 }
 
-/// `render envoy` and `render ecds` with the dynamic module, under `module/`.
+/// `render envoy`, `render ecds`, `render envoyextensionpolicy` and `render
+/// envoyfilter` with the dynamic module, under `module/`.
 fn render_module(input: &str, gateway: &str, scratch_dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let flags = ["--filter", "dynamic-module", "--module", MODULE];
     let common = ["-f", input, "--gateway", gateway];
@@ -190,6 +192,26 @@ fn render_module(input: &str, gateway: &str, scratch_dir: &Path) -> BTreeMap<Str
     attache_ok(&[&["render", "ecds", "-o", &ecds_out][..], &flags, &common].concat());
     files.insert("module/ecds.json".into(), std::fs::read(&ecds).unwrap());
     std::fs::remove_file(&ecds).unwrap();
+    // The objects that deliver the module on Envoy Gateway and on Istio
+    // (tests/render_module_objects.rs checks them against their schemas).
+    let module = ["--module", MODULE];
+    let eg = [
+        &[
+            "render",
+            "envoyextensionpolicy",
+            "--envoy-proxy",
+            "envoy-gateway-system/proxy",
+        ][..],
+        &module,
+        &common,
+    ]
+    .concat();
+    files.insert(
+        "module/envoyextensionpolicy.yaml".into(),
+        attache_ok(&eg).stdout,
+    );
+    let istio = [&["render", "envoyfilter"][..], &module, &common].concat();
+    files.insert("module/envoyfilter.yaml".into(), attache_ok(&istio).stdout);
     files
 }
 

@@ -10,6 +10,9 @@
 //!   layout, where listeners, routes and clusters come from watched files
 //!   too, and [`xds::transition`], the order in which to rewrite them.
 //! - [`wasmplugin::wasm_plugin`]: an Istio `WasmPlugin` carrying the document.
+//! - [`envoyextensionpolicy::envoy_extension_policy`] and
+//!   [`envoyfilter::envoy_filter`]: the dynamic module on Envoy Gateway and
+//!   on Istio.
 //! - [`crds::crds`]: the policy CRDs, and [`oci`]: the filter as an OCI image.
 //!
 //! All of them carry the document through [`plugin_config`]: compact and without
@@ -22,6 +25,8 @@ pub mod chains;
 pub mod crds;
 pub mod duration;
 pub mod ecds;
+pub mod envoyextensionpolicy;
+pub mod envoyfilter;
 pub mod error;
 pub mod filter;
 pub mod listener;

@@ -1,4 +1,5 @@
-//! `attache render envoy|ecds|wasmplugin|trafficextension`: data-plane configuration for one
+//! `attache render envoy|xds|ecds|wasmplugin|trafficextension|envoyextensionpolicy|envoyfilter`:
+//! data-plane configuration for one
 //! Gateway. The decisions live in `attache-render`; this module reads the
 //! input, resolves it and writes files.
 
@@ -12,8 +13,10 @@ use attache_render::filter::FilterBinary;
 use attache_render::xds::{self, XdsLayout, XdsOptions};
 use serde_json::Value;
 
+mod module;
 mod wasmplugin;
 
+pub use module::{EnvoyFilterArgs, ExtensionPolicyArgs};
 pub use wasmplugin::WasmPluginArgs;
 
 use super::filter_flags::FilterArgs;
@@ -69,6 +72,36 @@ RDS, then LDS). To change them while Envoy runs, use `attache watch
     Wasmplugin(WasmPluginArgs),
     /// An Istio 1.30+ TrafficExtension (extensions.istio.io/v1alpha1), WasmPlugin's successor.
     Trafficextension(WasmPluginArgs),
+    /// An Envoy Gateway EnvoyExtensionPolicy (gateway.envoyproxy.io/v1alpha1) loading the dynamic module.
+    #[command(after_help = "\
+Example:
+  attache render envoyextensionpolicy -f manifests/ --gateway infra/edge \\
+      --envoy-proxy envoy-gateway-system/proxy --module /opt/attache/libattache_module.so \\
+      -o attache-eg.yaml
+  kubectl apply --server-side --field-manager attache -f attache-eg.yaml
+
+The policy targets the Gateway and references the module by --module-name
+in its dynamicModule list, with the document as its config. Envoy Gateway
+loads only modules its EnvoyProxy registers (spec.dynamicModules):
+--envoy-proxy also writes that registration, with --module as the path and
+doNotClose, as a List with the policy (server-side apply merges it into the
+EnvoyProxy by name). The .so reaches the proxy pod as an image volume
+(docs/envoy-gateway.md). --all-gateways writes one policy per Gateway of the
+input instead of --gateway's.")]
+    Envoyextensionpolicy(ExtensionPolicyArgs),
+    /// An Istio EnvoyFilter (networking.istio.io/v1alpha3) inserting the dynamic module before the router.
+    #[command(after_help = "\
+Example:
+  attache render envoyfilter -f manifests/ --gateway infra/edge \\
+      --module /opt/attache/libattache_module.so -o envoyfilter.yaml
+
+Selects the Gateway's pods by gateway.networking.k8s.io/gateway-name and
+inserts the dynamic-modules filter before envoy.filters.http.router on their
+listeners, with the same document as `render wasmplugin` (istiod's route
+names). --all-gateways writes one per Gateway of the input. Needs an
+istio-proxy built on Envoy 1.40; the WasmPlugin stays the default
+(docs/istio.md, \"The dynamic module through an EnvoyFilter\").")]
+    Envoyfilter(EnvoyFilterArgs),
 }
 
 /// What every render needs: the manifests and which Gateway.
@@ -95,6 +128,31 @@ impl Selection {
         )?;
         self.strict.check(loaded.problems, 0, "")?;
         Ok(loaded)
+    }
+}
+
+impl Selection {
+    /// Every Gateway of the input, each resolved for `data_plane`: the
+    /// input's findings reported once, then each Gateway's; under
+    /// `--strict` any error or warning stops the render.
+    pub fn load_all(&self, data_plane: DataPlane) -> Result<Vec<Resolved>, CliError> {
+        let docs = self.input.read(Default::default())?;
+        let inputs = self.input.limits.parse(&docs);
+        if inputs.gateways.is_empty() {
+            crate::output::report(&inputs, &[]);
+            // The resolver's own "no Gateway" error, with its hint.
+            attache_core::select_gateway(&inputs, None)?;
+        }
+        let mut all = Vec::new();
+        let mut findings = Vec::new();
+        for key in inputs.gateways.keys() {
+            let resolved = attache_core::resolve_for(&inputs, key, data_plane)?;
+            findings.extend(resolved.diagnostics.iter().cloned());
+            all.push(resolved);
+        }
+        let problems = crate::output::report(&inputs, &findings);
+        self.strict.check(problems, 0, "")?;
+        Ok(all)
     }
 }
 
@@ -190,6 +248,8 @@ pub fn run(command: Command) -> Result<ExitCode, CliError> {
         Command::Trafficextension(args) => {
             wasmplugin::run(args, wasmplugin::Kind::TrafficExtension)
         }
+        Command::Envoyextensionpolicy(args) => module::extension_policy(args),
+        Command::Envoyfilter(args) => module::envoyfilter(args),
     }
 }
 
