@@ -20,8 +20,8 @@
 //! applied document comes with each policy's part in it
 //! ([`Contributions`], from the status fold). The policies whose part
 //! differs in some document applied since the last one every replica
-//! served are [`GatewayServed::touched`]: they read the verdict of the
-//! applied document. Every other policy gives the same values in each of
+//! served are touched ([`GatewayServed::parts`]): they read the verdict of
+//! the applied document. Every other policy gives the same values in each of
 //! those documents, so a replica serving any of them serves it: it reads
 //! [`GatewayServed::kept`], and an edit of one policy writes no other.
 
