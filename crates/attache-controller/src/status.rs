@@ -22,7 +22,7 @@ use crate::prune;
 use crate::reconcile::Plan;
 use crate::scope::Fingerprint;
 use crate::served::condition::{confirm, Served};
-use crate::served::{policy_key, Contributions};
+use crate::served::{policy_key, policy_key_of, Contributions};
 use crate::snapshot::Snapshot;
 
 /// GEP-713 bounds `status.ancestors` to 16 entries (PolicyStatus,
@@ -273,11 +273,7 @@ fn patches_for(
         // the Gateways that ancestor's targetRef reaches, each with its own
         // outcome.
         let source = &inputs.policies[index];
-        let part = policy_key(&(
-            source.kind,
-            source.meta.namespace.clone(),
-            source.meta.name.clone(),
-        ));
+        let part = policy_key_of(&source.kind, &source.meta.namespace, &source.meta.name);
         let mut programmed: Vec<Option<Value>> = Vec::new();
         // A Gateway whose replicas were not read yet: no write this round
         // (crate::served::condition::confirm).

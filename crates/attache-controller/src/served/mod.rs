@@ -34,6 +34,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use attache_core::model::PolicyKind;
 use attache_core::status::PolicyId;
 
 pub use stats::{ProxyStats, Refusals, CLASSES};
@@ -63,6 +64,12 @@ pub type Contributions = HashMap<u64, u64>;
 /// A policy's key in [`Contributions`]: a hash of its kind, namespace and
 /// name, as [`PolicyId`] holds them.
 pub fn policy_key((kind, namespace, name): &PolicyId) -> u64 {
+    policy_key_of(kind, namespace, name)
+}
+
+/// [`policy_key`] from the parts of a policy's identity, borrowed: a round
+/// asks for every policy's, and need not copy their names.
+pub fn policy_key_of(kind: &PolicyKind, namespace: &Option<String>, name: &str) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     (kind, namespace, name).hash(&mut hasher);
     hasher.finish()
