@@ -22,6 +22,7 @@ use crate::prune;
 use crate::reconcile::Plan;
 use crate::scope::Fingerprint;
 use crate::served::condition::{confirm, Served};
+use crate::served::{policy_key, policy_key_of, Contributions};
 use crate::snapshot::Snapshot;
 
 /// GEP-713 bounds `status.ancestors` to 16 entries (PolicyStatus,
@@ -110,8 +111,41 @@ pub fn round_patches(
 /// the Gateways whose scope changed.
 #[derive(Debug, Default)]
 pub struct StatusMemo {
-    shares: HashMap<ObjectKey, (Fingerprint, GatewayShare)>,
+    shares: HashMap<ObjectKey, (Fingerprint, GatewayShare, Option<Arc<Contributions>>)>,
     settled: Settled,
+}
+
+impl StatusMemo {
+    /// Folds again the shares of the Gateways whose fingerprint changed
+    /// since the last call, and forgets those gone.
+    pub fn refresh(&mut self, plan: &Plan) {
+        let inputs = &plan.inputs;
+        self.shares
+            .retain(|key, _| plan.fingerprints.contains_key(key));
+        for (key, fingerprint) in &plan.fingerprints {
+            let current = self
+                .shares
+                .get(key)
+                .is_some_and(|(f, _, _)| f == fingerprint);
+            if !current {
+                let share = tracing::info_span!("share", gateway = %key)
+                    .in_scope(|| attache_core::status::gateway_share(inputs, key));
+                self.shares.insert(key.clone(), (*fingerprint, share, None));
+            }
+        }
+    }
+
+    /// Each policy's part in `key`'s configuration as [`StatusMemo::refresh`]
+    /// last folded it (`crate::served`'s per-policy verdicts), computed
+    /// once per share; `None` for a Gateway not folded.
+    pub fn contributions(&mut self, key: &ObjectKey, plan: &Plan) -> Option<Arc<Contributions>> {
+        let (_, share, parts) = self.shares.get_mut(key)?;
+        let parts = parts.get_or_insert_with(|| {
+            let by_id = share.contributions(&plan.inputs);
+            Arc::new(by_id.iter().map(|(id, h)| (policy_key(id), *h)).collect())
+        });
+        Some(parts.clone())
+    }
 }
 
 /// The policies whose computed status needed no write last round, by kind
@@ -146,16 +180,7 @@ pub fn round_patches_served(
     memo: &mut StatusMemo,
 ) -> Vec<StatusPatch> {
     let inputs = &plan.inputs;
-    memo.shares
-        .retain(|key, _| plan.fingerprints.contains_key(key));
-    for (key, fingerprint) in &plan.fingerprints {
-        let current = memo.shares.get(key).is_some_and(|(f, _)| f == fingerprint);
-        if !current {
-            let share = tracing::info_span!("share", gateway = %key)
-                .in_scope(|| attache_core::status::gateway_share(inputs, key));
-            memo.shares.insert(key.clone(), (*fingerprint, share));
-        }
-    }
+    memo.refresh(plan);
     let shares = plan
         .fingerprints
         .keys()
@@ -248,6 +273,7 @@ fn patches_for(
         // the Gateways that ancestor's targetRef reaches, each with its own
         // outcome.
         let source = &inputs.policies[index];
+        let part = policy_key_of(&source.kind, &source.meta.namespace, &source.meta.name);
         let mut programmed: Vec<Option<Value>> = Vec::new();
         // A Gateway whose replicas were not read yet: no write this round
         // (crate::served::condition::confirm).
@@ -264,7 +290,7 @@ fn patches_for(
                 &self::applied(&gateways, applied),
                 source.meta.generation,
             )
-            .map(|c| confirm(with_gateways(c, &gateways), &gateways, served));
+            .map(|c| confirm(with_gateways(c, &gateways), part, &gateways, served));
             undecided |= matches!(condition, Some(None));
             programmed.push(
                 condition

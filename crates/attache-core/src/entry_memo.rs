@@ -215,7 +215,7 @@ impl<'a> EntryKeys<'a> {
 /// Envoy Gateway's precedence), its age and weight (order within a
 /// level, GEP-713's opted-in order), its settings, merge type, strategy
 /// and removals, and whether it is valid.
-fn policy_hash(policy: &Policy) -> u64 {
+pub(crate) fn policy_hash(policy: &Policy) -> u64 {
     let mut h = DefaultHasher::new();
     policy.kind.hash(&mut h);
     policy.meta.namespace.hash(&mut h);

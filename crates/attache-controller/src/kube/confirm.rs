@@ -15,12 +15,11 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::metrics::Metrics;
 use super::scrape::{ready_pods, scrape_gateway, ScrapeOptions};
-use super::watch::CacheSync;
 use crate::reconcile::{plugin_key, Config, Outcome, Plan};
 use crate::served::condition::{Confirmation, Served};
-use crate::served::{document, AppliedDoc, GatewayServed, Scrape};
+use crate::served::{document, AppliedDoc, Contributions, GatewayServed, Scrape};
 use crate::snapshot::Snapshot;
-use crate::status::Applied;
+use crate::status::{Applied, StatusMemo};
 
 /// Between scrapes while a Gateway is not (yet) served by every replica:
 /// what the edit-to-served time waits at most for a reading.
@@ -36,6 +35,9 @@ pub struct Confirmer {
     state: Mutex<Tracked>,
     /// Woken when the set of Gateways changed: their tasks follow.
     wake: Notify,
+    /// Woken when a published verdict changed: the controller's loop runs
+    /// a round at once, without the debounce meant for bursts of edits.
+    pub verdicts: Notify,
 }
 
 #[derive(Default)]
@@ -55,6 +57,7 @@ impl Confirmer {
             pods,
             state: Mutex::new(Tracked::default()),
             wake: Notify::new(),
+            verdicts: Notify::new(),
         }
     }
 
@@ -67,17 +70,25 @@ impl Confirmer {
     }
 
     /// Records what this round applied (or found live and current) for
-    /// each Gateway, forgets Gateways no longer served, and returns what
-    /// status is to say of each.
+    /// each Gateway, with each policy's part in it from `statuses` (which
+    /// it folds first), forgets Gateways no longer served, and returns
+    /// what status is to say of each.
     pub fn after_round(
         &self,
         config: &Config,
-        plan: &Plan,
-        snapshot: &Snapshot,
+        (plan, snapshot): (&Plan, &Snapshot),
         applied: &Applied,
+        statuses: &mut StatusMemo,
         stamp: &str,
     ) -> Served {
         let now = Instant::now();
+        // Outside the lock: the scrape tasks wait on it.
+        statuses.refresh(plan);
+        let parts: BTreeMap<&ObjectKey, Arc<Contributions>> = applied
+            .iter()
+            .filter(|(_, outcome)| outcome.is_ok())
+            .filter_map(|(key, _)| Some((key, statuses.contributions(key, plan)?)))
+            .collect();
         let mut tracked = self.lock();
         let before = tracked.gateways.len();
         tracked
@@ -113,7 +124,8 @@ impl Confirmer {
             let before = tracked.gateways.get(key);
             changed_set |= before.is_none();
             let fresh = before.is_none_or(|b| b.applied.id != id);
-            let next = GatewayServed::applied(before, doc);
+            let parts = parts.get(key).cloned().unwrap_or_default();
+            let next = GatewayServed::applied_with(before, doc, parts);
             tracked.gateways.insert(key.clone(), next);
             if fresh {
                 tracked.wakes.entry(key.clone()).or_default().notify_one();
@@ -148,13 +160,7 @@ fn live_id(
 fn served(gateways: &BTreeMap<ObjectKey, GatewayServed>) -> Served {
     gateways
         .iter()
-        .map(|(key, state)| {
-            let confirmation = Confirmation {
-                verdict: state.published().clone(),
-                applied_at: state.applied.stamp.clone(),
-            };
-            (key.clone(), confirmation)
-        })
+        .map(|(key, state)| (key.clone(), Confirmation::of_state(state)))
         .collect()
 }
 
@@ -205,7 +211,7 @@ impl Drop for GatewayTasks {
 /// One task per tracked Gateway, started and stopped as rounds add and
 /// drop Gateways: a Gateway whose pods hang waits for its own timeouts and
 /// never holds back another's readings.
-pub async fn run(confirmer: Arc<Confirmer>, shared: Arc<CacheSync>, metrics: Arc<Metrics>) {
+pub async fn run(confirmer: Arc<Confirmer>, metrics: Arc<Metrics>) {
     let permits = Arc::new(Semaphore::new(confirmer.options.concurrency.max(1)));
     let mut tasks = GatewayTasks::default();
     loop {
@@ -228,7 +234,6 @@ pub async fn run(confirmer: Arc<Confirmer>, shared: Arc<CacheSync>, metrics: Arc
                 let gateway = Gateway {
                     key,
                     confirmer: confirmer.clone(),
-                    shared: shared.clone(),
                     metrics: metrics.clone(),
                     permits: permits.clone(),
                 };
@@ -243,7 +248,6 @@ pub async fn run(confirmer: Arc<Confirmer>, shared: Arc<CacheSync>, metrics: Arc
 struct Gateway {
     key: ObjectKey,
     confirmer: Arc<Confirmer>,
-    shared: Arc<CacheSync>,
     metrics: Arc<Metrics>,
     permits: Arc<Semaphore>,
 }
@@ -260,7 +264,7 @@ impl Gateway {
             let pods = pods.remove(&self.key).unwrap_or_default();
             let scrapes = scrape_gateway(pods, options, &self.permits).await;
             if self.confirmer.take(&self.key, scrapes, &self.metrics) {
-                self.shared.changed.notify_one();
+                self.confirmer.verdicts.notify_one();
             }
             let wait = match self.confirmer.settled(&self.key) {
                 None => return,

@@ -286,10 +286,8 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         Arc::new(confirm::Confirmer::new(scraping, pods))
     });
     if let Some(confirmer) = confirmer.clone() {
-        let (shared, metrics) = (caches.shared.clone(), metrics.clone());
-        tasks
-            .0
-            .push(tokio::spawn(confirm::run(confirmer, shared, metrics)));
+        let metrics = metrics.clone();
+        tasks.0.push(tokio::spawn(confirm::run(confirmer, metrics)));
     }
     let discovery = client.clone();
     let mut rediscover = (options.plugin_kind == crate::plugin_kind::Choice::Auto
@@ -297,7 +295,7 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         .then(|| Instant::now() + REDISCOVER);
     let mut reconciler = Reconciler::new(client, config, metrics, &options.identity);
     reconciler.delivery = delivery;
-    reconciler.confirmer = confirmer;
+    reconciler.confirmer = confirmer.clone();
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let mut backoff: Option<Duration> = None;
@@ -311,10 +309,13 @@ pub async fn run(options: Options) -> Result<(), RunError> {
             round_due = round_due.min(retry);
         }
         let wake = rediscover.map_or(round_due, |at| round_due.min(at));
-        let changed = tokio::select! {
+        // A changed verdict is what the replicas now serve, not an edit
+        // that more may follow: its round skips the debounce.
+        let (changed, verdict) = tokio::select! {
             _ = &mut shutdown => break,
-            _ = caches.shared.changed.notified() => true,
-            _ = tokio::time::sleep_until(wake.into()) => false,
+            _ = caches.shared.changed.notified() => (true, false),
+            _ = verdict_changed(confirmer.as_deref()) => (true, true),
+            _ = tokio::time::sleep_until(wake.into()) => (false, false),
         };
         if rediscover.is_some_and(|at| at <= Instant::now()) {
             let namespaces = &options.config.namespaces;
@@ -335,7 +336,7 @@ pub async fn run(options: Options) -> Result<(), RunError> {
         }
         // Coalesce: wait for a quiet `debounce`, at most `max_delay`.
         let burst = Instant::now();
-        while burst.elapsed() < options.max_delay {
+        while !verdict && burst.elapsed() < options.max_delay {
             tokio::select! {
                 _ = tokio::time::sleep(options.debounce) => break,
                 _ = caches.shared.changed.notified() => {}
@@ -401,6 +402,14 @@ async fn elect(
             }
         }
         tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+/// Until a published verdict changes (never without confirmation).
+async fn verdict_changed(confirmer: Option<&confirm::Confirmer>) {
+    match confirmer {
+        Some(c) => c.verdicts.notified().await,
+        None => std::future::pending().await,
     }
 }
 

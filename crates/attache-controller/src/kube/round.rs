@@ -395,8 +395,9 @@ impl Reconciler {
             .unwrap_or(now)
             .to_string();
         let computing = Instant::now();
+        let statuses = &mut self.statuses;
         let served = self.confirmer.as_ref().map_or_else(Default::default, |c| {
-            c.after_round(&self.config, plan, snapshot, applied, &stamp)
+            c.after_round(&self.config, (plan, snapshot), applied, statuses, &stamp)
         });
         let patches = tracing::info_span!("status").in_scope(|| {
             let outcomes = (applied, &served);

@@ -3,7 +3,8 @@
 //! computes from what was applied, confirmed or contradicted by each
 //! Gateway's [`Verdict`]. Pure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use attache_core::status::{cut_message, Condition, CONTROLLER_NAME};
 use attache_core::topology::ObjectKey;
@@ -11,7 +12,7 @@ use attache_core::topology::ObjectKey;
 pub use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use super::Verdict;
+use super::{Contributions, GatewayServed, Verdict};
 
 /// `Programmed` False while a replica serves another document.
 pub const PENDING: &str = "Pending";
@@ -23,6 +24,51 @@ pub const REJECTED: &str = "Rejected";
 pub struct Confirmation {
     pub verdict: Verdict,
     pub applied_at: String,
+    /// What the policies whose part did not change read instead; `None`:
+    /// every policy reads `verdict`.
+    pub kept: Option<Kept>,
+}
+
+/// The verdict of the policies whose part is the same in every document
+/// applied since the last one every replica served
+/// (`crate::served::GatewayServed::kept`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub verdict: Verdict,
+    /// When the first of those documents was applied.
+    pub since: String,
+    /// Each policy's part in the applied document.
+    pub parts: Arc<Contributions>,
+    /// The policies whose part changed among those documents.
+    pub touched: Arc<HashSet<u64>>,
+}
+
+impl Confirmation {
+    /// What status is to say of a Gateway in `state`.
+    pub fn of_state(state: &GatewayServed) -> Self {
+        let (parts, touched) = state.parts();
+        Confirmation {
+            verdict: state.published().clone(),
+            applied_at: state.applied.stamp.clone(),
+            kept: Some(Kept {
+                verdict: state.kept().clone(),
+                since: state.kept_since().to_string(),
+                parts,
+                touched,
+            }),
+        }
+    }
+
+    /// The verdict `policy` ([`crate::served::policy_key`]) reads, and
+    /// when the document it is measured against was applied.
+    fn of(&self, policy: u64) -> (&Verdict, &str) {
+        match &self.kept {
+            Some(kept) if kept.parts.contains_key(&policy) && !kept.touched.contains(&policy) => {
+                (&kept.verdict, &kept.since)
+            }
+            _ => (&self.verdict, &self.applied_at),
+        }
+    }
 }
 
 /// Per served Gateway; empty when confirmation is off
@@ -33,26 +79,29 @@ pub type Served = BTreeMap<ObjectKey, Confirmation>;
 /// `None` while one of them was not scraped yet (status waits for it).
 /// Only a condition that says the configuration is in effect (True) is
 /// changed: one that is not applied yet, or overridden, says so already.
+/// `policy` ([`crate::served::policy_key`]) picks, per Gateway, the
+/// verdict of the applied document or the one of its unchanged part.
 pub fn confirm(
     condition: Condition,
+    policy: u64,
     gateways: &[&ObjectKey],
     served: &Served,
 ) -> Option<Condition> {
     if served.is_empty() || condition.status != "True" {
         return Some(condition);
     }
-    let mine: Vec<(&ObjectKey, &Confirmation)> = gateways
+    let mine: Vec<(&ObjectKey, (&Verdict, &str))> = gateways
         .iter()
-        .filter_map(|g| Some((*g, served.get(*g)?)))
+        .filter_map(|g| Some((*g, served.get(*g)?.of(policy))))
         .collect();
-    if mine.iter().any(|(_, c)| c.verdict == Verdict::Unread) {
+    if mine.iter().any(|(_, (v, _))| **v == Verdict::Unread) {
         return None;
     }
     let mut rejected = Vec::new();
     let mut pending = Vec::new();
     let mut confirmed = Vec::new();
-    for (gateway, confirmation) in &mine {
-        match &confirmation.verdict {
+    for (gateway, (verdict, applied_at)) in &mine {
+        match verdict {
             Verdict::Served { replicas } => {
                 confirmed.push(served_by(*replicas, *replicas, gateway, mine.len()));
             }
@@ -73,7 +122,7 @@ pub fn confirm(
                 (*serving, *replicas, *unknown),
                 oldest.as_deref(),
                 gateway,
-                &confirmation.applied_at,
+                applied_at,
             )),
             Verdict::NoReplicas => pending.push(format!(
                 "no ready proxy pod of Gateway {gateway} was found (pods labelled with its name, `--proxy-selector-label`)"

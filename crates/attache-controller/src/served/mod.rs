@@ -15,13 +15,27 @@
 //! write); a replica whose scrape fails keeps its last reading for
 //! [`UNKNOWN_AFTER`] failures before it counts as unknown. A new applied
 //! document is a fact, not a reading: the verdict turns `Pending` at once.
+//!
+//! **Per policy** (docs/status.md, "Which policies go Pending"). Each
+//! applied document comes with each policy's part in it
+//! ([`Contributions`], from the status fold). The policies whose part
+//! differs in some document applied since the last one every replica
+//! served are touched ([`GatewayServed::parts`]): they read the verdict of
+//! the applied document. Every other policy gives the same values in each of
+//! those documents, so a replica serving any of them serves it: it reads
+//! [`GatewayServed::kept`], and an edit of one policy writes no other.
 
 pub mod condition;
 pub mod document;
 pub mod stats;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use attache_core::model::PolicyKind;
+use attache_core::status::PolicyId;
 
 pub use stats::{ProxyStats, Refusals, CLASSES};
 
@@ -41,6 +55,24 @@ pub struct AppliedDoc {
     pub at: Instant,
     /// The same time on the wall clock (RFC 3339), for messages.
     pub stamp: String,
+}
+
+/// Per policy ([`policy_key`]), a hash of its part in one Gateway's
+/// document (`attache_core::status::GatewayShare::contributions`).
+pub type Contributions = HashMap<u64, u64>;
+
+/// A policy's key in [`Contributions`]: a hash of its kind, namespace and
+/// name, as [`PolicyId`] holds them.
+pub fn policy_key((kind, namespace, name): &PolicyId) -> u64 {
+    policy_key_of(kind, namespace, name)
+}
+
+/// [`policy_key`] from the parts of a policy's identity, borrowed: a round
+/// asks for every policy's, and need not copy their names.
+pub fn policy_key_of(kind: &PolicyKind, namespace: &Option<String>, name: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (kind, namespace, name).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// One ready replica's scrape: its figures, or why none were read.
@@ -100,6 +132,23 @@ pub enum Verdict {
     Unread,
 }
 
+/// The two verdicts status reads: for the policies whose part changed
+/// since the last document every replica served, and for the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdicts {
+    /// Replicas against the applied document.
+    pub changed: Verdict,
+    /// Replicas against any document of the epoch.
+    pub kept: Verdict,
+}
+
+impl Verdicts {
+    const UNREAD: Verdicts = Verdicts {
+        changed: Verdict::Unread,
+        kept: Verdict::Unread,
+    };
+}
+
 /// One Gateway's replicas against its applied document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GatewayServed {
@@ -108,28 +157,61 @@ pub struct GatewayServed {
     pub history: Vec<AppliedDoc>,
     /// By pod name.
     pub replicas: BTreeMap<String, Replica>,
-    published: Verdict,
-    /// A verdict read that differs from the published one, and how many
-    /// scrapes in a row read it.
-    candidate: Option<(Verdict, u8)>,
+    /// Each policy's part in the applied document (shared: the state is
+    /// cloned at every scrape).
+    contributions: Arc<Contributions>,
+    /// The documents applied since the last one every replica served,
+    /// oldest first, the applied one last (at most [`HISTORY`]).
+    epoch: Vec<AppliedDoc>,
+    /// The policies whose part differs between two documents of the epoch.
+    touched: Arc<HashSet<u64>>,
+    published: Verdicts,
+    /// Verdicts read that differ from the published ones, and how many
+    /// scrapes in a row read them.
+    candidate: Option<(Verdicts, u8)>,
 }
 
 impl GatewayServed {
-    /// The state after the controller applied (or, at start, found live)
-    /// `applied`. The same document again changes nothing.
+    /// [`GatewayServed::applied_with`] without the policies' parts: every
+    /// policy reads the applied document's verdict.
     pub fn applied(previous: Option<&GatewayServed>, applied: AppliedDoc) -> GatewayServed {
+        Self::applied_with(previous, applied, Arc::default())
+    }
+
+    /// The state after the controller applied (or, at start, found live)
+    /// `applied`, whose policies' parts are `contributions`. The same
+    /// document again changes no verdict.
+    pub fn applied_with(
+        previous: Option<&GatewayServed>,
+        applied: AppliedDoc,
+        contributions: Arc<Contributions>,
+    ) -> GatewayServed {
         let Some(previous) = previous else {
             return GatewayServed {
+                epoch: vec![applied.clone()],
                 applied,
                 history: Vec::new(),
                 replicas: BTreeMap::new(),
-                published: Verdict::Unread,
+                contributions,
+                touched: Arc::default(),
+                published: Verdicts::UNREAD,
                 candidate: None,
             };
         };
         if previous.applied.id == applied.id {
-            return previous.clone();
+            return GatewayServed {
+                contributions,
+                ..previous.clone()
+            };
         }
+        let touched = touched(previous, &contributions);
+        let mut epoch = previous.epoch.clone();
+        epoch.retain(|d| d.id != applied.id);
+        epoch.push(applied.clone());
+        // Dropping the oldest only narrows what counts as serving a kept
+        // policy's values.
+        let excess = epoch.len().saturating_sub(HISTORY);
+        epoch.drain(..excess);
         let mut history = previous.history.clone();
         history.retain(|d| d.id != applied.id);
         history.insert(0, previous.applied.clone());
@@ -152,6 +234,9 @@ impl GatewayServed {
             applied,
             history,
             replicas,
+            contributions,
+            epoch,
+            touched: Arc::new(touched),
             published: previous.published.clone(),
             candidate: None,
         }
@@ -159,10 +244,11 @@ impl GatewayServed {
     }
 
     /// A new document is known not to be served yet: published at once
-    /// (once anything was read at all).
+    /// for the policies it changes (once anything was read at all). The
+    /// others' verdict is a reading like any other.
     fn with_verdict_now(mut self) -> Self {
-        if self.published != Verdict::Unread {
-            self.published = self.read();
+        if self.published.changed != Verdict::Unread {
+            self.published.changed = self.read().changed;
         }
         self
     }
@@ -206,7 +292,7 @@ impl GatewayServed {
             ..self.clone()
         };
         let read = next.read();
-        if read == next.published || next.published == Verdict::Unread {
+        if read == next.published || next.published.changed == Verdict::Unread {
             next.published = read;
             next.candidate = None;
         } else {
@@ -221,15 +307,39 @@ impl GatewayServed {
                 next.candidate = Some((read, count));
             }
         }
-        let newly_served = matches!(next.published, Verdict::Served { .. })
-            && !matches!(self.published, Verdict::Served { .. });
+        let newly_served = matches!(next.published.changed, Verdict::Served { .. })
+            && !matches!(self.published.changed, Verdict::Served { .. });
+        if matches!(next.published.changed, Verdict::Served { .. }) {
+            // Every replica serves the applied document: a new epoch.
+            next.epoch = vec![next.applied.clone()];
+            next.touched = Arc::default();
+        }
         let took = newly_served.then(|| now.saturating_duration_since(self.applied.at));
         (next, took)
     }
 
-    /// The verdict status reads.
+    /// The verdict of the applied document: what status says of the
+    /// policies [`GatewayServed::touched`] (and of every policy without a
+    /// known part).
     pub fn published(&self) -> &Verdict {
-        &self.published
+        &self.published.changed
+    }
+
+    /// The verdict of any document of the epoch: what status says of a
+    /// policy whose part is the same in each.
+    pub fn kept(&self) -> &Verdict {
+        &self.published.kept
+    }
+
+    /// When the epoch's first document was applied: a kept policy's
+    /// values are the same since then.
+    pub fn kept_since(&self) -> &str {
+        self.epoch.first().map_or(&self.applied.stamp, |d| &d.stamp)
+    }
+
+    /// Each policy's part, and those touched, for status.
+    pub fn parts(&self) -> (Arc<Contributions>, Arc<HashSet<u64>>) {
+        (self.contributions.clone(), self.touched.clone())
     }
 
     /// Served by all (or no replica to read: a Gateway scaled to zero, or
@@ -237,8 +347,10 @@ impl GatewayServed {
     /// it: no other verdict waiting for confirmation, no replica failing to
     /// answer. The scrape loop reads often until then.
     pub fn settled(&self) -> bool {
-        matches!(self.published, Verdict::Served { .. } | Verdict::NoReplicas)
-            && self.candidate.is_none()
+        matches!(
+            self.published.changed,
+            Verdict::Served { .. } | Verdict::NoReplicas
+        ) && self.candidate.is_none()
             && self.replicas.values().all(|r| r.failures == 0)
     }
 
@@ -257,8 +369,18 @@ impl GatewayServed {
         (serving, lagging, refusing)
     }
 
-    /// The verdict the replicas' current readings give.
-    fn read(&self) -> Verdict {
+    /// The verdicts the replicas' current readings give.
+    fn read(&self) -> Verdicts {
+        let in_epoch = |id: Option<u64>| self.epoch.iter().any(|d| Some(d.id) == id);
+        Verdicts {
+            changed: self.read_by(|id| id == Some(self.applied.id)),
+            kept: self.read_by(in_epoch),
+        }
+    }
+
+    /// The verdict when a replica serving a document `serves` accepts
+    /// serves the values in question.
+    fn read_by(&self, serves: impl Fn(Option<u64>) -> bool) -> Verdict {
         let replicas = self.replicas.len();
         if replicas == 0 {
             return Verdict::NoReplicas;
@@ -271,7 +393,7 @@ impl GatewayServed {
                 unknown += 1;
                 continue;
             };
-            if stats.document == Some(self.applied.id) {
+            if serves(stats.document) {
                 serving += 1;
                 continue;
             }
@@ -317,6 +439,22 @@ impl GatewayServed {
     }
 }
 
+/// The policies whose part differs between the previous state's applied
+/// document and the one `now` gives (new ones and gone ones included),
+/// added to those already touched within the epoch: none once every
+/// replica served the previous one.
+fn touched(previous: &GatewayServed, now: &Contributions) -> HashSet<u64> {
+    let before = &previous.contributions;
+    let mut touched: HashSet<u64> = previous.touched.iter().copied().collect();
+    touched.extend(
+        now.iter()
+            .filter(|(policy, part)| before.get(*policy) != Some(*part))
+            .map(|(policy, _)| *policy),
+    );
+    touched.extend(before.keys().filter(|p| !now.contains_key(*p)).copied());
+    touched
+}
+
 /// Whether a replica refused more documents than at its baseline.
 fn rose(stats: &ProxyStats, baseline: &Refusals) -> bool {
     stats
@@ -326,5 +464,7 @@ fn rose(stats: &ProxyStats, baseline: &Refusals) -> bool {
         .any(|(now, then)| now > then)
 }
 
+#[cfg(test)]
+mod policy_tests;
 #[cfg(test)]
 mod tests;

@@ -31,4 +31,5 @@ pub fn shop() -> Vec<Value> {
         .collect()
 }
 
+pub mod proxies;
 pub mod standin;

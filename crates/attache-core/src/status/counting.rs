@@ -23,7 +23,7 @@ use crate::supplier::{Source, Supplier};
 use crate::topology::ObjectKey;
 
 /// What one policy, through one target, did across the entries it reached.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ContributionStats {
     /// Route entries the policy reached through this target.
     pub entries: usize,

@@ -70,6 +70,41 @@ pub fn gateway_share(inputs: &Inputs, key: &ObjectKey) -> GatewayShare {
     }
 }
 
+impl GatewayShare {
+    /// Per policy that reaches this Gateway, a hash of its part in the
+    /// Gateway's configuration: the policy as the fold reads it
+    /// (`crate::entry_memo`'s policy hash) and, through each target that
+    /// reaches the Gateway, what it did there (entries reached, fields set
+    /// and lost, who won them). Equal hashes in two resolutions: the policy
+    /// gives the same values to as many entries, so a document carrying
+    /// either serves it (the controller keeps such a policy `Programmed`
+    /// while a document changed by another policy rolls out). Empty for a
+    /// Gateway that could not be resolved.
+    pub fn contributions(&self, inputs: &Inputs) -> HashMap<PolicyId, u64> {
+        use std::hash::{Hash, Hasher};
+        let Some(reached) = &self.reaching else {
+            return HashMap::new();
+        };
+        let mut hashers: HashMap<&PolicyId, std::hash::DefaultHasher> = HashMap::new();
+        // BTreeSet order: each policy's targets are hashed in one order.
+        for pair in reached {
+            let hasher = hashers.entry(&pair.0).or_default();
+            pair.1.hash(hasher);
+            self.stats.get(pair).hash(hasher);
+        }
+        let policies: HashMap<PolicyId, &Policy> =
+            inputs.policies.iter().map(|p| (id_of(p), &**p)).collect();
+        hashers
+            .into_iter()
+            .map(|(id, mut hasher)| {
+                let values = policies.get(id).map(|p| crate::entry_memo::policy_hash(p));
+                values.hash(&mut hasher);
+                (id.clone(), hasher.finish())
+            })
+            .collect()
+    }
+}
+
 /// Every policy's status from the shares of every Gateway of `inputs`
 /// (in Gateway order), and what reaches each Gateway that could be
 /// resolved. The routes' own status is left empty: it is a pass over

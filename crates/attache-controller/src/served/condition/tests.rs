@@ -27,6 +27,7 @@ fn served(verdict: Verdict) -> Served {
         Confirmation {
             verdict,
             applied_at: "2026-11-28T14:00:00Z".into(),
+            kept: None,
         },
     )]
     .into()
@@ -36,6 +37,7 @@ fn served(verdict: Verdict) -> Served {
 fn served_by_every_replica_keeps_true_and_says_how_many() {
     let c = confirm(
         programmed(),
+        0,
         &[&edge()],
         &served(Verdict::Served { replicas: 3 }),
     )
@@ -60,7 +62,7 @@ fn lagging_replicas_make_it_pending_with_counts_and_times() {
         unknown: 0,
         oldest: Some("2026-11-28T13:59:00Z".into()),
     };
-    let c = confirm(programmed(), &[&edge()], &served(verdict)).unwrap();
+    let c = confirm(programmed(), 0, &[&edge()], &served(verdict)).unwrap();
     assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", PENDING));
     assert_eq!(
         c.message,
@@ -77,7 +79,7 @@ fn a_refusal_wins_over_lagging_and_names_the_class() {
         replicas: 3,
         classes: vec!["invalid"],
     };
-    let c = confirm(programmed(), &[&edge()], &served(verdict)).unwrap();
+    let c = confirm(programmed(), 0, &[&edge()], &served(verdict)).unwrap();
     assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", REJECTED));
     assert!(
         c.message
@@ -91,11 +93,11 @@ fn a_refusal_wins_over_lagging_and_names_the_class() {
 #[test]
 fn not_yet_scraped_waits_and_confirmation_off_changes_nothing() {
     assert_eq!(
-        confirm(programmed(), &[&edge()], &served(Verdict::Unread)),
+        confirm(programmed(), 0, &[&edge()], &served(Verdict::Unread)),
         None
     );
     assert_eq!(
-        confirm(programmed(), &[&edge()], &Served::new()),
+        confirm(programmed(), 0, &[&edge()], &Served::new()),
         Some(programmed())
     );
     let mut reconciling = programmed();
@@ -103,10 +105,10 @@ fn not_yet_scraped_waits_and_confirmation_off_changes_nothing() {
     reconciling.reason = "Reconciling".into();
     let pending = served(Verdict::NoReplicas);
     assert_eq!(
-        confirm(reconciling.clone(), &[&edge()], &pending),
+        confirm(reconciling.clone(), 0, &[&edge()], &pending),
         Some(reconciling)
     );
-    let none = confirm(programmed(), &[&edge()], &pending).unwrap();
+    let none = confirm(programmed(), 0, &[&edge()], &pending).unwrap();
     assert_eq!(none.reason, PENDING);
     assert!(none
         .message
