@@ -120,6 +120,24 @@ pub struct RouteEntry {
         deserialize_with = "exact_vec"
     )]
     pub matches: Vec<HttpRouteMatch>,
+    /// What the data plane enforces. Flattened: on the wire its fields sit
+    /// in the entry, where they always have.
+    #[serde(flatten)]
+    pub settings: Settings,
+    /// Provenance: effective field path (`timeouts.requestMs`,
+    /// `requestHeaders.set.x-a`, ...) to the supplier. Informational only;
+    /// the filter ignores it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sources: std::collections::BTreeMap<String, String>,
+}
+
+/// Every setting the data plane enforces, apart from the entry's identity
+/// and matches. Consumers destructure it in full (no `..`), so a new
+/// setting does not compile until each of them enforces, renders, encodes
+/// or explains it (ARCHITECTURE.md, "Adding a setting").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<Timeouts>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,11 +146,6 @@ pub struct RouteEntry {
     pub request_headers: Option<HeaderChanges>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_headers: Option<HeaderChanges>,
-    /// Provenance: effective field path (`timeouts.requestMs`,
-    /// `requestHeaders.set.x-a`, ...) to the supplier. Informational only;
-    /// the filter ignores it.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub sources: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -371,10 +384,14 @@ mod tests {
         .unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(doc.routes.len(), 1);
         assert_eq!(
-            doc.routes[0].retry.as_ref().and_then(|r| r.codes.clone()),
+            doc.routes[0]
+                .settings
+                .retry
+                .as_ref()
+                .and_then(|r| r.codes.clone()),
             Some(vec![503])
         );
-        assert!(doc.routes[0].timeouts.is_none());
+        assert!(doc.routes[0].settings.timeouts.is_none());
         assert!(!doc.options.trust_client_control_headers);
     }
 
@@ -388,10 +405,13 @@ mod tests {
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),
-            timeouts: Some(Timeouts {
-                request_ms: Some(0),
-                ..Timeouts::default()
-            }),
+            settings: Settings {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(0),
+                    ..Timeouts::default()
+                }),
+                ..Settings::default()
+            },
             ..RouteEntry::default()
         };
         let json = serde_json::to_string(&entry).unwrap_or_default();
@@ -399,6 +419,30 @@ mod tests {
             json,
             r#"{"name":"http/shop/a/0","listener":"http","routeNamespace":"shop","routeName":"a","rule":"0","timeouts":{"requestMs":0}}"#
         );
+    }
+
+    #[test]
+    fn flattened_settings_keep_the_entrys_wire_format() {
+        // Every field set, in the order schema 1 has always written them:
+        // the settings sit between `matches` and `sources`, not nested.
+        let text = concat!(
+            r#"{"name":"ls/a/http/shop/a/0","listener":"http","listenerSet":"ls/a","#,
+            r#""listenerSetKind":"XListenerSet","routeNamespace":"shop","routeName":"a","#,
+            r#""rule":"0","routeKind":"GRPCRoute","hostnames":["a.example"],"#,
+            r#""matches":[{"path":{"type":"Exact","value":"/a"}}],"#,
+            r#""timeouts":{"requestMs":1,"backendRequestMs":2},"#,
+            r#""retry":{"attempts":3,"codes":[503],"backoffMs":4,"retryOn":["reset"]},"#,
+            r#""requestHeaders":{"set":[{"name":"x-a","value":"1"}],"add":[],"remove":["x-b"]},"#,
+            r#""responseHeaders":{"set":[],"add":[{"name":"x-c","value":"2"}],"remove":[]},"#,
+            r#""sources":{"timeouts.requestMs":"p"}}"#
+        );
+        let entry: RouteEntry = serde_json::from_str(text).unwrap_or_else(|e| unreachable!("{e}"));
+        assert_eq!(
+            entry.settings.retry.as_ref().and_then(|r| r.attempts),
+            Some(3)
+        );
+        assert_eq!(entry.matches.len(), 1);
+        assert_eq!(serde_json::to_string(&entry).ok().as_deref(), Some(text));
     }
 
     #[test]

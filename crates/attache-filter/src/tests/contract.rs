@@ -48,36 +48,38 @@ fn generated() -> Document {
                 method: Some("POST".into()),
                 grpc_method: None,
             }],
-            timeouts: Some(Timeouts {
-                request_ms: Some(10_000),
-                backend_request_ms: Some(2_000),
-            }),
-            retry: Some(Retry {
-                attempts: Some(3),
-                codes: Some(vec![502, 503]),
-                backoff_ms: Some(100),
-                retry_on: Some(vec!["reset".into()]),
-            }),
-            request_headers: Some(HeaderChanges {
-                set: vec![Header {
-                    name: "x-a".into(),
-                    value: "1".into(),
-                }],
-                add: vec![],
-                remove: vec!["x-b".into()],
-            }),
-            response_headers: Some(HeaderChanges {
-                set: vec![],
-                add: vec![Header {
-                    name: "x-c".into(),
-                    value: "2".into(),
-                }],
-                remove: vec![],
-            }),
             sources: BTreeMap::from([(
                 "timeouts.requestMs".to_string(),
                 "shop/TimeoutPolicy/t".to_string(),
             )]),
+            settings: attache_contract::Settings {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(10_000),
+                    backend_request_ms: Some(2_000),
+                }),
+                retry: Some(Retry {
+                    attempts: Some(3),
+                    codes: Some(vec![502, 503]),
+                    backoff_ms: Some(100),
+                    retry_on: Some(vec!["reset".into()]),
+                }),
+                request_headers: Some(HeaderChanges {
+                    set: vec![Header {
+                        name: "x-a".into(),
+                        value: "1".into(),
+                    }],
+                    add: vec![],
+                    remove: vec!["x-b".into()],
+                }),
+                response_headers: Some(HeaderChanges {
+                    set: vec![],
+                    add: vec![Header {
+                        name: "x-c".into(),
+                        value: "2".into(),
+                    }],
+                    remove: vec![],
+                }),
+            },
         }],
     }
 }
