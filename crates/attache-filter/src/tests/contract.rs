@@ -231,3 +231,14 @@ fn istio_struct_numbers_are_read_as_indices() {
     request(&config, &mut host);
     assert_eq!(host.request_values("x-a"), vec!["1"]);
 }
+
+#[test]
+fn a_bad_setting_in_schema_1_names_its_path() {
+    // `Settings` is flattened into the entry on the wire, but read flat
+    // (no buffered map), so a tool reading schema 1 still hears where.
+    let text = r#"{"schemaVersion":1,"gateway":"g","routes":[{"name":"n","listener":"l",
+        "routeNamespace":"a","routeName":"b","rule":"0","retry":{"attempts":"x"}}]}"#;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let err = serde_path_to_error::deserialize::<_, Document>(&mut de).unwrap_err();
+    assert_eq!(err.path().to_string(), "routes[0].retry.attempts");
+}
