@@ -28,7 +28,11 @@ fn resolves_the_only_gateway_to_schema_1_json() {
     );
     let checkout = &doc.routes[1];
     assert_eq!(
-        checkout.timeouts.as_ref().and_then(|t| t.request_ms),
+        checkout
+            .settings
+            .timeouts
+            .as_ref()
+            .and_then(|t| t.request_ms),
         Some(2000)
     );
     assert!(out.stdout.ends_with(b"}\n"), "trailing newline");
@@ -179,14 +183,14 @@ fn each_bad_policy_is_reported_precisely_and_the_rest_still_applies() {
     }
     let doc: Document = serde_json::from_slice(&out.stdout).unwrap();
     for entry in doc.routes.iter().filter(|r| r.route_name == "api") {
-        let set = &entry.response_headers.as_ref().unwrap().set;
+        let set = &entry.settings.response_headers.as_ref().unwrap().set;
         assert_eq!(
             (set[0].name.as_str(), set[0].value.as_str()),
             ("x-served-by", "attache"),
             "the good policy applies"
         );
         assert_ne!(
-            entry.timeouts.as_ref().and_then(|t| t.request_ms),
+            entry.settings.timeouts.as_ref().and_then(|t| t.request_ms),
             Some(1500),
             "the invalid one does not"
         );

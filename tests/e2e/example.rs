@@ -105,7 +105,7 @@ fn pick<T>(document: &Document, pick: impl Fn(&RouteEntry) -> Option<T>) -> Opti
 fn example_request_timeout_is_enforced() {
     let document = example_document();
     let (probe, (request_ms, per_try_ms)) = pick(&document, |r| {
-        let timeouts = r.timeouts.as_ref()?;
+        let timeouts = r.settings.timeouts.as_ref()?;
         let request_ms = timeouts.request_ms.filter(|ms| (1..=10_000).contains(ms))?;
         Some((request_ms, timeouts.backend_request_ms.unwrap_or(0)))
     })
@@ -140,8 +140,12 @@ fn example_request_timeout_is_enforced() {
 fn example_retries_are_enforced() {
     let document = example_document();
     let (probe, (attempts, code)) = pick(&document, |r| {
-        let retry = r.retry.as_ref()?;
-        let per_try = r.timeouts.as_ref().and_then(|t| t.backend_request_ms);
+        let retry = r.settings.retry.as_ref()?;
+        let per_try = r
+            .settings
+            .timeouts
+            .as_ref()
+            .and_then(|t| t.backend_request_ms);
         let code = *retry.codes.as_ref()?.first()?;
         Some((
             retry
@@ -170,7 +174,7 @@ fn example_retries_are_enforced() {
 fn example_header_changes_are_enforced() {
     let document = example_document();
     let (probe, (name, value)) = pick(&document, |r| {
-        let changes = r.request_headers.as_ref()?;
+        let changes = r.settings.request_headers.as_ref()?;
         let set = changes.set.first()?;
         // A header also added would arrive twice; pick a clean one.
         (!changes.add.iter().any(|a| a.name == set.name))
@@ -183,7 +187,7 @@ fn example_header_changes_are_enforced() {
     assert_eq!(reply.echoed_header(&name), Some(vec![value]));
 
     if let Some((probe, (name, value))) = pick(&document, |r| {
-        let set = r.response_headers.as_ref()?.set.first()?;
+        let set = r.settings.response_headers.as_ref()?.set.first()?;
         Some((set.name.clone(), set.value.clone()))
     }) {
         let reply = target.get(&probe.path, &probe.headers_with(&[]));

@@ -83,9 +83,11 @@ impl Options {
     }
 }
 
-/// The effective settings of one route rule on one listener.
+/// The effective settings of one route rule on one listener. Read through
+/// `FlatEntry`, written with its [`Settings`] flattened: on the wire both
+/// are the entry schema 1 has always had.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "FlatEntry")]
 pub struct RouteEntry {
     /// `<listener>/<route namespace>/<route name>/<rule>`; also the Envoy
     /// route name in configs the project renders.
@@ -114,12 +116,104 @@ pub struct RouteEntry {
     pub hostnames: Vec<String>,
     /// Gateway API `HTTPRouteMatch`es of the rule, with Gateway API defaults
     /// filled in by the generator. Empty means "match everything".
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "exact_vec"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<HttpRouteMatch>,
+    /// What the data plane enforces. Flattened: on the wire its fields sit
+    /// in the entry, where they always have.
+    #[serde(flatten)]
+    pub settings: Settings,
+    /// Provenance: effective field path (`timeouts.requestMs`,
+    /// `requestHeaders.set.x-a`, ...) to the supplier. Informational only;
+    /// the filter ignores it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sources: std::collections::BTreeMap<String, String>,
+}
+
+/// How a [`RouteEntry`] is read: its fields, flat, as schema 1 has them.
+/// Reading `#[serde(flatten)]` would go through serde's buffered map, which
+/// copies every unknown field and loses the path of a bad value (an error
+/// at `routes[0]` instead of `routes[0].retry.attempts`); writing it costs
+/// neither, so only reading takes this detour.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FlatEntry {
+    name: String,
+    listener: String,
+    #[serde(default)]
+    listener_set: Option<String>,
+    #[serde(default)]
+    listener_set_kind: Option<String>,
+    route_namespace: String,
+    route_name: String,
+    rule: String,
+    #[serde(default)]
+    route_kind: Option<String>,
+    #[serde(default)]
+    hostnames: Vec<String>,
+    #[serde(default, deserialize_with = "exact_vec")]
+    matches: Vec<HttpRouteMatch>,
+    #[serde(default)]
+    timeouts: Option<Timeouts>,
+    #[serde(default)]
+    retry: Option<Retry>,
+    #[serde(default)]
+    request_headers: Option<HeaderChanges>,
+    #[serde(default)]
+    response_headers: Option<HeaderChanges>,
+    #[serde(default)]
+    sources: std::collections::BTreeMap<String, String>,
+}
+
+impl From<FlatEntry> for RouteEntry {
+    /// Every setting is named (no `..`): a new one does not compile until
+    /// it is read.
+    fn from(flat: FlatEntry) -> Self {
+        let FlatEntry {
+            name,
+            listener,
+            listener_set,
+            listener_set_kind,
+            route_namespace,
+            route_name,
+            rule,
+            route_kind,
+            hostnames,
+            matches,
+            timeouts,
+            retry,
+            request_headers,
+            response_headers,
+            sources,
+        } = flat;
+        RouteEntry {
+            name,
+            listener,
+            listener_set,
+            listener_set_kind,
+            route_namespace,
+            route_name,
+            rule,
+            route_kind,
+            hostnames,
+            matches,
+            settings: Settings {
+                timeouts,
+                retry,
+                request_headers,
+                response_headers,
+            },
+            sources,
+        }
+    }
+}
+
+/// Every setting the data plane enforces, apart from the entry's identity
+/// and matches. Consumers destructure it in full (no `..`), so a new
+/// setting does not compile until each of them enforces, renders, encodes
+/// or explains it (ARCHITECTURE.md, "Adding a setting").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<Timeouts>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,11 +222,6 @@ pub struct RouteEntry {
     pub request_headers: Option<HeaderChanges>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_headers: Option<HeaderChanges>,
-    /// Provenance: effective field path (`timeouts.requestMs`,
-    /// `requestHeaders.set.x-a`, ...) to the supplier. Informational only;
-    /// the filter ignores it.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub sources: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -328,88 +417,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_listener_sets_entry_has_istiods_name_from_its_last_three_segments() {
-        assert_eq!(
-            istio_route_name("team-a/ls-a/http/shop/gifts/0").as_deref(),
-            Some("shop.gifts.0")
-        );
-        assert_eq!(
-            istio_route_name("team-a/ls-a/http/shop/storefront/pages").as_deref(),
-            Some("pages")
-        );
-    }
-
-    #[test]
-    fn istio_route_names_are_the_rule_name_or_namespace_route_index() {
-        assert_eq!(
-            istio_route_name("http/shop/gifts/0").as_deref(),
-            Some("shop.gifts.0")
-        );
-        assert_eq!(
-            istio_route_name("http/shop/storefront/pages").as_deref(),
-            Some("pages")
-        );
-        assert_eq!(
-            istio_route_name("admin/infra/ops/12").as_deref(),
-            Some("infra.ops.12")
-        );
-        assert_eq!(istio_route_name("http/shop/x/"), None);
-        assert_eq!(istio_route_name("not-an-entry-name"), None);
-    }
-
-    #[test]
-    fn unknown_fields_are_ignored_and_absent_fields_default() {
-        let doc: Document = serde_json::from_str(
-            r#"{"schemaVersion":1,"gateway":"infra/edge","future":{"x":1},
-                "routes":[{"name":"http/shop/a/0","listener":"http","routeNamespace":"shop",
-                "routeName":"a","rule":"0","newThing":true,"retry":{"codes":[503],"jitter":"2ms"}}]}"#,
-        )
-        .unwrap_or_else(|e| unreachable!("{e}"));
-        assert_eq!(doc.routes.len(), 1);
-        assert_eq!(
-            doc.routes[0].retry.as_ref().and_then(|r| r.codes.clone()),
-            Some(vec![503])
-        );
-        assert!(doc.routes[0].timeouts.is_none());
-        assert!(!doc.options.trust_client_control_headers);
-    }
-
-    #[test]
-    fn unset_fields_are_absent_on_write() {
-        let entry = RouteEntry {
-            name: route_entry_name("http", "shop", "a", "0"),
-            listener: "http".into(),
-            listener_set: None,
-            listener_set_kind: None,
-            route_namespace: "shop".into(),
-            route_name: "a".into(),
-            rule: "0".into(),
-            timeouts: Some(Timeouts {
-                request_ms: Some(0),
-                ..Timeouts::default()
-            }),
-            ..RouteEntry::default()
-        };
-        let json = serde_json::to_string(&entry).unwrap_or_default();
-        assert_eq!(
-            json,
-            r#"{"name":"http/shop/a/0","listener":"http","routeNamespace":"shop","routeName":"a","rule":"0","timeouts":{"requestMs":0}}"#
-        );
-    }
-
-    #[test]
-    fn path_match_defaults_follow_gateway_api() {
-        let m: HttpRouteMatch = serde_json::from_str(r#"{"path":{}}"#).unwrap_or_default();
-        assert_eq!(
-            m.path,
-            Some(PathMatch {
-                kind: PathMatchType::PathPrefix,
-                value: "/".into()
-            })
-        );
-    }
-}
+mod tests;

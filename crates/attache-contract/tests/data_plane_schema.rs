@@ -59,22 +59,24 @@ fn encoded() -> DataPlaneDocument {
             method: Some("POST".into()),
             ..HttpRouteMatch::default()
         }],
-        timeouts: Some(Timeouts {
-            request_ms: Some(10_000),
-            backend_request_ms: Some(0),
-        }),
-        retry: Some(Retry {
-            attempts: Some(3),
-            codes: Some(vec![502, 503]),
-            backoff_ms: Some(100),
-            retry_on: Some(vec!["connect-failure".into()]),
-        }),
-        request_headers: Some(HeaderChanges {
-            set: vec![header("x-a", "1")],
-            add: vec![header("x-b", "summer,winter")],
-            remove: vec!["x-c".into()],
-        }),
-        response_headers: Some(HeaderChanges::default()),
+        settings: attache_contract::Settings {
+            timeouts: Some(Timeouts {
+                request_ms: Some(10_000),
+                backend_request_ms: Some(0),
+            }),
+            retry: Some(Retry {
+                attempts: Some(3),
+                codes: Some(vec![502, 503]),
+                backoff_ms: Some(100),
+                retry_on: Some(vec!["connect-failure".into()]),
+            }),
+            request_headers: Some(HeaderChanges {
+                set: vec![header("x-a", "1")],
+                add: vec![header("x-b", "summer,winter")],
+                remove: vec!["x-c".into()],
+            }),
+            response_headers: Some(HeaderChanges::default()),
+        },
         ..RouteEntry::default()
     };
     let bare = RouteEntry {

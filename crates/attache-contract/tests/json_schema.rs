@@ -54,33 +54,35 @@ fn full_document() -> Document {
                     method: Some("POST".into()),
                     grpc_method: None,
                 }],
-                timeouts: Some(Timeouts {
-                    request_ms: Some(10_000),
-                    backend_request_ms: Some(0),
-                }),
-                retry: Some(Retry {
-                    attempts: Some(3),
-                    codes: Some(vec![502, 503]),
-                    backoff_ms: Some(100),
-                    retry_on: Some(vec!["connect-failure".into()]),
-                }),
-                request_headers: Some(HeaderChanges {
-                    set: vec![Header {
-                        name: "x-a".into(),
-                        value: "1".into(),
-                    }],
-                    add: vec![Header {
-                        name: "x-b".into(),
-                        value: "summer,winter".into(),
-                    }],
-                    remove: vec!["x-c".into()],
-                }),
-                response_headers: Some(HeaderChanges::default()),
                 sources: [(
                     "timeouts.requestMs".to_string(),
                     "RoutePolicy shop/slow".to_string(),
                 )]
                 .into(),
+                settings: attache_contract::Settings {
+                    timeouts: Some(Timeouts {
+                        request_ms: Some(10_000),
+                        backend_request_ms: Some(0),
+                    }),
+                    retry: Some(Retry {
+                        attempts: Some(3),
+                        codes: Some(vec![502, 503]),
+                        backoff_ms: Some(100),
+                        retry_on: Some(vec!["connect-failure".into()]),
+                    }),
+                    request_headers: Some(HeaderChanges {
+                        set: vec![Header {
+                            name: "x-a".into(),
+                            value: "1".into(),
+                        }],
+                        add: vec![Header {
+                            name: "x-b".into(),
+                            value: "summer,winter".into(),
+                        }],
+                        remove: vec!["x-c".into()],
+                    }),
+                    response_headers: Some(HeaderChanges::default()),
+                },
             },
             grpc_entry(),
         ],
@@ -104,10 +106,13 @@ fn grpc_entry() -> RouteEntry {
             }),
             ..HttpRouteMatch::default()
         }],
-        retry: Some(Retry {
-            retry_on: Some(vec!["unavailable".into()]),
-            ..Retry::default()
-        }),
+        settings: attache_contract::Settings {
+            retry: Some(Retry {
+                retry_on: Some(vec!["unavailable".into()]),
+                ..Retry::default()
+            }),
+            ..Default::default()
+        },
         ..RouteEntry::default()
     }
 }

@@ -33,29 +33,31 @@ fn entry(i: usize) -> RouteEntry {
             }],
             grpc_method: None,
         }],
-        timeouts: Some(Timeouts {
-            request_ms: Some(1000 + i as u64),
-            backend_request_ms: (i % 2 == 1).then_some(7),
-        }),
-        retry: (i % 4 != 0).then(|| Retry {
-            attempts: Some(2),
-            codes: Some(vec![503, 504]),
-            backoff_ms: Some(25),
-            retry_on: Some(vec![
-                "reset".into(),
-                "x-not-known".into(),
-                "unavailable".into(),
-            ]),
-        }),
-        request_headers: Some(HeaderChanges {
-            set: vec![Header {
-                name: "x-tenant".into(),
-                value: format!("t{i}"),
-            }],
-            add: vec![],
-            remove: vec!["x-gone".into()],
-        }),
-        response_headers: (i == 3).then(HeaderChanges::default),
+        settings: attache_contract::Settings {
+            timeouts: Some(Timeouts {
+                request_ms: Some(1000 + i as u64),
+                backend_request_ms: (i % 2 == 1).then_some(7),
+            }),
+            retry: (i % 4 != 0).then(|| Retry {
+                attempts: Some(2),
+                codes: Some(vec![503, 504]),
+                backoff_ms: Some(25),
+                retry_on: Some(vec![
+                    "reset".into(),
+                    "x-not-known".into(),
+                    "unavailable".into(),
+                ]),
+            }),
+            request_headers: Some(HeaderChanges {
+                set: vec![Header {
+                    name: "x-tenant".into(),
+                    value: format!("t{i}"),
+                }],
+                add: vec![],
+                remove: vec!["x-gone".into()],
+            }),
+            response_headers: (i == 3).then(HeaderChanges::default),
+        },
         ..RouteEntry::default()
     }
 }

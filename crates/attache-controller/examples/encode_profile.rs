@@ -81,7 +81,7 @@ fn main() {
     let mut turn = 0u64;
     let reusing = time(runs, || {
         turn += 1;
-        edited.document.routes[middle].timeouts = Some(attache_contract::Timeouts {
+        edited.document.routes[middle].settings.timeouts = Some(attache_contract::Timeouts {
             request_ms: Some(20_000 + turn % 2),
             ..Default::default()
         });

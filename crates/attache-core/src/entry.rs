@@ -5,8 +5,8 @@
 //! document, so no value can be lost on the way to the filter.
 
 use crate::attach::Attachment;
-use crate::contract::{HeaderChanges, HttpRouteMatch, Retry, RouteEntry, Timeouts};
-use crate::field::document::Settings;
+use crate::contract::{HeaderChanges, HttpRouteMatch, Retry, RouteEntry, Settings, Timeouts};
+use crate::field::document::Settings as Carrying;
 use crate::field::{FieldKey, FieldMap};
 use crate::fold::Folded;
 use crate::model::kinds::RouteKind;
@@ -61,42 +61,37 @@ pub(crate) fn to_entry(
             source.push_str(" + connection errors (GEP-1731)");
         }
     }
-    let mut entry = entry_of(att, name.to_string(), EntrySettings::of(&carried));
+    let mut entry = entry_of(att, name.to_string(), settings_of(&carried));
     entry.hostnames = att.hostnames.clone();
     entry.matches = att.matches.clone();
     entry.sources = sources;
     entry
 }
 
-/// What a folded rule sets in its entry: the part of a schema-1 entry
-/// that depends on the fold (the rest is the attachment's).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub(crate) struct EntrySettings {
-    timeouts: Option<Timeouts>,
-    retry: Option<Retry>,
-    request_headers: Option<HeaderChanges>,
-    response_headers: Option<HeaderChanges>,
+/// From the fields the data plane carries (`DataPlane::carried`): what a
+/// folded rule sets in its entry (the rest is the attachment's). Every
+/// setting is named (no `..`): a new one does not compile until the
+/// resolver writes it.
+pub(crate) fn settings_of(carried: &FieldMap) -> Settings {
+    let mut settings = Carrying::default();
+    for (key, value) in carried {
+        settings.carry(key, value);
+    }
+    Settings {
+        timeouts: (settings.timeouts != Timeouts::default()).then_some(settings.timeouts),
+        retry: (settings.retry != Retry::default()).then_some(settings.retry),
+        request_headers: (!settings.request.is_empty()).then_some(settings.request),
+        response_headers: (!settings.response.is_empty()).then_some(settings.response),
+    }
 }
 
-impl EntrySettings {
-    /// From the fields the data plane carries (`DataPlane::carried`).
-    pub fn of(carried: &FieldMap) -> Self {
-        let mut settings = Settings::default();
-        for (key, value) in carried {
-            settings.carry(key, value);
-        }
-        EntrySettings {
-            timeouts: (settings.timeouts != Timeouts::default()).then_some(settings.timeouts),
-            retry: (settings.retry != Retry::default()).then_some(settings.retry),
-            request_headers: (!settings.request.is_empty()).then_some(settings.request),
-            response_headers: (!settings.response.is_empty()).then_some(settings.response),
-        }
-    }
-
-    /// From a rule's fold, for `data_plane`.
-    pub fn folded(folded: &Folded, suppliers: &[Supplier], data_plane: DataPlane) -> Self {
-        Self::of(&data_plane.carried(folded, suppliers))
-    }
+/// From a rule's fold, for `data_plane`.
+pub(crate) fn folded_settings(
+    folded: &Folded,
+    suppliers: &[Supplier],
+    data_plane: DataPlane,
+) -> Settings {
+    settings_of(&data_plane.carried(folded, suppliers))
 }
 
 /// The rule's own request header changes that the plain-Envoy route
@@ -106,7 +101,7 @@ pub(crate) fn route_request_changes(
     suppliers: &[Supplier],
     data_plane: DataPlane,
 ) -> Option<HeaderChanges> {
-    EntrySettings::of(&data_plane.route_request_headers(folded, suppliers)).request_headers
+    settings_of(&data_plane.route_request_headers(folded, suppliers)).request_headers
 }
 
 /// What the data plane reads of an entry (`resolve_for_data_plane`): its
@@ -118,29 +113,20 @@ pub(crate) fn data_plane_entry(
     name: String,
     hostnames: Vec<String>,
     matches: Vec<HttpRouteMatch>,
-    settings: &EntrySettings,
+    settings: &Settings,
 ) -> RouteEntry {
-    let EntrySettings {
-        timeouts,
-        retry,
-        request_headers,
-        response_headers,
-    } = settings.clone();
     RouteEntry {
         name,
         hostnames,
         matches,
-        timeouts,
-        retry,
-        request_headers,
-        response_headers,
+        settings: settings.clone(),
         ..RouteEntry::default()
     }
 }
 
 /// The entry for one attachment with `settings`, without its hostnames,
 /// matches (the caller's to copy or move) and `sources`.
-pub(crate) fn entry_of(att: &Attachment<'_>, name: String, settings: EntrySettings) -> RouteEntry {
+pub(crate) fn entry_of(att: &Attachment<'_>, name: String, settings: Settings) -> RouteEntry {
     let Some((route, rule)) = att.leaf() else {
         return RouteEntry::default();
     };
@@ -160,10 +146,7 @@ pub(crate) fn entry_of(att: &Attachment<'_>, name: String, settings: EntrySettin
         route_kind: (route.kind != RouteKind::Http).then(|| route.kind.name().to_string()),
         hostnames: Vec::new(),
         matches: Vec::new(),
-        timeouts: settings.timeouts,
-        retry: settings.retry,
-        request_headers: settings.request_headers,
-        response_headers: settings.response_headers,
+        settings,
         sources: Default::default(),
     }
 }

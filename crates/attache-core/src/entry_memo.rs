@@ -27,8 +27,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::attach::Attachment;
+use crate::contract::Settings;
 use crate::diagnostic::Diagnostic;
-use crate::entry::EntrySettings;
 use crate::model::levels::upper_targets;
 use crate::model::{Gateway, HttpRoute, Inputs, Listener, Policy, Target};
 use crate::who_applies::DataPlane;
@@ -38,7 +38,7 @@ use crate::who_applies::DataPlane;
 /// hostnames and matches) is the attachment's, built each time.
 #[derive(Debug, Clone)]
 pub(crate) struct FoldedEntry {
-    pub settings: Arc<EntrySettings>,
+    pub settings: Arc<Settings>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -47,11 +47,11 @@ pub(crate) struct FoldedEntry {
 /// rounds (at 10,000 routes x 3 rules about a third as many).
 #[derive(Default)]
 pub(crate) struct SharedSettings {
-    seen: HashSet<Arc<EntrySettings>>,
+    seen: HashSet<Arc<Settings>>,
 }
 
 impl SharedSettings {
-    pub fn share(&mut self, settings: EntrySettings) -> Arc<EntrySettings> {
+    pub fn share(&mut self, settings: Settings) -> Arc<Settings> {
         if let Some(same) = self.seen.get(&settings) {
             return Arc::clone(same);
         }

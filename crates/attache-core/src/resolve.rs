@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::attach::Attachment;
 use crate::contract::{Document, SCHEMA_VERSION};
 use crate::diagnostic::Diagnostic;
-use crate::entry::{data_plane_entry, route_request_changes, to_entry, Adjusted, EntrySettings};
+use crate::entry::{data_plane_entry, folded_settings, route_request_changes, to_entry, Adjusted};
 pub use crate::entry_memo::EntryMemo;
 use crate::entry_memo::{EntryKeys, FoldedEntry, SharedSettings};
 pub use crate::error::ResolveError;
@@ -143,7 +143,7 @@ fn resolve_entries(
                     None => {
                         let rule = fold();
                         FoldedEntry {
-                            settings: shared_settings.share(EntrySettings::folded(
+                            settings: shared_settings.share(folded_settings(
                                 &rule.folded,
                                 &rule.suppliers,
                                 data_plane,

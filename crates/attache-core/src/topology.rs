@@ -81,7 +81,7 @@ impl GatewayResolution {
         for entry in &mut document.routes {
             let (Some(own), Some(changes)) = (
                 self.route_request_headers.get(&entry.name),
-                entry.request_headers.as_mut(),
+                entry.settings.request_headers.as_mut(),
             ) else {
                 continue;
             };
@@ -96,7 +96,7 @@ impl GatewayResolution {
                 changes.remove.clear();
             }
             if changes.is_empty() {
-                entry.request_headers = None;
+                entry.settings.request_headers = None;
             }
         }
         document

@@ -49,7 +49,7 @@ fn with_timeout(yaml: &str) -> Vec<String> {
         .document;
     doc.routes
         .iter()
-        .filter(|e| e.timeouts.as_ref().and_then(|t| t.request_ms) == Some(7000))
+        .filter(|e| e.settings.timeouts.as_ref().and_then(|t| t.request_ms) == Some(7000))
         .map(|e| e.route_name.clone())
         .collect()
 }
@@ -104,7 +104,7 @@ fn other_controllers_entries_count_towards_the_sixteen() {
     let served: Vec<String> = doc
         .routes
         .iter()
-        .filter(|e| e.timeouts.as_ref().and_then(|t| t.request_ms) == Some(7000))
+        .filter(|e| e.settings.timeouts.as_ref().and_then(|t| t.request_ms) == Some(7000))
         .map(|e| e.route_name.clone())
         .collect();
     let want: Vec<String> = (0..13).map(|i| format!("r{i:02}")).collect();

@@ -33,7 +33,7 @@ fn header_filters_stay_with_their_backend() {
     assert_eq!(a.remove, ["x-old"]);
     assert!(backends[1].request_headers.is_none());
     // The rule's own settings are not touched by a backend's filter.
-    assert!(entry(&resolved, ENTRY).request_headers.is_none());
+    assert!(entry(&resolved, ENTRY).settings.request_headers.is_none());
 }
 
 #[test]

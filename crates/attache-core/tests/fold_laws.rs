@@ -200,7 +200,11 @@ fn document_of(docs: &[SourceDoc]) -> Document {
 }
 
 fn request_of(d: &Document) -> Option<u64> {
-    d.routes[0].timeouts.as_ref().and_then(|t| t.request_ms)
+    d.routes[0]
+        .settings
+        .timeouts
+        .as_ref()
+        .and_then(|t| t.request_ms)
 }
 
 /// Precedence inside a level: higher weight, older (absent first), name.
@@ -390,10 +394,7 @@ fn as_data_plane_reads(mut document: Document) -> Document {
             name: std::mem::take(&mut entry.name),
             hostnames: std::mem::take(&mut entry.hostnames),
             matches: std::mem::take(&mut entry.matches),
-            timeouts: entry.timeouts.take(),
-            retry: entry.retry.take(),
-            request_headers: entry.request_headers.take(),
-            response_headers: entry.response_headers.take(),
+            settings: std::mem::take(&mut entry.settings),
             ..Default::default()
         };
     }

@@ -63,5 +63,5 @@ fn the_rules_own_stanza_counts_and_sources_say_why() {
 #[test]
 fn no_retry_stanza_no_triggers() {
     let resolved = resolve_yaml(&topology(""), "appns/gw");
-    assert_eq!(entry(&resolved, ENTRY).retry, None);
+    assert_eq!(entry(&resolved, ENTRY).settings.retry, None);
 }

@@ -20,9 +20,9 @@ use common::*;
 
 /// One entry as `entry request backendRequest attempts`, `-` for unset.
 fn line(e: &RouteEntry) -> String {
-    let t = e.timeouts.clone().unwrap_or_default();
+    let t = e.settings.timeouts.clone().unwrap_or_default();
     let show = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{v}ms"));
-    let attempts = e.retry.as_ref().and_then(|r| r.attempts);
+    let attempts = e.settings.retry.as_ref().and_then(|r| r.attempts);
     format!(
         "{} {} {} {}",
         e.name,

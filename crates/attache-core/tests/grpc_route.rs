@@ -191,7 +191,7 @@ fn the_peers_kinds_target_a_grpcroute() {
         let r = resolve_yaml(&yaml, "infra/edge");
         let add = entry(&r, "http/shop/cart/add");
         assert_eq!(request_ms(add), Some(4000), "{kind}");
-        assert_eq!(add.retry.as_ref().and_then(|r| r.attempts), Some(3), "{kind}");
+        assert_eq!(add.settings.retry.as_ref().and_then(|r| r.attempts), Some(3), "{kind}");
         assert!(retry_on(add).unwrap().contains(&"unavailable".to_string()), "{kind}");
     }
 }

@@ -53,10 +53,13 @@ fn entry_for(data_plane: DataPlane) -> (RouteEntry, Vec<attache_core::Diagnostic
 fn plain_envoy_documents_carry_the_rules_own_filters() {
     let (entry, diagnostics) = entry_for(DataPlane::Envoy);
     assert_eq!(
-        names(entry.request_headers.as_ref()),
+        names(entry.settings.request_headers.as_ref()),
         ["x-clash", "x-own-add", "x-own-remove", "x-policy"]
     );
-    assert_eq!(names(entry.response_headers.as_ref()), ["x-own-response"]);
+    assert_eq!(
+        names(entry.settings.response_headers.as_ref()),
+        ["x-own-response"]
+    );
     assert!(diagnostics.iter().all(|d| d.severity != Severity::Warning));
 }
 
@@ -65,11 +68,11 @@ fn istio_documents_leave_the_rules_own_filters_to_istiod_and_keep_policies() {
     let (entry, _) = entry_for(DataPlane::Istio);
     // x-clash stays: the policy's override won it, not the rule.
     assert_eq!(
-        names(entry.request_headers.as_ref()),
+        names(entry.settings.request_headers.as_ref()),
         ["x-clash", "x-policy"]
     );
     assert_eq!(set_header(&entry, "x-clash").as_deref(), Some("policy"));
-    assert!(entry.response_headers.is_none(), "{entry:?}");
+    assert!(entry.settings.response_headers.is_none(), "{entry:?}");
     // Timeouts stay: the filter's header replaces the route's value.
     assert_eq!(request_ms(&entry), Some(9000));
     assert!(!entry.sources.contains_key("requestHeaders.add.x-own-add"));

@@ -190,7 +190,7 @@ fn a_set_policy_reaches_its_own_listeners_only_and_a_gateway_policy_reaches_all(
         "the set's default beats the Gateway's"
     );
     assert_eq!(
-        a.retry.as_ref().and_then(|r| r.attempts),
+        a.settings.retry.as_ref().and_then(|r| r.attempts),
         Some(4),
         "the set listener's default beats the whole set's"
     );
@@ -200,7 +200,7 @@ fn a_set_policy_reaches_its_own_listeners_only_and_a_gateway_policy_reaches_all(
         Some(10000),
         "team-a's set never reaches team-b's"
     );
-    assert_eq!(b.retry.as_ref().and_then(|r| r.attempts), Some(1));
+    assert_eq!(b.settings.retry.as_ref().and_then(|r| r.attempts), Some(1));
     let own = entry(&r, "http/infra/home/0");
     assert_eq!(
         request_ms(own),
@@ -241,7 +241,7 @@ fn a_gateway_override_beats_a_set_and_the_namespace_level_stays_the_gateways() {
     let a = entry(&r, "team-a/ls-a/http/team-a/app/0");
     assert_eq!(request_ms(a), Some(20000));
     assert_eq!(
-        a.retry, None,
+        a.settings.retry, None,
         "a policy on the set's Namespace does not reach it: the Namespace level is the Gateway's"
     );
 }
@@ -698,7 +698,7 @@ spec:
     let a = entry(&r, "team-a/ls-a/http/team-a/app/0");
     assert_eq!(request_ms(a), Some(3000));
     assert_eq!(
-        a.retry, None,
+        a.settings.retry, None,
         "Envoy Gateway: the set's policy replaces the Gateway's whole"
     );
     let b = entry(&r, "team-b/ls-b/http/team-b/app/0");

@@ -30,12 +30,12 @@ fn resolved(yaml: &str) -> RouteEntry {
 }
 
 fn ms(e: &RouteEntry) -> (Option<u64>, Option<u64>) {
-    let t = e.timeouts.clone().unwrap_or_default();
+    let t = e.settings.timeouts.clone().unwrap_or_default();
     (t.request_ms, t.backend_request_ms)
 }
 
 fn attempts(e: &RouteEntry) -> Option<u32> {
-    e.retry.as_ref().and_then(|r| r.attempts)
+    e.settings.retry.as_ref().and_then(|r| r.attempts)
 }
 
 fn invalid_because(yaml: &str) -> Vec<String> {
@@ -251,7 +251,7 @@ fn patch_overrides_null_removes_what_policies_supplied_never_the_rules_own() {
     assert_eq!(ms(&e), (Some(9000), None));
     assert_eq!(attempts(&e), Some(2));
     assert_eq!(
-        e.retry.as_ref().and_then(|r| r.codes.clone()),
+        e.settings.retry.as_ref().and_then(|r| r.codes.clone()),
         Some(vec![503])
     );
 }

@@ -27,7 +27,7 @@ fn every_backend_traffic_policy_field_maps_to_its_setting() {
     assert_eq!(backend_ms(&e), Some(3000));
     assert_eq!(attempts(&e), Some(4));
     assert_eq!(codes(&e), Some(vec![504]));
-    assert_eq!(e.retry.as_ref().unwrap().backoff_ms, Some(25));
+    assert_eq!(e.settings.retry.as_ref().unwrap().backoff_ms, Some(25));
     assert_eq!(retry_on(&e).unwrap()[..2], ["reset", "5xx"]);
     assert!(e.sources["retry.attempts"].starts_with("BackendTrafficPolicy apps/btp (plain"));
 }

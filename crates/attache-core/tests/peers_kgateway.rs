@@ -29,11 +29,17 @@ fn every_traffic_policy_field_maps_to_its_setting() {
     assert_eq!(backend_ms(e), Some(2000));
     assert_eq!(attempts(e), Some(3));
     assert_eq!(codes(e), Some(vec![502, 503]));
-    assert_eq!(e.retry.as_ref().unwrap().backoff_ms, Some(40));
+    assert_eq!(e.settings.retry.as_ref().unwrap().backoff_ms, Some(40));
     assert_eq!(retry_on(e).unwrap()[0], "5xx");
     assert_eq!(set_header(e, "x-req").as_deref(), Some("one"));
-    assert_eq!(e.request_headers.as_ref().unwrap().remove, vec!["x-gone"]);
-    assert_eq!(e.response_headers.as_ref().unwrap().add[0].value, "two");
+    assert_eq!(
+        e.settings.request_headers.as_ref().unwrap().remove,
+        vec!["x-gone"]
+    );
+    assert_eq!(
+        e.settings.response_headers.as_ref().unwrap().add[0].value,
+        "two"
+    );
     assert_eq!(
         e.sources["timeouts.requestMs"],
         "TrafficPolicy apps/tp (plain, ShallowMergePreferChild @ HTTPRoute apps/r)"
@@ -183,7 +189,7 @@ fn unmapped_fields_are_one_note_each_and_the_rest_applies() {
     let r = resolve(&inputs, &key("apps/gw")).unwrap();
     assert_eq!(request_ms(entry(&r, A)), Some(4000));
     assert_eq!(
-        entry(&r, OTHER).retry.as_ref().unwrap().backoff_ms,
+        entry(&r, OTHER).settings.retry.as_ref().unwrap().backoff_ms,
         Some(10)
     );
 }

@@ -148,8 +148,8 @@ fn same_headers(changes: Option<&HeaderChanges>, h: &Headers) -> bool {
 
 /// Whether the entry holds the case's value for one setting.
 fn holds(e: &RouteEntry, c: &Case, ours: &str) -> bool {
-    let t = e.timeouts.clone().unwrap_or_default();
-    let r = e.retry.clone().unwrap_or_default();
+    let t = e.settings.timeouts.clone().unwrap_or_default();
+    let r = e.settings.retry.clone().unwrap_or_default();
     match ours {
         "timeouts.request" => t.request_ms == Some(c.request_ms),
         "timeouts.backendRequest" => t.backend_request_ms == Some(c.backend_ms),
@@ -162,8 +162,12 @@ fn holds(e: &RouteEntry, c: &Case, ours: &str) -> bool {
         "retry.retryOn" => r
             .retry_on
             .is_some_and(|w| c.retry_on.iter().all(|t| w.iter().any(|x| x == t))),
-        "requestHeaderModifier" => same_headers(e.request_headers.as_ref(), &c.request_headers),
-        "responseHeaderModifier" => same_headers(e.response_headers.as_ref(), &c.response_headers),
+        "requestHeaderModifier" => {
+            same_headers(e.settings.request_headers.as_ref(), &c.request_headers)
+        }
+        "responseHeaderModifier" => {
+            same_headers(e.settings.response_headers.as_ref(), &c.response_headers)
+        }
         other => panic!("a new mapped setting {other}: say how the entry shows it"),
     }
 }

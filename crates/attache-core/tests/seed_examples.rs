@@ -37,7 +37,7 @@ fn cdn_example_route_default_changes_one_field() {
         Some(10_000),
         "the Gateway override beats the route's own value"
     );
-    let retry = e.retry.clone().unwrap();
+    let retry = e.settings.retry.clone().unwrap();
     assert_eq!(
         retry.attempts,
         Some(5),
@@ -84,7 +84,7 @@ fn override_beats_lower_default_and_lower_default_beats_higher_default() {
         None,
     ));
     let r = resolve_yaml(&yaml, "appns/gw");
-    let t = entry(&r, ENTRY).timeouts.clone().unwrap();
+    let t = entry(&r, ENTRY).settings.timeouts.clone().unwrap();
     assert_eq!(
         (t.request_ms, t.backend_request_ms),
         (Some(60_000), Some(2_000))
@@ -120,7 +120,7 @@ fn override_type_table_string_list_map() {
     assert_eq!(set_header(e, "foo").as_deref(), Some("c"));
     assert_eq!(set_header(e, "bar").as_deref(), Some("d"));
     assert_eq!(
-        e.request_headers.as_ref().unwrap().remove,
+        e.settings.request_headers.as_ref().unwrap().remove,
         vec!["x-c".to_string(), "x-d".to_string()]
     );
 }
@@ -224,6 +224,7 @@ fn kgateway_shallow_merge_prefer_child_default() {
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, "http/appns/grandchild/0");
     let set: Vec<(String, String)> = e
+        .settings
         .request_headers
         .as_ref()
         .unwrap()

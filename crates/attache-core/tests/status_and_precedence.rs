@@ -75,7 +75,7 @@ fn weight_beats_age_and_age_beats_name() {
         );
     let r = resolve_yaml(&yaml, "appns/gw");
     let e = entry(&r, ENTRY);
-    let t = e.timeouts.clone().unwrap();
+    let t = e.settings.timeouts.clone().unwrap();
     assert_eq!(
         t.request_ms,
         Some(2000),
@@ -87,7 +87,7 @@ fn weight_beats_age_and_age_beats_name() {
         "same weight: the older wins"
     );
     assert_eq!(
-        e.retry.as_ref().unwrap().attempts,
+        e.settings.retry.as_ref().unwrap().attempts,
         Some(5),
         "same weight and age: alphabetical"
     );
@@ -125,7 +125,7 @@ fn backend_request_is_clamped_to_request_with_a_warning() {
             None,
         );
     let r = resolve_yaml(&yaml, "appns/gw");
-    let t = entry(&r, ENTRY).timeouts.clone().unwrap();
+    let t = entry(&r, ENTRY).settings.timeouts.clone().unwrap();
     assert_eq!(
         (t.request_ms, t.backend_request_ms),
         (Some(2000), Some(2000))
@@ -143,7 +143,7 @@ fn backend_request_is_clamped_to_request_with_a_warning() {
             None,
         );
     let r = resolve_yaml(&yaml, "appns/gw");
-    let t = entry(&r, ENTRY).timeouts.clone().unwrap();
+    let t = entry(&r, ENTRY).settings.timeouts.clone().unwrap();
     assert_eq!((t.request_ms, t.backend_request_ms), (Some(0), Some(5000)));
 }
 

@@ -76,7 +76,7 @@ fn entry<'a>(r: &'a Resolved, name: &str) -> &'a RouteEntry {
 
 /// Every request header the entry sets, adds or removes, lower-cased.
 fn request_names(e: &RouteEntry) -> Vec<String> {
-    let Some(c) = &e.request_headers else {
+    let Some(c) = &e.settings.request_headers else {
         return Vec::new();
     };
     let mut all: Vec<String> = c.set.iter().chain(&c.add).map(|h| h.name.clone()).collect();
@@ -116,7 +116,7 @@ fn a_set_add_or_remove_of_a_matched_header_is_refused_and_the_rest_stays() {
         let a = entry(&r, A);
         assert_eq!(request_names(a), ["x-safe"], "{op}: {a:?}");
         assert_eq!(
-            a.timeouts.as_ref().and_then(|t| t.request_ms),
+            a.settings.timeouts.as_ref().and_then(|t| t.request_ms),
             Some(3000),
             "{op}: the policy's other settings stay"
         );
@@ -262,7 +262,10 @@ fn kgateway_traffic_policy_header_changes_go_through_the_same_rule() {
     let r = resolved(tp);
     let a = entry(&r, A);
     assert_eq!(request_names(a), ["x-kept"]);
-    assert_eq!(a.timeouts.as_ref().and_then(|t| t.request_ms), Some(4000));
+    assert_eq!(
+        a.settings.timeouts.as_ref().and_then(|t| t.request_ms),
+        Some(4000)
+    );
     assert!(warnings(&r)
         .iter()
         .any(|w| w.contains("TrafficPolicy team-a/kg") && w.contains("x-tier")));

@@ -58,11 +58,11 @@ fn bad_duration_names_file_document_object_field_and_the_valid_form() {
     let r = attache_core::resolve(&inputs, &key("appns/gw")).unwrap();
     let e = entry(&r, ENTRY);
     assert_eq!(
-        e.retry.as_ref().and_then(|r| r.attempts),
+        e.settings.retry.as_ref().and_then(|r| r.attempts),
         Some(2),
         "the good policy still applies"
     );
-    assert_eq!(e.timeouts, None, "the bad one is dropped whole");
+    assert_eq!(e.settings.timeouts, None, "the bad one is dropped whole");
 }
 
 #[test]

@@ -55,20 +55,23 @@ fn document(routes: usize) -> Vec<u8> {
                 }),
                 ..HttpRouteMatch::default()
             }],
-            timeouts: Some(Timeouts {
-                request_ms: Some(10_000),
-                backend_request_ms: Some(2_000),
-            }),
-            retry: Some(Retry {
-                attempts: Some(2),
-                codes: Some(vec![503]),
-                ..Retry::default()
-            }),
-            request_headers: Some(HeaderChanges {
-                set: vec![header("x-bench-a", "1"), header("x-bench-b", "2")],
-                remove: vec!["x-bench-gone".into()],
-                ..HeaderChanges::default()
-            }),
+            settings: attache_contract::Settings {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(10_000),
+                    backend_request_ms: Some(2_000),
+                }),
+                retry: Some(Retry {
+                    attempts: Some(2),
+                    codes: Some(vec![503]),
+                    ..Retry::default()
+                }),
+                request_headers: Some(HeaderChanges {
+                    set: vec![header("x-bench-a", "1"), header("x-bench-b", "2")],
+                    remove: vec!["x-bench-gone".into()],
+                    ..HeaderChanges::default()
+                }),
+                ..Default::default()
+            },
             ..RouteEntry::default()
         })
         .collect();

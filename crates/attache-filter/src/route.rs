@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use attache_contract::{HeaderChanges, RouteEntry};
+use attache_contract::{HeaderChanges, Settings};
 
 use crate::control;
 use crate::ops::HeaderOp;
@@ -37,37 +37,37 @@ pub struct Enforcement {
 }
 
 impl CompiledRoute {
-    /// Renders an entry whose values were already validated.
-    pub fn render(entry: &RouteEntry) -> Self {
-        let mut request_ops = header_change_ops(entry.request_headers.as_ref());
-        let request_headers = !request_ops.is_empty();
+    /// Renders settings whose values were already validated, unnamed (see
+    /// [`CompiledRoute::named`]). Every setting is named (no `..`): a new
+    /// one does not compile until the filter enforces it here.
+    pub fn render(settings: &Settings) -> Self {
+        let Settings {
+            timeouts,
+            retry,
+            request_headers,
+            response_headers,
+        } = settings;
+        let mut request_ops = header_change_ops(request_headers.as_ref());
+        let enforces_request_headers = !request_ops.is_empty();
         // Control headers come after the header changes so that the
         // document's timeouts and retry win over a header change that names
         // the same x-envoy-* header.
-        let timeout_ops = entry
-            .timeouts
+        let timeout_ops = timeouts
             .as_ref()
             .map(control::timeout_ops)
             .unwrap_or_default();
-        let retry_ops = entry
-            .retry
-            .as_ref()
-            .map(control::retry_ops)
-            .unwrap_or_default();
+        let retry_ops = retry.as_ref().map(control::retry_ops).unwrap_or_default();
         let enforces = Enforcement {
             timeout: !timeout_ops.is_empty(),
             retry: !retry_ops.is_empty(),
-            request_headers,
-            response_headers: entry
-                .response_headers
-                .as_ref()
-                .is_some_and(|c| !c.is_empty()),
+            request_headers: enforces_request_headers,
+            response_headers: response_headers.as_ref().is_some_and(|c| !c.is_empty()),
         };
         request_ops.extend(timeout_ops);
         request_ops.extend(retry_ops);
-        let response_ops = header_change_ops(entry.response_headers.as_ref());
+        let response_ops = header_change_ops(response_headers.as_ref());
         CompiledRoute {
-            name: entry.name.as_str().into(),
+            name: "".into(),
             applies_once: repeats_differently(&request_ops) || repeats_differently(&response_ops),
             request_ops: request_ops.into(),
             response_ops: response_ops.into(),
@@ -144,8 +144,7 @@ mod tests {
 
     #[test]
     fn request_ops_are_remove_set_add_then_control_headers() {
-        let entry = RouteEntry {
-            name: "http/shop/a/0".into(),
+        let settings = Settings {
             timeouts: Some(Timeouts {
                 request_ms: Some(1000),
                 ..Timeouts::default()
@@ -165,9 +164,9 @@ mod tests {
                 }],
                 remove: vec!["x-c".into()],
             }),
-            ..RouteEntry::default()
+            ..Default::default()
         };
-        let route = CompiledRoute::render(&entry);
+        let route = CompiledRoute::render(&settings);
         assert_eq!(
             *route.request_ops,
             [
@@ -197,14 +196,14 @@ mod tests {
             value: "v".into(),
         };
         let with = |request: HeaderChanges, response: HeaderChanges| {
-            CompiledRoute::render(&RouteEntry {
+            CompiledRoute::render(&Settings {
                 timeouts: Some(Timeouts {
                     request_ms: Some(5),
                     ..Timeouts::default()
                 }),
                 request_headers: Some(request),
                 response_headers: Some(response),
-                ..RouteEntry::default()
+                ..Default::default()
             })
         };
         let idempotent = HeaderChanges {
@@ -242,16 +241,16 @@ mod tests {
 
     #[test]
     fn empty_sections_enforce_nothing() {
-        let entry = RouteEntry {
+        let settings = Settings {
             timeouts: Some(Timeouts::default()),
             retry: Some(Retry {
                 backoff_ms: Some(5),
                 ..Retry::default()
             }),
             response_headers: Some(HeaderChanges::default()),
-            ..RouteEntry::default()
+            ..Default::default()
         };
-        let route = CompiledRoute::render(&entry);
+        let route = CompiledRoute::render(&settings);
         assert!(route.request_ops.is_empty());
         assert_eq!(route.enforces, Enforcement::default());
     }

@@ -7,21 +7,27 @@
 
 use attache_contract::safety::{self, NameRefusal};
 use attache_contract::table::{Changes, ProfileVisitor};
-use attache_contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
+use attache_contract::{HeaderChanges, Retry, Settings, Timeouts};
 
 use crate::error::Problem;
 
 /// A problem inside one entry: the field path relative to the entry.
 pub type EntryError = (String, Problem);
 
-pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
+pub fn validate_settings(settings: &Settings) -> Result<(), EntryError> {
     // Every settings field is named (no `..`): a new one does not compile
     // until it is checked here or declared free of checks.
+    let Settings {
+        timeouts,
+        retry,
+        request_headers,
+        response_headers,
+    } = settings;
     if let Some(Timeouts {
         // Any u64 of milliseconds is a timeout Envoy takes (0: none).
         request_ms: _,
         backend_request_ms: _,
-    }) = &entry.timeouts
+    }) = timeouts
     {}
     if let Some(Retry {
         attempts: count,
@@ -29,7 +35,7 @@ pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
         // Any u64 is a back-off Envoy takes; zero is refused when rendered.
         backoff_ms: _,
         retry_on: triggers,
-    }) = &entry.retry
+    }) = retry
     {
         attempts(*count)?;
         for (j, &c) in codes.iter().flatten().enumerate() {
@@ -40,8 +46,8 @@ pub fn validate_settings(entry: &RouteEntry) -> Result<(), EntryError> {
         }
     }
     for (which, changes) in [
-        (Changes::Request, &entry.request_headers),
-        (Changes::Response, &entry.response_headers),
+        (Changes::Request, request_headers),
+        (Changes::Response, response_headers),
     ] {
         let Some(HeaderChanges {
             set,

@@ -151,7 +151,7 @@ mod tests {
         let profile = carried.groups[0].profile.unwrap() as usize;
         assert_eq!(
             carried.profiles[profile].timeouts,
-            original.routes[0].timeouts
+            original.routes[0].settings.timeouts
         );
         // The caller's document (what `attache resolve` prints) is untouched.
         assert_eq!(original.routes[0].sources.len(), 1);
@@ -180,10 +180,13 @@ mod tests {
         large.routes = (0..4000u64)
             .map(|i| RouteEntry {
                 name: format!("http/shop/r{i}/0"),
-                timeouts: Some(attache_contract::Timeouts {
-                    request_ms: Some(base + i),
-                    ..attache_contract::Timeouts::default()
-                }),
+                settings: attache_contract::Settings {
+                    timeouts: Some(attache_contract::Timeouts {
+                        request_ms: Some(base + i),
+                        ..attache_contract::Timeouts::default()
+                    }),
+                    ..Default::default()
+                },
                 ..template.clone()
             })
             .collect();
@@ -204,7 +207,7 @@ mod tests {
         // One route's timeout changes: its profile's piece changes, the
         // others are handed back; the envelope is the fresh one.
         let mut edited = distinct_routes(1000);
-        edited.routes[1234].timeouts = Some(attache_contract::Timeouts {
+        edited.routes[1234].settings.timeouts = Some(attache_contract::Timeouts {
             request_ms: Some(99),
             ..attache_contract::Timeouts::default()
         });

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use attache_contract::{HeaderChanges, Retry, RouteEntry, Timeouts};
+use attache_contract::{HeaderChanges, Retry, RouteEntry, Settings, Timeouts};
 use attache_core::topology::{BackendTarget, GatewayResolution, ListenerInfo};
 use serde_json::{json, Value};
 
@@ -307,7 +307,7 @@ fn envoy_route(
     // them. No route timeout: Envoy's 15 s default would otherwise apply to
     // routes the policies leave without one.
     action.insert("timeout".into(), json!("0s"));
-    if let Some(policy) = retry_policy(entry) {
+    if let Some(policy) = retry_policy(&entry.settings) {
         action.insert("retry_policy".into(), policy);
     }
     let mut envoy_route =
@@ -321,7 +321,7 @@ fn envoy_route(
     Ok(envoy_route)
 }
 
-/// The route's share of an entry's settings: the retry back-off alone.
+/// The route's share of an entry's [`Settings`]: the retry back-off alone.
 /// Envoy has no request header for it, so the route carries it and the
 /// filter's x-envoy-retry-on/x-envoy-max-retries headers switch retries on.
 /// Every other setting the filter applies per request (x-envoy-* headers,
@@ -329,14 +329,13 @@ fn envoy_route(
 ///
 /// Every settings field is named (no `..`): a new one does not compile
 /// until it is rendered here or declared the filter's.
-fn retry_policy(entry: &RouteEntry) -> Option<Value> {
-    let RouteEntry {
+fn retry_policy(settings: &Settings) -> Option<Value> {
+    let Settings {
         timeouts,
         retry,
         request_headers: _applied_by_the_filter,
         response_headers: _also_applied_by_the_filter,
-        ..
-    } = entry;
+    } = settings;
     if let Some(Timeouts {
         request_ms: _,
         backend_request_ms: _,

@@ -17,11 +17,14 @@ pub(crate) fn one_route_document(request_ms: u64) -> Document {
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),
-            timeouts: Some(Timeouts {
-                request_ms: Some(request_ms),
-                ..Timeouts::default()
-            }),
             sources: [("timeouts.requestMs".into(), "RoutePolicy shop/slow".into())].into(),
+            settings: attache_contract::Settings {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(request_ms),
+                    ..Timeouts::default()
+                }),
+                ..Default::default()
+            },
             ..RouteEntry::default()
         }],
     }

@@ -315,13 +315,16 @@ mod tests {
         let routes = (0..3_000)
             .map(|i| RouteEntry {
                 name: format!("http/shop/r{i}/0"),
-                request_headers: Some(attache_contract::HeaderChanges {
-                    set: vec![attache_contract::Header {
-                        name: "x-tenant".into(),
-                        value: format!("t{i}"),
-                    }],
+                settings: attache_contract::Settings {
+                    request_headers: Some(attache_contract::HeaderChanges {
+                        set: vec![attache_contract::Header {
+                            name: "x-tenant".into(),
+                            value: format!("t{i}"),
+                        }],
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
+                },
                 ..RouteEntry::default()
             })
             .collect();

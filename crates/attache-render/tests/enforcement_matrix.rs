@@ -133,7 +133,7 @@ fn applied(settings: Option<Value>, data_plane: DataPlane) -> Applied {
         .clone()
         .try_into()
         .unwrap();
-    let request_ops = CompiledRoute::render(&entry).request_ops.to_vec();
+    let request_ops = CompiledRoute::render(&entry.settings).request_ops.to_vec();
     let mut book = AddressBook::default();
     book.overrides.add("*=127.0.0.1:9000").unwrap();
     let options = ListenerOptions {

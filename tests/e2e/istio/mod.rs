@@ -278,7 +278,7 @@ fn listener_ports(bootstrap: &Value) -> BTreeMap<String, u16> {
 /// the router's expected timeout, and the response headers the entry names.
 fn observed(reply: &Reply, entry: &RouteEntry) -> Vec<(String, String)> {
     let mut names: Vec<String> = Vec::new();
-    if let Some(c) = &entry.request_headers {
+    if let Some(c) = &entry.settings.request_headers {
         names.extend(c.set.iter().chain(&c.add).map(|h| h.name.clone()));
         names.extend(c.remove.iter().cloned());
     }
@@ -290,7 +290,7 @@ fn observed(reply: &Reply, entry: &RouteEntry) -> Vec<(String, String)> {
             format!("{:?}", reply.echoed_header(&name)),
         ));
     }
-    if let Some(c) = &entry.response_headers {
+    if let Some(c) = &entry.settings.response_headers {
         for h in c.set.iter().chain(&c.add) {
             seen.push((
                 format!("< {}", h.name),
@@ -431,7 +431,7 @@ fn checkout_retries_as_plain_envoy_does(pair: &Pair, document: &Document) -> u64
         .iter()
         .find(|e| e.name == "http/shop/storefront/checkout")
         .expect("checkout entry");
-    let retry = checkout.retry.as_ref().expect("checkout retries");
+    let retry = checkout.settings.retry.as_ref().expect("checkout retries");
     assert_eq!(
         (retry.attempts, retry.codes.as_deref()),
         (Some(2), Some(&[502, 503][..]))

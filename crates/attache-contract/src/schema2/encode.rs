@@ -10,7 +10,7 @@ use super::{
     DataPlaneDocument, DataPlaneRoute, InternedChanges, Profile, RouteGroup,
     DATA_PLANE_SCHEMA_VERSION,
 };
-use crate::{Document, Header, HeaderChanges, HttpRouteMatch, Retry, RouteEntry, Timeouts};
+use crate::{Document, Header, HeaderChanges, HttpRouteMatch, RouteEntry, Settings};
 
 impl DataPlaneDocument {
     /// Encodes a schema-1 document: profiles and strings deduplicated in
@@ -81,7 +81,7 @@ impl Encoder {
         // rules), so the profile of that one: compared before a profile is
         // built and looked up, which interns and hashes every setting.
         let index = match before {
-            Some(before) if carried(before) == carried(entry) => self.last,
+            Some(before) if before.settings == entry.settings => self.last,
             _ => self.profile_of(entry),
         };
         self.last = index;
@@ -101,13 +101,20 @@ impl Encoder {
     /// The index of the entry's profile, numbered at its first use; `None`
     /// for an entry without settings.
     fn profile_of(&mut self, entry: &RouteEntry) -> Option<u32> {
-        let (timeouts, retry, request, response) = carried(entry);
+        // Every setting is named (no `..`): a new one does not compile
+        // until a profile carries it.
+        let Settings {
+            timeouts,
+            retry,
+            request_headers,
+            response_headers,
+        } = &entry.settings;
         let strings = &mut self.strings;
         let profile = Profile {
             timeouts: timeouts.clone(),
             retry: retry.clone(),
-            request_headers: request.as_ref().map(|c| strings.changes(c)),
-            response_headers: response.as_ref().map(|c| strings.changes(c)),
+            request_headers: request_headers.as_ref().map(|c| strings.changes(c)),
+            response_headers: response_headers.as_ref().map(|c| strings.changes(c)),
         };
         if profile == Profile::default() {
             return None;
@@ -133,25 +140,6 @@ impl Encoder {
             groups: self.groups,
         }
     }
-}
-
-/// What of an entry its profile carries, the one list both building a
-/// profile ([`Encoder::profile_of`]) and comparing two entries read: a field
-/// a profile gains does not compile until it is listed here.
-type Carried<'a> = (
-    &'a Option<Timeouts>,
-    &'a Option<Retry>,
-    &'a Option<HeaderChanges>,
-    &'a Option<HeaderChanges>,
-);
-
-fn carried(entry: &RouteEntry) -> Carried<'_> {
-    (
-        &entry.timeouts,
-        &entry.retry,
-        &entry.request_headers,
-        &entry.response_headers,
-    )
 }
 
 #[derive(Default)]

@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Document, Header, HeaderChanges, HttpRouteMatch, Options, Retry, RouteEntry, Timeouts,
+    Document, Header, HeaderChanges, HttpRouteMatch, Options, Retry, RouteEntry, Settings, Timeouts,
 };
 
 mod encode;
@@ -114,7 +114,7 @@ impl DataPlaneDocument {
         let mut routes = Vec::new();
         for group in &self.groups {
             let settings = match group.profile {
-                None => RouteEntry::default(),
+                None => Settings::default(),
                 Some(p) => self
                     .profiles
                     .get(p as usize)
@@ -136,7 +136,8 @@ impl DataPlaneDocument {
                     rule: parts.rule.to_string(),
                     hostnames: group.hostnames.clone(),
                     matches: route.matches.clone(),
-                    ..settings.clone()
+                    settings: settings.clone(),
+                    ..RouteEntry::default()
                 });
             }
         }
@@ -162,15 +163,22 @@ impl Profile {
             })
     }
 
-    /// The profile's settings as a schema-1 entry without a name: the shape
-    /// validation and compilation take, built once per profile.
-    pub fn settings(&self, strings: &[String]) -> Result<RouteEntry, BadIndex> {
-        Ok(RouteEntry {
-            timeouts: self.timeouts.clone(),
-            retry: self.retry.clone(),
-            request_headers: resolve(self.request_headers.as_ref(), strings, "requestHeaders")?,
-            response_headers: resolve(self.response_headers.as_ref(), strings, "responseHeaders")?,
-            ..RouteEntry::default()
+    /// The profile's settings, header strings resolved: the shape
+    /// validation and compilation take, built once per profile. Every
+    /// field is named on both sides (no `..`): a setting a profile does not
+    /// carry does not compile.
+    pub fn settings(&self, strings: &[String]) -> Result<Settings, BadIndex> {
+        let Profile {
+            timeouts,
+            retry,
+            request_headers,
+            response_headers,
+        } = self;
+        Ok(Settings {
+            timeouts: timeouts.clone(),
+            retry: retry.clone(),
+            request_headers: resolve(request_headers.as_ref(), strings, "requestHeaders")?,
+            response_headers: resolve(response_headers.as_ref(), strings, "responseHeaders")?,
         })
     }
 }
@@ -227,18 +235,21 @@ mod tests {
             route_namespace: "shop".into(),
             route_name: "a".into(),
             rule: "0".into(),
-            timeouts: Some(Timeouts {
-                request_ms: Some(timeout),
-                ..Timeouts::default()
-            }),
-            request_headers: Some(HeaderChanges {
-                set: vec![Header {
-                    name: header.into(),
-                    value: "1".into(),
-                }],
-                remove: vec!["x-gone".into()],
-                ..HeaderChanges::default()
-            }),
+            settings: Settings {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(timeout),
+                    ..Timeouts::default()
+                }),
+                request_headers: Some(HeaderChanges {
+                    set: vec![Header {
+                        name: header.into(),
+                        value: "1".into(),
+                    }],
+                    remove: vec!["x-gone".into()],
+                    ..HeaderChanges::default()
+                }),
+                ..Settings::default()
+            },
             sources: [("timeouts.requestMs".to_string(), "p".to_string())].into(),
             ..RouteEntry::default()
         }
@@ -328,10 +339,10 @@ mod tests {
         let settings = encoded.profiles[0].settings(&encoded.strings);
         assert_eq!(
             settings,
-            Ok(RouteEntry {
-                timeouts: original.timeouts,
-                request_headers: original.request_headers,
-                ..RouteEntry::default()
+            Ok(Settings {
+                timeouts: original.settings.timeouts,
+                request_headers: original.settings.request_headers,
+                ..Settings::default()
             })
         );
     }

@@ -1,7 +1,7 @@
 //! The table back to the schema-2 document, for tools and tests.
 
 use crate::schema2::{DataPlaneDocument, DataPlaneRoute, Profile, RouteGroup};
-use crate::{Header, HeaderChanges, Options};
+use crate::{Header, HeaderChanges, Options, Settings};
 
 use super::{read_match, read_profile, Reader, TableError, MAGIC};
 
@@ -27,12 +27,17 @@ pub fn decode(bytes: &[u8]) -> Result<DataPlaneDocument, TableError> {
     let mut strings = Strings::default();
     let mut profiles = Vec::new();
     for _ in 0..r.count()? {
-        let settings = read_profile(r.bytes()?).map_err(|(_, e)| e)?;
+        let Settings {
+            timeouts,
+            retry,
+            request_headers,
+            response_headers,
+        } = read_profile(r.bytes()?).map_err(|(_, e)| e)?;
         profiles.push(Profile {
-            timeouts: settings.timeouts,
-            retry: settings.retry,
-            request_headers: settings.request_headers.map(|c| strings.changes(&c)),
-            response_headers: settings.response_headers.map(|c| strings.changes(&c)),
+            timeouts,
+            retry,
+            request_headers: request_headers.map(|c| strings.changes(&c)),
+            response_headers: response_headers.map(|c| strings.changes(&c)),
         });
     }
     let mut groups = Vec::new();

@@ -5,7 +5,7 @@
 //! schema-1 settings from the same walk, so the two cannot read a record
 //! differently.
 
-use crate::{Header, HeaderChanges, Retry, RouteEntry, Timeouts};
+use crate::{Header, HeaderChanges, Retry, Settings, Timeouts};
 
 use super::{Reader, TableError, KNOWN_RETRY_TRIGGERS};
 
@@ -204,7 +204,7 @@ fn walk_changes<'a, V: ProfileVisitor<'a>>(
 
 /// Builds the schema-1 settings of a record.
 #[derive(Default)]
-struct Build(RouteEntry);
+struct Build(Settings);
 
 impl Build {
     fn retry(&mut self) -> &mut Retry {
@@ -297,10 +297,9 @@ impl<'a> ProfileVisitor<'a> for Build {
     }
 }
 
-/// A profile record's settings, as a schema-1 entry without a name (what
-/// the filter's compile takes). Errors name the field relative to the
+/// A profile record's settings (what the filter's compile takes). Errors name the field relative to the
 /// profile.
-pub fn read_profile(record: &[u8]) -> Result<RouteEntry, (&'static str, TableError)> {
+pub fn read_profile(record: &[u8]) -> Result<Settings, (&'static str, TableError)> {
     let mut build = Build::default();
     match walk_profile(record, &mut build) {
         Ok(()) => Ok(build.0),

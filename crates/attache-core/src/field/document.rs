@@ -149,10 +149,19 @@ impl Settings {
 /// [`Settings::carry`], through the same slots. Scalars in table order, then
 /// per direction the header `set`, `add` and `remove` entries in document
 /// order.
+///
+/// Every setting is named (no `..`): a new one does not compile until
+/// `attache diff` and `explain` can read it back.
 pub(crate) fn read_back(entry: &RouteEntry) -> Vec<(FieldKey, FieldValue)> {
+    let crate::contract::Settings {
+        timeouts,
+        retry,
+        request_headers,
+        response_headers,
+    } = &entry.settings;
     let mut s = Settings {
-        timeouts: entry.timeouts.clone().unwrap_or_default(),
-        retry: entry.retry.clone().unwrap_or_default(),
+        timeouts: timeouts.clone().unwrap_or_default(),
+        retry: retry.clone().unwrap_or_default(),
         request: HeaderChanges::default(),
         response: HeaderChanges::default(),
     };
@@ -170,8 +179,8 @@ pub(crate) fn read_back(entry: &RouteEntry) -> Vec<(FieldKey, FieldValue)> {
         })
         .collect();
     for (dir, changes) in [
-        (Direction::Request, &entry.request_headers),
-        (Direction::Response, &entry.response_headers),
+        (Direction::Request, request_headers),
+        (Direction::Response, response_headers),
     ] {
         let Some(changes) = changes else { continue };
         for h in &changes.set {
@@ -251,10 +260,12 @@ mod tests {
             s.carry(key, value);
         }
         let entry = RouteEntry {
-            timeouts: Some(s.timeouts),
-            retry: Some(s.retry),
-            request_headers: Some(s.request),
-            response_headers: Some(s.response),
+            settings: crate::contract::Settings {
+                timeouts: Some(s.timeouts),
+                retry: Some(s.retry),
+                request_headers: Some(s.request),
+                response_headers: Some(s.response),
+            },
             ..RouteEntry::default()
         };
         let back: FieldMap = read_back(&entry).into_iter().collect();

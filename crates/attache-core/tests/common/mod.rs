@@ -64,15 +64,16 @@ pub fn names(r: &Resolved) -> Vec<String> {
 }
 
 pub fn retry_on(e: &RouteEntry) -> Option<Vec<String>> {
-    e.retry.as_ref().and_then(|r| r.retry_on.clone())
+    e.settings.retry.as_ref().and_then(|r| r.retry_on.clone())
 }
 
 pub fn request_ms(e: &RouteEntry) -> Option<u64> {
-    e.timeouts.as_ref().and_then(|t| t.request_ms)
+    e.settings.timeouts.as_ref().and_then(|t| t.request_ms)
 }
 
 pub fn set_header(e: &RouteEntry, name: &str) -> Option<String> {
-    e.request_headers
+    e.settings
+        .request_headers
         .as_ref()?
         .set
         .iter()

@@ -81,19 +81,23 @@ pub fn resolved(yaml: &str) -> attache_core::Resolved {
 }
 
 pub fn backend_ms(e: &RouteEntry) -> Option<u64> {
-    e.timeouts.as_ref().and_then(|t| t.backend_request_ms)
+    e.settings
+        .timeouts
+        .as_ref()
+        .and_then(|t| t.backend_request_ms)
 }
 
 pub fn attempts(e: &RouteEntry) -> Option<u32> {
-    e.retry.as_ref().and_then(|r| r.attempts)
+    e.settings.retry.as_ref().and_then(|r| r.attempts)
 }
 
 pub fn codes(e: &RouteEntry) -> Option<Vec<u16>> {
-    e.retry.as_ref().and_then(|r| r.codes.clone())
+    e.settings.retry.as_ref().and_then(|r| r.codes.clone())
 }
 
 pub fn response_set(e: &RouteEntry, name: &str) -> Option<String> {
-    e.response_headers
+    e.settings
+        .response_headers
         .as_ref()?
         .set
         .iter()

@@ -48,36 +48,38 @@ fn generated() -> Document {
                 method: Some("POST".into()),
                 grpc_method: None,
             }],
-            timeouts: Some(Timeouts {
-                request_ms: Some(10_000),
-                backend_request_ms: Some(2_000),
-            }),
-            retry: Some(Retry {
-                attempts: Some(3),
-                codes: Some(vec![502, 503]),
-                backoff_ms: Some(100),
-                retry_on: Some(vec!["reset".into()]),
-            }),
-            request_headers: Some(HeaderChanges {
-                set: vec![Header {
-                    name: "x-a".into(),
-                    value: "1".into(),
-                }],
-                add: vec![],
-                remove: vec!["x-b".into()],
-            }),
-            response_headers: Some(HeaderChanges {
-                set: vec![],
-                add: vec![Header {
-                    name: "x-c".into(),
-                    value: "2".into(),
-                }],
-                remove: vec![],
-            }),
             sources: BTreeMap::from([(
                 "timeouts.requestMs".to_string(),
                 "shop/TimeoutPolicy/t".to_string(),
             )]),
+            settings: attache_contract::Settings {
+                timeouts: Some(Timeouts {
+                    request_ms: Some(10_000),
+                    backend_request_ms: Some(2_000),
+                }),
+                retry: Some(Retry {
+                    attempts: Some(3),
+                    codes: Some(vec![502, 503]),
+                    backoff_ms: Some(100),
+                    retry_on: Some(vec!["reset".into()]),
+                }),
+                request_headers: Some(HeaderChanges {
+                    set: vec![Header {
+                        name: "x-a".into(),
+                        value: "1".into(),
+                    }],
+                    add: vec![],
+                    remove: vec!["x-b".into()],
+                }),
+                response_headers: Some(HeaderChanges {
+                    set: vec![],
+                    add: vec![Header {
+                        name: "x-c".into(),
+                        value: "2".into(),
+                    }],
+                    remove: vec![],
+                }),
+            },
         }],
     }
 }
@@ -228,4 +230,15 @@ fn istio_struct_numbers_are_read_as_indices() {
     let mut host = FakeHost::request("h", "/", &[]).with_route_name("a/b/c/0");
     request(&config, &mut host);
     assert_eq!(host.request_values("x-a"), vec!["1"]);
+}
+
+#[test]
+fn a_bad_setting_in_schema_1_names_its_path() {
+    // `Settings` is flattened into the entry on the wire, but read flat
+    // (no buffered map), so a tool reading schema 1 still hears where.
+    let text = r#"{"schemaVersion":1,"gateway":"g","routes":[{"name":"n","listener":"l",
+        "routeNamespace":"a","routeName":"b","rule":"0","retry":{"attempts":"x"}}]}"#;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let err = serde_path_to_error::deserialize::<_, Document>(&mut de).unwrap_err();
+    assert_eq!(err.path().to_string(), "routes[0].retry.attempts");
 }

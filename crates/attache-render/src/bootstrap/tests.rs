@@ -33,7 +33,7 @@ fn routes_of(config: &Value, listener: usize) -> Vec<Value> {
 #[test]
 fn routes_are_named_by_entry_carry_backoff_and_split_by_weight() {
     let mut canary = entry("http", "canary", "/shop");
-    canary.retry = Some(Retry {
+    canary.settings.retry = Some(Retry {
         attempts: Some(2),
         codes: Some(vec![503]),
         backoff_ms: Some(250),

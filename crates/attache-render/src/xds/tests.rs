@@ -83,7 +83,7 @@ fn the_listener_does_not_change_when_routes_or_policies_do() {
         }),
         ..HttpRouteMatch::default()
     }];
-    changed.document.routes[0].retry = None;
+    changed.document.routes[0].settings.retry = None;
     let (after, _) = xds_state(&changed, &book, &options()).unwrap();
     assert_eq!(
         lds_response(&before.listeners),
