@@ -3,7 +3,7 @@
 docs/benchmarks.md and docs/benchmarks/*.svg from docs/benchmarks.json,
 docs/benchmarks-update.json, bench/results/edit-to-served.json and
 bench/results/edit-to-programmed-N.json, one per policy count, and
-bench/results/module-run.json, the dynamic module's own run (a file that is
+bench/results/module-run.json and update-module.json, the dynamic module's own runs (a file that is
 absent draws no picture, and the report says which run would make it).
 
   .venv/bin/python bench/make_report.py     # bench/run.sh runs it after the runs
@@ -44,7 +44,7 @@ SECTION_PICTURES = ("edit-to-programmed.svg", "module-per-request.svg")
 
 
 def generate(bench: Path, update: Path, edits: Path, programmed: list[Path],
-             module_run: Path) -> tuple[dict[str, str], str] | None:
+             module_run: Path, module_update: Path) -> tuple[dict[str, str], str] | None:
     """({picture name: SVG}, the report's Markdown) from the results files alone; None
     when the run of record is absent. Needs matplotlib."""
     results = read(bench)
@@ -60,7 +60,7 @@ def generate(bench: Path, update: Path, edits: Path, programmed: list[Path],
     shown = [name for name in drawn if name in MAKES]
     text = report.markdown(results, sorted(shown), absent(drawn))
     extra = (programmed_report.section(runs, "edit-to-programmed.svg" in drawn)
-             + module_report.section(module, "module-per-request.svg" in drawn))
+             + module_report.section(module, "module-per-request.svg" in drawn, read(module_update)))
     return drawn, text + ("\n" + "\n".join(extra) if extra else "")
 
 
@@ -68,7 +68,8 @@ def defaults() -> dict:
     return {"bench": ROOT / "docs/benchmarks.json", "update": ROOT / "docs/benchmarks-update.json",
             "edits": ROOT / "bench/results/edit-to-served.json",
             "programmed": sorted((ROOT / "bench/results").glob("edit-to-programmed-*.json")),
-            "module_run": ROOT / "bench/results/module-run.json"}
+            "module_run": ROOT / "bench/results/module-run.json",
+            "module_update": ROOT / "bench/results/update-module.json"}
 
 
 def main() -> int:
@@ -81,10 +82,12 @@ def main() -> int:
                    help="bench/edit_to_programmed.py --out-json files")
     p.add_argument("--module-run", type=Path, default=d["module_run"],
                    help="the dynamic module's run (bench/bench.py --out-json)")
+    p.add_argument("--module-update", type=Path, default=d["module_update"],
+                   help="the module's update run (bench/update_bench.py --module --out-json)")
     p.add_argument("--out-dir", type=Path, default=ROOT / "docs/benchmarks")
     p.add_argument("--out-md", type=Path, default=ROOT / "docs/benchmarks.md")
     args = p.parse_args()
-    made = generate(args.bench, args.update, args.edits, args.programmed, args.module_run)
+    made = generate(args.bench, args.update, args.edits, args.programmed, args.module_run, args.module_update)
     if made is None:
         print(f"figures: no results at {args.bench}", file=sys.stderr)
         return 1

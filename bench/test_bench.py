@@ -282,6 +282,17 @@ class ModuleVariants(unittest.TestCase):
         self.assertEqual(module_report.section(results, drawn=False), [])
 
 
+    def test_the_module_section_reports_its_update_run_only_when_it_went_through_the_module(self):
+        f = {"p99_ms": 2.0}
+        update = {"meta": {"filter": "dynamic-module", "command": "update_bench.py --module m.so"},
+                  "summary": {"10000": {"figures": {"steady": f},
+                                        "ecds": {"served": 1.0, "p99": 1.1, "max_excess_ms": 3.0}}}}
+        lines = module_report.update_lines(update)
+        self.assertTrue(any(l.startswith("- 10,000 routes: steady p99 2.00 ms") and "p99 <= 1.5x **met**" in l
+                            for l in lines), lines)
+        update["meta"]["filter"] = "wasm"
+        self.assertEqual(module_report.update_lines(update), [])
+
     def test_an_update_run_through_the_module_is_judged_by_the_module_targets(self):
         summary = {"1000": {"figures": {}, "ecds": {"served": 0.995, "p50": 1.0, "p99": 1.2, "max_excess_ms": 12.0}}}
         text = updates.markdown(summary, {"filter": "dynamic-module"})

@@ -4,7 +4,7 @@ module with native route configuration, Lua, the empty Wasm filter, the `.wasm` 
 module (the floor of Envoy's dynamic-module filter). The run of record of the rest of the
 report predates the module, so its variants are reported from this run, with its command."""
 
-from . import figures, report
+from . import figures, report, updates
 
 # The module's own work against the floor of any module, and the floor against native: the
 # two parts of the module's distance from native configuration.
@@ -26,7 +26,23 @@ def draw(results: dict) -> str | None:
     return figures.draw_per_request(rows) if rows else None
 
 
-def section(results: dict, drawn: bool) -> list[str]:
+def update_lines(update: dict) -> list[str]:
+    """Issue 44's update targets, from `bench/update_bench.py --module` (its own run)."""
+    summary, meta = update.get("summary"), update.get("meta", {})
+    if not summary or meta.get("filter") != "dynamic-module":
+        return []
+    lines = ["### A policy edit a second, through the module", "",
+             f"    {meta.get('command', '')}", ""]
+    for routes, entry in sorted(summary.items(), key=lambda kv: int(kv[0])):
+        steady, ecds = entry["figures"].get("steady"), entry.get("ecds")
+        if steady and ecds:
+            lines.append(f"- {int(routes):,} routes: steady p99 {steady['p99_ms']:.2f} ms; with edits served "
+                         f"{ecds['served']:.3f}x, p99 {ecds['p99']:.2f}x, slowest {ecds['max_excess_ms']:+.1f} ms. "
+                         + updates.module_verdict(ecds))
+    return lines + [""]
+
+
+def section(results: dict, drawn: bool, update: dict | None = None) -> list[str]:
     """The report's section; empty when the run has no module variant."""
     variants = results.get("variants", {})
     if not any(v.get("extra", {}).get("module") for v in variants.values()):
@@ -44,4 +60,4 @@ def section(results: dict, drawn: bool) -> list[str]:
         lines.append(f"| {row['label']} | {row['median']:.1f} | {rounds} |")
     if drawn:
         lines += ["", "![Per-request cost of the module run](benchmarks/module-per-request.svg)"]
-    return lines + [""]
+    return lines + [""] + update_lines(update or {})
