@@ -369,13 +369,19 @@ pub fn set_filter_state(filter: FilterPtr, key: &str, value: &[u8]) {
     };
 }
 
-/// A counter without labels in the configuration's stats scope; `None`
+/// abi.h's `*_config_define_counter` and `*_config_define_gauge`: the same
+/// shape, one for each kind of metric.
+type DefineMetric =
+    unsafe extern "C" fn(*mut c_void, ModuleBuffer, *mut ModuleBuffer, usize, *mut usize) -> u32;
+
+/// A metric without labels in the configuration's stats scope; `None`
 /// where Envoy refused it (stats creation is frozen after `config_new`).
-pub fn define_counter(config: ConfigPtr, name: &str) -> Option<usize> {
+fn define_metric(define: DefineMetric, config: ConfigPtr, name: &str) -> Option<usize> {
     let mut id = 0usize;
-    // SAFETY: a valid name, no labels; Envoy writes the id through a valid pointer.
+    // SAFETY: one of Envoy's define callbacks (the caller's); a valid name,
+    // no labels; Envoy writes the id through a valid pointer.
     let result = unsafe {
-        envoy_dynamic_module_callback_http_filter_config_define_counter(
+        define(
             config.0,
             ModuleBuffer::of(name.as_bytes()),
             null_mut(),
@@ -384,6 +390,15 @@ pub fn define_counter(config: ConfigPtr, name: &str) -> Option<usize> {
         )
     };
     (result == METRICS_SUCCESS).then_some(id)
+}
+
+/// A counter without labels in the configuration's stats scope.
+pub fn define_counter(config: ConfigPtr, name: &str) -> Option<usize> {
+    define_metric(
+        envoy_dynamic_module_callback_http_filter_config_define_counter,
+        config,
+        name,
+    )
 }
 
 pub fn increment_counter(filter: FilterPtr, id: usize, delta: u64) {
@@ -412,21 +427,13 @@ pub fn increment_config_counter(config: ConfigPtr, id: usize, delta: u64) {
     };
 }
 
-/// A gauge without labels in the configuration's stats scope; `None` where
-/// Envoy refused it.
+/// A gauge without labels in the configuration's stats scope.
 pub fn define_gauge(config: ConfigPtr, name: &str) -> Option<usize> {
-    let mut id = 0usize;
-    // SAFETY: a valid name, no labels; Envoy writes the id through a valid pointer.
-    let result = unsafe {
-        envoy_dynamic_module_callback_http_filter_config_define_gauge(
-            config.0,
-            ModuleBuffer::of(name.as_bytes()),
-            null_mut(),
-            0,
-            &mut id,
-        )
-    };
-    (result == METRICS_SUCCESS).then_some(id)
+    define_metric(
+        envoy_dynamic_module_callback_http_filter_config_define_gauge,
+        config,
+        name,
+    )
 }
 
 pub fn set_config_gauge(config: ConfigPtr, id: usize, value: u64) {

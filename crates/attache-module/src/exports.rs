@@ -82,14 +82,24 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
 /// `config` is a pointer `config_new` returned, destroyed once.
 #[no_mangle]
 pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_destroy(config: *const c_void) {
+    // SAFETY: made by Box::into_raw in config_new; Envoy destroys it once,
+    // after every filter made from it.
+    unsafe { destroy::<ModuleConfig>("on_http_filter_config_destroy", config) }
+}
+
+/// Drops what `Box::into_raw` made for Envoy's handle, under [`guarded`];
+/// a null handle is nothing to drop.
+///
+/// # Safety
+/// `handle` is null or a `Box<T>` turned raw, not used after this call.
+unsafe fn destroy<T>(hook: &str, handle: *const c_void) {
     guarded(
-        "on_http_filter_config_destroy",
+        hook,
         || (),
         || {
-            if !config.is_null() {
-                // SAFETY: made by Box::into_raw in config_new; Envoy destroys
-                // it once, after every filter made from it.
-                drop(unsafe { Box::from_raw(config.cast::<ModuleConfig>().cast_mut()) });
+            if !handle.is_null() {
+                // SAFETY: the caller's contract.
+                drop(unsafe { Box::from_raw(handle.cast::<T>().cast_mut()) });
             }
         },
     )
@@ -163,16 +173,8 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_response_headers(
 /// `filter` is a pointer `filter_new` returned, destroyed once.
 #[no_mangle]
 pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_destroy(filter: *const c_void) {
-    guarded(
-        "on_http_filter_destroy",
-        || (),
-        || {
-            if !filter.is_null() {
-                // SAFETY: made by Box::into_raw in filter_new.
-                drop(unsafe { Box::from_raw(filter.cast::<ModuleFilter>().cast_mut()) });
-            }
-        },
-    )
+    // SAFETY: made by Box::into_raw in filter_new; Envoy destroys it once.
+    unsafe { destroy::<ModuleFilter>("on_http_filter_destroy", filter) }
 }
 
 // Hooks Envoy requires but the filter has no use for: continue, do nothing.

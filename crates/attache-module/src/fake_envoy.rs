@@ -11,6 +11,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::thread::LocalKey;
 
 use crate::abi::{EnvoyBuffer, ModuleBuffer};
 use crate::exports;
@@ -404,9 +405,22 @@ unsafe extern "C" fn envoy_dynamic_module_callback_http_filter_config_define_cou
     _label_names_length: usize,
     id: *mut usize,
 ) -> u32 {
-    // SAFETY: valid pointers from the module.
+    // SAFETY: forwarded (valid pointers from the module).
+    unsafe { define(&COUNTER_NAMES, name, id) }
+}
+
+/// Names a new metric of one kind; its id is its place in `names`.
+///
+/// # Safety
+/// `name` is a module buffer valid for the call; `id` is writable.
+unsafe fn define(
+    names: &'static LocalKey<RefCell<Vec<String>>>,
+    name: ModuleBuffer,
+    id: *mut usize,
+) -> u32 {
+    // SAFETY: the caller's contract.
     let name = text(unsafe { bytes(name) });
-    let index = COUNTER_NAMES.with(|names| {
+    let index = names.with(|names| {
         let mut names = names.borrow_mut();
         names.push(name);
         names.len() - 1
@@ -454,16 +468,8 @@ unsafe extern "C" fn envoy_dynamic_module_callback_http_filter_config_define_gau
     _label_names_length: usize,
     id: *mut usize,
 ) -> u32 {
-    // SAFETY: valid pointers from the module.
-    let name = text(unsafe { bytes(name) });
-    let index = GAUGE_NAMES.with(|names| {
-        let mut names = names.borrow_mut();
-        names.push(name);
-        names.len() - 1
-    });
-    // SAFETY: as above.
-    unsafe { *id = index };
-    0
+    // SAFETY: forwarded (valid pointers from the module).
+    unsafe { define(&GAUGE_NAMES, name, id) }
 }
 
 #[no_mangle]
