@@ -17,7 +17,7 @@ use attache_apiserver::{Handle, KindSpec};
 use attache_controller::kube::scrape::ScrapeOptions;
 use attache_controller::reconcile::Config;
 use attache_controller::served::document::of_plugin;
-use common::proxies::{pod_of, proxies, set, Answer};
+use common::proxies::{applied_id, pod_of, proxies, set, Answer};
 use common::standin::{
     edit_policy, eventually, free_port, shop_server, start_controller_tuned, writes_since,
 };
@@ -52,18 +52,6 @@ fn says(server: &Handle, reason: &str, words: &str) -> bool {
         };
         matches && c["message"].as_str().unwrap_or("").contains(words)
     })
-}
-
-fn applied_id(server: &Handle) -> u64 {
-    let plugin = server
-        .object(
-            "extensions.istio.io",
-            "wasmplugins",
-            "infra",
-            "attache-edge",
-        )
-        .unwrap();
-    of_plugin(&plugin).unwrap()
 }
 
 #[tokio::test]

@@ -16,8 +16,7 @@ use std::time::{Duration, Instant};
 use attache_apiserver::{Handle, KindSpec};
 use attache_controller::kube::scrape::ScrapeOptions;
 use attache_controller::reconcile::Config;
-use attache_controller::served::document::of_plugin;
-use common::proxies::{pod_of, proxies, set, Answer, Shared};
+use common::proxies::{applied_id, pod_of, proxies, set, Answer, Shared};
 use common::standin::{eventually, free_port, shop_server, start_controller_tuned, writes_since};
 use serde_json::{json, Value};
 
@@ -41,18 +40,6 @@ fn bulk(i: usize) -> [Value; 2] {
             "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": name}],
                      "defaults": {"requestHeaderModifier": {"set": [{"name": "x-bulk", "value": name}]}}}}),
     ]
-}
-
-fn plugin_id(server: &Handle) -> u64 {
-    let plugin = server
-        .object(
-            "extensions.istio.io",
-            "wasmplugins",
-            "infra",
-            "attache-edge",
-        )
-        .unwrap();
-    of_plugin(&plugin).unwrap()
 }
 
 fn serve_all(fakes: &[(std::net::IpAddr, Shared)], id: u64) {
@@ -126,7 +113,7 @@ async fn an_edit_writes_the_edited_policy_only() {
         )
     };
     eventually("edge's plugin applied", || first().is_some()).await;
-    serve_all(&fakes, plugin_id(&server));
+    serve_all(&fakes, applied_id(&server));
     let deadline = Instant::now() + Duration::from_secs(30);
     while !(0..BULK).all(|i| programmed(&server, &format!("bulk-{i}"), 1)) {
         let policy = server.object("policy.attache.dev", "routepolicies", "infra", "bulk-0");
@@ -137,7 +124,7 @@ async fn an_edit_writes_the_edited_policy_only() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let before = plugin_id(&server);
+    let before = applied_id(&server);
     // Quiet first: the cold start's writes are not the edit's.
     tokio::time::sleep(Duration::from_secs(2)).await;
 
@@ -147,12 +134,12 @@ async fn an_edit_writes_the_edited_policy_only() {
         .unwrap();
     policy["spec"]["defaults"]["requestHeaderModifier"]["set"][0]["value"] = json!("edited");
     server.seed([policy]).unwrap();
-    eventually("the edit applied", || plugin_id(&server) != before).await;
+    eventually("the edit applied", || applied_id(&server) != before).await;
     // The edited policy goes Pending while no replica serves the new
     // document; give the controller time to write it.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let served = Instant::now();
-    serve_all(&fakes, plugin_id(&server));
+    serve_all(&fakes, applied_id(&server));
     eventually(
         "the edited policy Programmed for its new generation",
         || programmed(&server, EDITED, 2),

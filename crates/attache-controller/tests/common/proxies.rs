@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+use attache_apiserver::Handle;
+use attache_controller::served::document::of_plugin;
+
 use super::standin::free_port;
 
 /// What a fake proxy answers.
@@ -106,4 +109,18 @@ pub fn pod_of(gateway: &str, i: usize, ip: IpAddr) -> Value {
 
 pub fn set(proxy: &Shared, to: Answer) {
     *proxy.lock().unwrap() = to;
+}
+
+/// The document id of the WasmPlugin the controller applied for
+/// examples/shop's `edge` Gateway: what the fake proxies are made to serve.
+pub fn applied_id(server: &Handle) -> u64 {
+    let plugin = server
+        .object(
+            "extensions.istio.io",
+            "wasmplugins",
+            "infra",
+            "attache-edge",
+        )
+        .unwrap();
+    of_plugin(&plugin).unwrap()
 }
