@@ -27,7 +27,7 @@ use attache_core::topology::{GatewayResolution, ObjectKey};
 use serde_json::{json, Value};
 
 use crate::wasm::FILTER_NAME;
-use crate::wasmplugin::{plugin_config, ConfigForm};
+use crate::wasmplugin::{gateway_object_metadata, plugin_config, ConfigForm};
 
 pub const API_VERSION: &str = "gateway.envoyproxy.io/v1alpha1";
 
@@ -70,7 +70,7 @@ pub fn envoy_extension_policy(
     Ok(json!({
         "apiVersion": API_VERSION,
         "kind": "EnvoyExtensionPolicy",
-        "metadata": metadata(gateway),
+        "metadata": gateway_object_metadata(gateway),
         "spec": {
             "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway.name}],
             "dynamicModule": [{
@@ -105,14 +105,6 @@ pub fn envoy_proxy_registration(proxy: &ObjectKey, module_name: &str, module_pat
                 "doNotClose": true
             }]
         }
-    })
-}
-
-fn metadata(gateway: &ObjectKey) -> Value {
-    json!({
-        "name": format!("attache-{}", gateway.name),
-        "namespace": gateway.namespace,
-        "labels": {"app.kubernetes.io/managed-by": "attache"}
     })
 }
 

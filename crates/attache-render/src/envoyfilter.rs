@@ -24,6 +24,7 @@ use serde_json::{json, Value};
 
 use crate::filter::{filter_config, FilterBinary};
 use crate::wasm::FILTER_NAME;
+use crate::wasmplugin::gateway_object_metadata;
 
 pub const API_VERSION: &str = "networking.istio.io/v1alpha3";
 
@@ -45,11 +46,7 @@ pub fn envoy_filter(
     Ok(json!({
         "apiVersion": API_VERSION,
         "kind": "EnvoyFilter",
-        "metadata": {
-            "name": format!("attache-{}", gateway.name),
-            "namespace": gateway.namespace,
-            "labels": {"app.kubernetes.io/managed-by": "attache"}
-        },
+        "metadata": gateway_object_metadata(gateway),
         "spec": {
             "workloadSelector": {"labels": {GATEWAY_NAME_LABEL: gateway.name}},
             "configPatches": [{

@@ -147,6 +147,17 @@ fn plugin_config_of(
     }
 }
 
+/// The metadata of every object rendered for one Gateway (WasmPlugin,
+/// TrafficExtension, EnvoyExtensionPolicy, EnvoyFilter): named after it, in
+/// its namespace, labelled as Attaché's.
+pub fn gateway_object_metadata(gateway: &ObjectKey) -> Value {
+    json!({
+        "name": format!("attache-{}", gateway.name),
+        "namespace": gateway.namespace,
+        "labels": {"app.kubernetes.io/managed-by": "attache"}
+    })
+}
+
 /// The object's metadata and its one targetRef, the Gateway (Istio's
 /// extension objects live in their target's namespace), as both kinds
 /// carry them (named alike: the two kinds may share a name).
@@ -154,11 +165,7 @@ pub fn object(kind: &str, gateway: &ObjectKey) -> Value {
     json!({
         "apiVersion": "extensions.istio.io/v1alpha1",
         "kind": kind,
-        "metadata": {
-            "name": format!("attache-{}", gateway.name),
-            "namespace": gateway.namespace,
-            "labels": {"app.kubernetes.io/managed-by": "attache"}
-        },
+        "metadata": gateway_object_metadata(gateway),
         "spec": {
             "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway.name}]
         }
