@@ -32,7 +32,6 @@ Writes are counted from the stand-in's write log (every write, with its arrival 
 
 import argparse
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -45,20 +44,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from attache_bench import programmed as pg  # noqa: E402
-from attache_bench.config_load import ecds_response  # noqa: E402
+from attache_bench.istiod import POLICIES, Mirror, edit_policy, run_cli  # noqa: E402
 from attache_bench.envoy_proc import Envoy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKEND_PORT, LISTENER_PORT, ADMIN_PORT, REPLICAS = 10699, 10600, 10690, 3
-PLUGINS = "/apis/extensions.istio.io/v1alpha1/namespaces/shop/wasmplugins"
-POLICIES = "/apis/policy.attache.dev/v1alpha1/namespaces/shop/routepolicies"
 LABEL = "gateway.networking.k8s.io/gateway-name"
-
-
-def run(cmd: list) -> None:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))}: {proc.stderr.strip()[-600:]}")
 
 
 def pods() -> list[dict]:
@@ -67,38 +58,6 @@ def pods() -> list[dict]:
              "spec": {"containers": [{"name": "istio-proxy", "image": "proxyv2"}]},
              "status": {"podIP": f"127.0.0.{2 + i}", "conditions": [{"type": "Ready", "status": "True"}]}}
             for i in range(REPLICAS)]
-
-
-class Mirror(threading.Thread):
-    """istiod's part: every WasmPlugin event becomes every replica's ECDS file (temp + rename)."""
-
-    def __init__(self, server: str, wasm: Path, files: list[Path]):
-        super().__init__(daemon=True)
-        self.server, self.wasm, self.files = server, wasm, files
-        self.applied: list[float] = []
-        self.lock = threading.Lock()
-        self.generation = 0
-
-    def run(self) -> None:
-        with urllib.request.urlopen(f"{self.server}{PLUGINS}?watch=true", timeout=7200) as stream:
-            for line in stream:
-                event = json.loads(line)
-                if event.get("type") not in ("ADDED", "MODIFIED"):
-                    continue
-                at = time.monotonic()
-                self.generation += 1
-                text = json.dumps(ecds_response(self.wasm, "attache",
-                                                json.dumps(event["object"]["spec"]["pluginConfig"]), self.generation))
-                for path in self.files:
-                    tmp = path.with_name(f".{path.name}.tmp")
-                    tmp.write_text(text)
-                    os.rename(tmp, path)
-                with self.lock:
-                    self.applied.append(at)
-
-    def first_after(self, t: float) -> float | None:
-        with self.lock:
-            return next((at for at in self.applied if at >= t), None)
 
 
 class Statuses(threading.Thread):
@@ -180,15 +139,6 @@ def wait_quiet(write_log: Path, quiet: float, timeout: float = 300.0) -> None:
     raise RuntimeError(f"writes still coming after {timeout} s")
 
 
-def edit(server: str, route: int, value: str) -> int:
-    """Patches one policy; returns its new metadata.generation."""
-    patch = {"spec": {"defaults": {"requestHeaderModifier": {"set": [{"name": "x-tenant", "value": value}]}}}}
-    req = urllib.request.Request(f"{server}{POLICIES}/p{route}", data=json.dumps(patch).encode(),
-                                 method="PATCH", headers={"Content-Type": "application/merge-patch+json"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.loads(resp.read())["metadata"]["generation"]
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for tool in ("envoy", "attache", "apiserver", "backend", "wasm", "work"):
@@ -218,12 +168,12 @@ def main() -> int:
         (r / "xds" / "ecds").mkdir(parents=True)
         ecds = r / "xds" / "ecds" / "attache-ecds.json"
         ecds_files.append(ecds)
-        run([args.attache, "render", "xds", "-f", manifests, "--xds-dir", r / "xds", "--ecds", ecds,
+        run_cli([args.attache, "render", "xds", "-f", manifests, "--xds-dir", r / "xds", "--ecds", ecds,
              "--backend", f"*=127.0.0.1:{BACKEND_PORT}", "--listener-port", f"http={LISTENER_PORT + i}"])
-        run([args.attache, "render", "envoy", "-f", manifests, "--xds-dir", r / "xds", "--admin-port", ADMIN_PORT,
+        run_cli([args.attache, "render", "envoy", "-f", manifests, "--xds-dir", r / "xds", "--admin-port", ADMIN_PORT,
              "--admin-address", f"127.0.0.{2 + i}", "-o", r / "envoy.yaml"])
         # The data plane runs before the controller starts: an offline-rendered document.
-        run([args.attache, "render", "ecds", "-f", manifests, "--wasm", args.wasm.resolve(), "-o", ecds])
+        run_cli([args.attache, "render", "ecds", "-f", manifests, "--wasm", args.wasm.resolve(), "-o", ecds])
     procs, server_proc = [], None
     try:
         procs.append(subprocess.Popen([args.backend, "--listen", f"127.0.0.1:{BACKEND_PORT}"],
@@ -240,7 +190,7 @@ def main() -> int:
         server = server_proc.stdout.readline().strip()
         statuses = Statuses(server, args.routes)
         statuses.start()
-        mirror = Mirror(server, args.wasm.resolve(), ecds_files)
+        mirror = Mirror(server, args.wasm.resolve(), ecds_files, watch_seconds=7200)
         mirror.start()
         time.sleep(1.0)  # both watches open before the controller starts
         wall0, started = time.time(), time.monotonic()
@@ -273,7 +223,7 @@ def main() -> int:
             route = (probe + 7919 * k) % args.routes
             before = served_ids(envoys)
             t0 = time.monotonic()
-            generation = edit(server, route, f"t{route}-edit{k}")
+            generation = edit_policy(server, route, f"t{route}-edit{k}")
             served = wait_served(envoys, before, 60)
             status = statuses.wait(f"p{route}", generation, 60)
             applied = mirror.first_after(t0)

@@ -26,65 +26,21 @@ with three real Envoys as the replicas is bench/edit_to_programmed.py.
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from attache_bench.config_load import ecds_response  # noqa: E402
+from attache_bench.istiod import Mirror, edit_policy, run_cli  # noqa: E402
 from attache_bench.envoy_proc import Envoy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BACKEND_PORT, LISTENER_PORT, ADMIN_PORT = 10599, 10500, 10501
-PLUGINS = "/apis/extensions.istio.io/v1alpha1/namespaces/shop/wasmplugins"
-POLICIES = "/apis/policy.attache.dev/v1alpha1/namespaces/shop/routepolicies"
-
-
-def run(cmd: list) -> None:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))}: {proc.stderr.strip()[-600:]}")
-
-
-class Mirror(threading.Thread):
-    """istiod's part, reduced to what the filter sees: every WasmPlugin event becomes the
-    ECDS file, written to a temp file and renamed (the rename is what Envoy reloads on)."""
-
-    def __init__(self, server: str, wasm: Path, ecds: Path):
-        super().__init__(daemon=True)
-        self.server, self.wasm, self.ecds = server, wasm, ecds
-        self.applied: list[tuple[float, str]] = []  # (monotonic time, resourceVersion)
-        self.lock = threading.Lock()
-        self.generation = 0
-
-    def write(self, plugin: dict) -> None:
-        self.generation += 1
-        doc = ecds_response(self.wasm, "attache", json.dumps(plugin["spec"]["pluginConfig"]), self.generation)
-        tmp = self.ecds.with_name(f".{self.ecds.name}.tmp")
-        tmp.write_text(json.dumps(doc))
-        os.rename(tmp, self.ecds)
-
-    def run(self) -> None:
-        with urllib.request.urlopen(f"{self.server}{PLUGINS}?watch=true", timeout=3600) as stream:
-            for line in stream:
-                event = json.loads(line)
-                if event.get("type") not in ("ADDED", "MODIFIED"):
-                    continue
-                at = time.monotonic()
-                self.write(event["object"])
-                with self.lock:
-                    self.applied.append((at, event["object"]["metadata"]["resourceVersion"]))
-
-    def first_after(self, t: float) -> float | None:
-        with self.lock:
-            return next((at for at, _ in self.applied if at >= t), None)
 
 
 def ask(route: int) -> str | None:
@@ -95,13 +51,6 @@ def ask(route: int) -> str | None:
             return json.loads(resp.read())["headers"].get("x-tenant")
     except OSError:
         return None
-
-
-def edit(server: str, route: int, value: str) -> None:
-    patch = {"spec": {"defaults": {"requestHeaderModifier": {"set": [{"name": "x-tenant", "value": value}]}}}}
-    req = urllib.request.Request(f"{server}{POLICIES}/p{route}", data=json.dumps(patch).encode(),
-                                 method="PATCH", headers={"Content-Type": "application/merge-patch+json"})
-    urllib.request.urlopen(req, timeout=10).read()
 
 
 def wait_for(route: int, value: str, timeout: float) -> float:
@@ -141,9 +90,9 @@ def main() -> int:
     with manifests.open("w") as out:
         subprocess.run([sys.executable, ROOT / "scripts/gen_distinct.py", str(args.routes)], stdout=out, check=True)
     common = ["--backend", f"*=127.0.0.1:{BACKEND_PORT}", "--listener-port", f"http={LISTENER_PORT}"]
-    run([args.attache, "render", "xds", "-f", manifests, "--xds-dir", work / "xds", "--ecds", ecds, *common])
-    run([args.attache, "render", "envoy", "-f", manifests, "--xds-dir", work / "xds",
-         "--admin-port", ADMIN_PORT, "-o", work / "envoy.yaml"])
+    run_cli([args.attache, "render", "xds", "-f", manifests, "--xds-dir", work / "xds", "--ecds", ecds, *common], timeout=600)
+    run_cli([args.attache, "render", "envoy", "-f", manifests, "--xds-dir", work / "xds",
+         "--admin-port", ADMIN_PORT, "-o", work / "envoy.yaml"], timeout=600)
     procs = []
     try:
         procs.append(subprocess.Popen([args.backend, "--listen", f"127.0.0.1:{BACKEND_PORT}"],
@@ -159,7 +108,7 @@ def main() -> int:
              "--probe-address", "127.0.0.1:0", "--plugin-kind", "wasmplugin", "--plugin-config", "compressed",
              "--confirm-served=false"],
             stdout=subprocess.DEVNULL, stderr=open(work / "controller.log", "w")))
-        mirror = Mirror(server, args.wasm.resolve(), ecds)
+        mirror = Mirror(server, args.wasm.resolve(), [ecds], watch_seconds=3600)
         mirror.start()
         while mirror.first_after(started) is None:
             time.sleep(0.05)
@@ -175,7 +124,7 @@ def main() -> int:
             route = (probe + 7919 * k) % args.routes
             value = f"t{route}-edit{k}"
             t0 = time.monotonic()
-            edit(server, route, value)
+            edit_policy(server, route, value)
             served = wait_for(route, value, 30)
             applied = mirror.first_after(t0)
             rows.append((route, applied - t0, served - applied, served - t0))

@@ -26,17 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from attache_bench import envoy_configs, machine, updates  # noqa: E402
+from attache_bench.istiod import run_cli  # noqa: E402
 from attache_bench.envoy_proc import Envoy, EnvoyError, version  # noqa: E402
 
 UPSTREAM_PORT, UPSTREAM_ADMIN = 10399, 10499
 FIRST_PORT, FIRST_ADMIN = 10300, 10400
 ALTERNATES = 4  # pre-rendered edits per kind, applied in turn
-
-
-def run_cli(cmd: list) -> None:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))}: {proc.stderr.strip()[-600:]}")
 
 
 class Gateway:
@@ -69,10 +64,10 @@ class Gateway:
         base.write_text(updates.distinct_manifests(routes))
         self.common = ["--backend", f"*=127.0.0.1:{UPSTREAM_PORT}", "--listener-port", f"http={self.port}"]
         run_cli([args.attache, "render", "xds", "-f", base, "--xds-dir", self.xds, "--ecds", self.ecds,
-                 *self.common, *pair])
-        run_cli([args.attache, "render", "ecds", "-f", base, *build, "-o", self.ecds])
+                 *self.common, *pair], timeout=600)
+        run_cli([args.attache, "render", "ecds", "-f", base, *build, "-o", self.ecds], timeout=600)
         run_cli([args.attache, "render", "envoy", "-f", base, "--xds-dir", self.xds,
-                 "--admin-port", str(self.admin), "-o", self.dir / "envoy.yaml", *pair])
+                 "--admin-port", str(self.admin), "-o", self.dir / "envoy.yaml", *pair], timeout=600)
         self.rds = sorted(self.xds.glob("rds/*/routes.json"))
         if len(self.rds) != 1:
             raise RuntimeError(f"expected one RDS file under {self.xds}/rds, found {self.rds}")
@@ -84,12 +79,12 @@ class Gateway:
             target = updates.edited_route(routes, step)
             edited.write_text(updates.distinct_manifests(routes, timeout_edit=target, generation=step))
             out = self.stage / f"ecds-{step}.json"
-            run_cli([args.attache, "render", "ecds", "-f", edited, *build, "-o", out])
+            run_cli([args.attache, "render", "ecds", "-f", edited, *build, "-o", out], timeout=600)
             self.alternates["ecds"].append((out, self.ecds))
             edited.write_text(updates.distinct_manifests(routes, path_edit=target, generation=step))
             out_dir = self.stage / f"xds-{step}"
             run_cli([args.attache, "render", "xds", "-f", edited, "--xds-dir", self.xds, "--ecds", self.ecds,
-                     "--output-dir", out_dir, *self.common, *pair])
+                     "--output-dir", out_dir, *self.common, *pair], timeout=600)
             self.alternates["rds"].append((out_dir / self.rds.relative_to(self.xds), self.rds))
         self.turn = 0
         self.envoy = Envoy(args.envoy, self.dir / "envoy.yaml", self.admin, "0", self.dir / "envoy.log",
