@@ -111,25 +111,20 @@ pub fn envoy_proxy_registration(proxy: &ObjectKey, module_name: &str, module_pat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
-
-    fn resolution() -> GatewayResolution {
-        crate::test_fixtures::edge_resolution(Document {
-            schema_version: SCHEMA_VERSION,
-            gateway: "infra/edge".into(),
-            options: Default::default(),
-            routes: vec![RouteEntry {
-                name: "http/shop/a/0".into(),
-                ..RouteEntry::default()
-            }],
-        })
-    }
 
     #[test]
     fn it_targets_the_gateway_and_carries_what_the_wasmplugin_carries() {
         let options = ExtensionPolicyOptions::default();
-        let policy = envoy_extension_policy(&resolution(), &options).unwrap();
-        let plugin = crate::wasmplugin::wasm_plugin(&resolution(), &Default::default()).unwrap();
+        let policy = envoy_extension_policy(
+            &crate::test_fixtures::edge_resolution_of_one_route(),
+            &options,
+        )
+        .unwrap();
+        let plugin = crate::wasmplugin::wasm_plugin(
+            &crate::test_fixtures::edge_resolution_of_one_route(),
+            &Default::default(),
+        )
+        .unwrap();
         assert_eq!(policy["metadata"], plugin["metadata"]);
         assert_eq!(policy["spec"]["targetRefs"], plugin["spec"]["targetRefs"]);
         let module = &policy["spec"]["dynamicModule"][0];

@@ -70,20 +70,10 @@ pub fn envoy_filter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
 
     #[test]
     fn it_inserts_the_module_before_the_router_of_the_gateways_pods() {
-        let document = Document {
-            schema_version: SCHEMA_VERSION,
-            gateway: "infra/edge".into(),
-            options: Default::default(),
-            routes: vec![RouteEntry {
-                name: "http/shop/a/0".into(),
-                ..RouteEntry::default()
-            }],
-        };
-        let resolution = crate::test_fixtures::edge_resolution(document.clone());
+        let resolution = crate::test_fixtures::edge_resolution_of_one_route();
         let filter = envoy_filter(&resolution, "/opt/attache/libattache_module.so").unwrap();
         let spec = &filter["spec"];
         assert_eq!(
@@ -94,7 +84,7 @@ mod tests {
         let patch = &spec["configPatches"][0]["patch"];
         assert_eq!(patch["operation"], "INSERT_BEFORE");
         let expected = filter_config(
-            &document,
+            &resolution.document,
             &FilterBinary::DynamicModule("/opt/attache/libattache_module.so".into()),
         )
         .unwrap();

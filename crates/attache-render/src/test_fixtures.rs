@@ -45,3 +45,17 @@ pub(crate) fn edge_resolution(document: Document) -> attache_core::topology::Gat
         route_request_headers: Default::default(),
     }
 }
+
+/// [`edge_resolution`] of one route, `http/shop/a/0`, with no setting: what
+/// the renders of the Istio and Envoy Gateway objects are checked on.
+pub(crate) fn edge_resolution_of_one_route() -> attache_core::topology::GatewayResolution {
+    edge_resolution(Document {
+        schema_version: SCHEMA_VERSION,
+        gateway: "infra/edge".into(),
+        options: Default::default(),
+        routes: vec![RouteEntry {
+            name: "http/shop/a/0".into(),
+            ..RouteEntry::default()
+        }],
+    })
+}

@@ -39,19 +39,6 @@ pub fn traffic_extension(
 mod tests {
     use super::*;
     use crate::wasmplugin::{wasm_plugin, FailStrategy};
-    use attache_contract::{Document, RouteEntry, SCHEMA_VERSION};
-
-    fn resolution() -> GatewayResolution {
-        crate::test_fixtures::edge_resolution(Document {
-            schema_version: SCHEMA_VERSION,
-            gateway: "infra/edge".into(),
-            options: Default::default(),
-            routes: vec![RouteEntry {
-                name: "http/shop/a/0".into(),
-                ..RouteEntry::default()
-            }],
-        })
-    }
 
     #[test]
     fn it_carries_what_the_wasmplugin_carries_under_spec_wasm() {
@@ -62,8 +49,16 @@ mod tests {
             fail_strategy: FailStrategy::FailReload,
             ..WasmPluginOptions::default()
         };
-        let extension = traffic_extension(&resolution(), &options).unwrap();
-        let plugin = wasm_plugin(&resolution(), &options).unwrap();
+        let extension = traffic_extension(
+            &crate::test_fixtures::edge_resolution_of_one_route(),
+            &options,
+        )
+        .unwrap();
+        let plugin = wasm_plugin(
+            &crate::test_fixtures::edge_resolution_of_one_route(),
+            &options,
+        )
+        .unwrap();
         assert_eq!(extension["kind"], "TrafficExtension");
         assert_eq!(extension["metadata"], plugin["metadata"]);
         let spec = &extension["spec"];
